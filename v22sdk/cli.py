@@ -1,0 +1,310 @@
+"""The ``v22sdk`` command line.
+
+Start-up stays light: this module imports click and the token contract only; rich, torch and the
+heavier subsystems are imported inside the commands that need them. Every deliberate error
+(:class:`~v22sdk.errors.V22Error`) becomes one line on stderr and the error's exit code; an
+unexpected exception becomes one line too, and ``--debug`` shows its traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+
+from . import __version__
+from .errors import InputError, V22Error
+
+#: Subcommands that live in their own subsystem, imported only when used: name -> "module:attr".
+LAZY_COMMANDS = {
+    "train": "v22sdk.engine.cli:train",
+    "eval": "v22sdk.engine.cli:eval_cmd",
+    "run": "v22sdk.engine.cli:run",
+    "memory": "v22sdk.memory.cli:memory",
+    "new-plugin": "v22sdk.scaffold.cli:new_plugin",
+    "specdec": "v22sdk.specdec.cli:specdec",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subsystem commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._available_lazy()})
+
+    def _available_lazy(self) -> list[str]:
+        out = []
+        for name, target in LAZY_COMMANDS.items():
+            try:
+                present = importlib.util.find_spec(target.split(":")[0]) is not None
+            except ImportError:  # the subsystem's package is not there
+                present = False
+            if present:
+                out.append(name)
+        return out
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = super().get_command(ctx, name)
+        if command is not None or name not in LAZY_COMMANDS:
+            return command
+        module, attr = LAZY_COMMANDS[name].split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            return None
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, markup=False, emoji=False, highlight=False,
+                   no_color=bool(os.environ.get("NO_COLOR")))
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from .plugins import get_registry
+
+    lines = [f"v22sdk {__version__}", "plugins:"]
+    for info in sorted(get_registry().plugins.values(), key=lambda p: p.name):
+        state = "" if info.ok else f"  BROKEN: {info.error}"
+        lines.append(f"  {info.name} {info.version} ({info.dist}){state}")
+    click.echo("\n".join(lines))
+    ctx.exit()
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version of v22sdk and of every plugin, and exit.")
+@click.option("--strict", is_flag=True, help="A plugin that fails to load is fatal (V22SDK_STRICT_PLUGINS=1).")
+@click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
+@click.pass_context
+def cli(ctx: click.Context, strict: bool, debug: bool) -> None:
+    """Text, images and sound as one kind of 640-D token, run through one white-box engine.
+
+    \b
+    Examples:
+      v22sdk plugins list
+      v22sdk explain "因为下雨，所以我们没有去公园。"
+      v22sdk tokenize photo.png --out tokens.npz
+      v22sdk run --modality audio input.wav
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+    if strict:
+        os.environ["V22SDK_STRICT_PLUGINS"] = "1"
+        from .plugins import reset_registry
+
+        reset_registry()
+
+
+# -- plugins ------------------------------------------------------------------------------------
+@cli.group()
+def plugins() -> None:
+    """Inspect installed plugins."""
+
+
+@plugins.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+def plugins_list(as_json: bool) -> None:
+    """List plugins, what each registers, and broken plugins with the reason."""
+    from .plugins import get_registry
+
+    registry = get_registry()
+    infos = sorted(registry.plugins.values(), key=lambda p: p.name)
+    if as_json:
+        click.echo(json.dumps([i.to_dict() for i in infos], indent=2, ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table(title=None, box=None, pad_edge=False)
+    for col in ("plugin", "distribution", "version", "provides", "status"):
+        table.add_column(col)
+    for info in infos:
+        provides = "; ".join(f"{kind.replace('_', ' ')}: {', '.join(names)}"
+                             for kind, names in info.provides.items() if names)
+        table.add_row(info.name, info.dist, info.version, provides or "-",
+                      "ok" if info.ok else f"BROKEN: {info.error}")
+    _console().print(table)
+
+
+# -- tokenize / explain -------------------------------------------------------------------------
+def _resolve_inputs(items: Sequence[str], modality: str | None) -> list[tuple[str, Any]]:
+    """Pair each CLI argument with its modality; literal text where no such file exists."""
+    from .modality import Sample
+    from .plugins import get_registry
+
+    registry = get_registry()
+    if modality is not None:
+        registry.get_class("modalities", modality)  # unknown name -> one-line error listing choices
+    out = []
+    for item in items:
+        path = Path(item)
+        if path.exists():
+            if path.is_dir():
+                raise InputError(item, "is a directory; give files")
+            out.append((modality or registry.modality_for_path(path), path))
+            continue
+        name = modality
+        if name is None:
+            known = {ext for n in registry.names("modalities")
+                     for ext in getattr(registry.get_class("modalities", n), "extensions", ())}
+            if path.suffix.lower() in known or "text" not in registry.names("modalities"):
+                raise InputError(item, "no such file")
+            name = "text"
+        if registry.get_class("modalities", name).input_spec.kind != "text":
+            raise InputError(item, "no such file")
+        out.append((name, Sample(item, source="<text>")))
+    return out
+
+
+def _tokenize_all(items: Sequence[str], modality: str | None, config: dict[str, Any]):
+    from .plugins import get_registry
+
+    registry = get_registry()
+    instances: dict[str, Any] = {}
+    batches = []
+    for name, item in _resolve_inputs(items, modality):
+        if name not in instances:
+            try:
+                instances[name] = registry.modality(name, **config)
+            except TypeError as exc:
+                raise InputError("--config", f"invalid configuration for {name}: {exc}") from None
+        m = instances[name]
+        batches.append((m, m.tokenize_file(item) if isinstance(item, Path) else m.tokenize(item)))
+    return batches
+
+
+def _parse_config(pairs: Sequence[str]) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError("--config", f"expected KEY=VALUE, got {pair!r}")
+        try:
+            config[key] = json.loads(value)
+        except json.JSONDecodeError:
+            config[key] = value
+    return config
+
+
+_modality_option = click.option("--modality", "-m", default=None, metavar="NAME",
+                                 help="Modality to use (default: from the file extension; literal text otherwise).")
+_config_option = click.option("--config", "-c", "config", multiple=True, metavar="KEY=VALUE",
+                              help="Modality configuration, e.g. -c grid=2 (repeatable).")
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True)
+@_modality_option
+@_config_option
+@click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write all token batches to this .npz.")
+@click.option("--json", "as_json", is_flag=True, help="Print the tokens as JSON on stdout.")
+def tokenize(inputs: tuple[str, ...], modality: str | None, config: tuple[str, ...], out: str | None,
+             as_json: bool) -> None:
+    """Tokenize files (or literal text) with any installed modality."""
+    from .contract import save_batches
+
+    batches = _tokenize_all(inputs, modality, _parse_config(config))
+    if out:
+        save_batches(out, [b for _, b in batches])
+    if as_json:
+        click.echo(json.dumps([b.to_dict() for _, b in batches], ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for col in ("input", "modality", "tokens", "active slots"):
+        table.add_column(col)
+    for m, b in batches:
+        table.add_row(b.source or "-", b.modality, str(len(b)), str(len(m.schema.active_names(b))))
+    _console().print(table)
+    if out:
+        _console(stderr=True).print(f"wrote {len(batches)} batch(es) to {out}")
+
+
+def _offset_label(batch, i: int) -> str:
+    off = batch.offsets
+    if "char" in off:
+        return f"char {int(off['char'][i])}"
+    if "time" in off:
+        t0, t1 = off["time"][i]
+        return f"{t0:.2f}-{t1:.2f} s"
+    if "box" in off:
+        return "box " + ",".join(str(int(v)) for v in off["box"][i])
+    return "-"
+
+
+@cli.command()
+@click.argument("input")
+@_modality_option
+@_config_option
+@click.option("--top", "-k", default=8, show_default=True, help="Named values shown per token.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+def explain(input: str, modality: str | None, config: tuple[str, ...], top: int, as_json: bool) -> None:
+    """Show, per token, the named attributes that fired."""
+    [(m, batch)] = _tokenize_all([input], modality, _parse_config(config))
+    explained = m.schema.explain(batch, top=top)
+    text = None
+    if "char" in batch.offsets and batch.source == "<text>":
+        import unicodedata
+
+        text = unicodedata.normalize("NFC", input)
+    rows = []
+    for i, named in enumerate(explained):
+        label = text[int(batch.offsets["char"][i])] if text is not None else _offset_label(batch, i)
+        rows.append({"token": i, "at": label, "attributes": dict(named)})
+    if as_json:
+        click.echo(json.dumps({"modality": batch.modality, "source": batch.source, "tokens": rows},
+                              ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for col in ("#", "token", "named attributes"):
+        table.add_column(col)
+    for row in rows:
+        attrs_text = "  ".join(f"{k}={v:+.2f}" for k, v in row["attributes"].items()) or "-"
+        table.add_row(str(row["token"]), row["at"], attrs_text)
+    _console().print(table)
+
+
+# -- entry point --------------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the CLI; errors become one line on stderr and a non-zero exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        rv = cli.main(args=args, prog_name="v22sdk", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except V22Error as exc:
+        if debug:
+            raise
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        if debug:
+            raise
+        click.echo(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", err=True)
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+__all__ = ["cli", "main"]

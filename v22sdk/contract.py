@@ -1,0 +1,298 @@
+"""The 640-D token contract: the one thing every modality plugin and engine agrees on.
+
+A token is 640 float32 values: ``emb`` (256, unit L2 norm) followed by ``attr`` (384 named
+attribute slots, each finite and in [-1, 1]). A batch of N tokens is a :class:`TokenBatch`
+holding two arrays, ``emb`` (N, 256) and ``attr`` (N, 384), the modality's name and per-token
+source offsets. Constructing a :class:`TokenBatch` validates the contract; a batch that exists is
+valid, so code behind this boundary never re-checks it.
+
+This module imports numpy and attrs only (torch is imported lazily by the torch conversions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterable, Mapping, Sequence
+
+import attrs
+import numpy as np
+
+from .errors import ContractViolation, InputError
+
+EMB_DIM = 256
+ATTR_DIM = 384
+TOKEN_DIM = EMB_DIM + ATTR_DIM
+#: Allowed deviation of ``‖emb‖`` from 1.
+NORM_TOLERANCE = 1e-4
+
+#: Per-token offset fields understood by the SDK, with their trailing shape and meaning.
+OFFSET_FIELDS: dict[str, tuple[tuple[int, ...], str]] = {
+    "char": ((), "index of the token's character in the NFC-normalised input text"),
+    "time": ((2,), "start and end of the token's segment, in seconds from the input's start"),
+    "box": ((4,), "patch box x0, y0, x1, y1 in pixels of the decoded image (x1, y1 exclusive)"),
+    "item": ((), "index of the input a token came from, in a batch of several inputs"),
+}
+
+_FORMAT_VERSION = 1
+
+
+def _freeze(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _first_bad(mask: np.ndarray) -> int:
+    """Row index of the first True in a (N, ...) boolean mask."""
+    rows = mask.reshape(mask.shape[0], -1).any(axis=1)
+    return int(np.argmax(rows))
+
+
+def validate_arrays(emb: Any, attr: Any) -> None:
+    """Raise :class:`ContractViolation` unless ``emb``/``attr`` satisfy the token contract.
+
+    Rules are checked in a fixed order (dtype, shape, finiteness, unit norm, attribute bounds);
+    the error names the first broken rule, the first offending token and its value.
+    """
+    for label, array, width in (("emb", emb, EMB_DIM), ("attr", attr, ATTR_DIM)):
+        if not isinstance(array, np.ndarray):
+            raise ContractViolation("dtype", f"{label} must be a numpy array, got {type(array).__name__}")
+        if array.dtype != np.float32:
+            raise ContractViolation("dtype", f"{label} must be float32", value=str(array.dtype))
+        if array.ndim != 2 or array.shape[1] != width:
+            raise ContractViolation("shape", f"{label} must have shape (N, {width})", value=array.shape)
+    if emb.shape[0] != attr.shape[0]:
+        raise ContractViolation("shape", "emb and attr must have the same number of tokens",
+                                value=(emb.shape[0], attr.shape[0]))
+    if emb.shape[0] == 0:
+        return
+    for label, array in (("emb", emb), ("attr", attr)):
+        bad = ~np.isfinite(array)
+        if bad.any():
+            i = _first_bad(bad)
+            j = int(np.argmax(bad[i]))
+            raise ContractViolation("finite", f"{label}[{i}, {j}] is not finite", index=i,
+                                    value=float(array[i, j]))
+    norms = np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float64))
+    off = np.abs(norms - 1.0) > NORM_TOLERANCE
+    if off.any():
+        i = int(np.argmax(off))
+        raise ContractViolation("unit_norm_emb", f"|‖emb‖ - 1| must be ≤ {NORM_TOLERANCE}", index=i,
+                                value=float(norms[i]))
+    # max/min over the whole array first: cheap, and the common case is all in bounds.
+    if attr.max() > 1.0 or attr.min() < -1.0:
+        bad = np.abs(attr) > 1.0
+        i = _first_bad(bad)
+        j = int(np.argmax(bad[i]))
+        raise ContractViolation("attr_bounds", f"attr[{i}, {j}] must lie in [-1, 1]", index=i,
+                                value=float(attr[i, j]))
+
+
+def _convert_offsets(value: Mapping[str, Any] | None) -> dict[str, np.ndarray]:
+    return {str(k): np.asarray(v) for k, v in (value or {}).items()}
+
+
+@attrs.frozen(eq=False)
+class TokenBatch:
+    """N tokens of one modality: ``emb`` (N, 256) and ``attr`` (N, 384), float32.
+
+    ``offsets`` maps an offset field (see :data:`OFFSET_FIELDS`) to an array whose first axis has
+    length N: ``char`` (N,) for text, ``time`` (N, 2) seconds for audio, ``box`` (N, 4) pixels for
+    image patches, ``item`` (N,) for batches of several inputs. ``source`` names the input
+    (a file path, ``"<text>"``) when known. Arrays are read-only once the batch exists.
+    """
+
+    emb: np.ndarray
+    attr: np.ndarray
+    modality: str
+    offsets: dict[str, np.ndarray] = attrs.field(factory=dict, converter=_convert_offsets)
+    source: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        validate_arrays(self.emb, self.attr)
+        if not self.modality or not isinstance(self.modality, str):
+            raise ContractViolation("modality", "a token batch needs a modality name", value=self.modality)
+        n = self.emb.shape[0]
+        for key, array in self.offsets.items():
+            if key in OFFSET_FIELDS:
+                trailing = OFFSET_FIELDS[key][0]
+                if array.shape != (n, *trailing):
+                    raise ContractViolation("offsets", f"offsets[{key!r}] must have shape {(n, *trailing)}",
+                                            value=array.shape)
+            elif array.ndim == 0 or array.shape[0] != n:
+                raise ContractViolation("offsets", f"offsets[{key!r}] must have {n} rows", value=array.shape)
+            if array.dtype.kind == "f" and not np.isfinite(array).all():
+                raise ContractViolation("offsets", f"offsets[{key!r}] holds non-finite values")
+            if array.dtype.kind not in "biuf":
+                raise ContractViolation("offsets", f"offsets[{key!r}] must be numeric", value=str(array.dtype))
+        for array in (self.emb, self.attr, *self.offsets.values()):
+            _freeze(array)
+
+    # -- views -----------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self.emb.shape[0])
+
+    def __getitem__(self, index: int | slice | np.ndarray) -> TokenBatch:
+        """A sub-batch (an int gives a one-token batch, so the result is always a batch)."""
+        if isinstance(index, (int, np.integer)):
+            n = len(self)
+            if not -n <= index < n:
+                raise IndexError(f"token index {index} out of range for {n} tokens")
+            index = slice(index, index + 1 if index != -1 else None)
+        return TokenBatch(
+            emb=np.ascontiguousarray(self.emb[index]),
+            attr=np.ascontiguousarray(self.attr[index]),
+            modality=self.modality,
+            offsets={k: np.ascontiguousarray(v[index]) for k, v in self.offsets.items()},
+            source=self.source,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        """Bit-exact equality of every array and field."""
+        if not isinstance(other, TokenBatch):
+            return NotImplemented
+        return (
+            self.modality == other.modality
+            and self.source == other.source
+            and _bit_equal(self.emb, other.emb)
+            and _bit_equal(self.attr, other.attr)
+            and self.offsets.keys() == other.offsets.keys()
+            and all(_bit_equal(v, other.offsets[k]) and v.dtype == other.offsets[k].dtype
+                    for k, v in self.offsets.items())
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        offsets = ", ".join(self.offsets) or "none"
+        return f"TokenBatch(modality={self.modality!r}, n={len(self)}, offsets: {offsets}, source={self.source!r})"
+
+    # -- conversions -----------------------------------------------------------------------
+    def to_array(self) -> np.ndarray:
+        """The batch as one ``(N, 640)`` float32 array: ``emb`` then ``attr``."""
+        return np.concatenate([self.emb, self.attr], axis=1)
+
+    @classmethod
+    def from_array(cls, array: Any, modality: str, *, offsets: Mapping[str, Any] | None = None,
+                   source: str | None = None) -> TokenBatch:
+        """Build a batch from an ``(N, 640)`` float32 array (validated like any batch)."""
+        array = np.asarray(array)
+        if array.ndim != 2 or array.shape[1] != TOKEN_DIM:
+            raise ContractViolation("shape", f"a token array must have shape (N, {TOKEN_DIM})", value=array.shape)
+        return cls(emb=np.ascontiguousarray(array[:, :EMB_DIM]), attr=np.ascontiguousarray(array[:, EMB_DIM:]),
+                   modality=modality, offsets=offsets, source=source)
+
+    def to_torch(self, device: Any = None) -> Any:
+        """The batch as a ``(N, 640)`` float32 torch tensor (imports torch on first use)."""
+        import torch
+
+        return torch.from_numpy(self.to_array()).to(device) if device is not None else torch.from_numpy(self.to_array())
+
+    @classmethod
+    def from_torch(cls, tensor: Any, modality: str, *, offsets: Mapping[str, Any] | None = None,
+                   source: str | None = None) -> TokenBatch:
+        """Build a batch from a ``(N, 640)`` float32 torch tensor on any device."""
+        return cls.from_array(tensor.detach().cpu().numpy(), modality, offsets=offsets, source=source)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict. Floats are written exactly (float32 → float64 → repr is lossless)."""
+        return {
+            "format": "v22sdk.tokens",
+            "version": _FORMAT_VERSION,
+            "modality": self.modality,
+            "source": self.source,
+            "emb": self.emb.tolist(),
+            "attr": self.attr.tolist(),
+            "offsets": {k: {"dtype": v.dtype.str, "data": v.tolist()} for k, v in self.offsets.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TokenBatch:
+        if data.get("format") != "v22sdk.tokens":
+            raise InputError("<tokens>", "not a v22sdk token document (missing format: v22sdk.tokens)")
+        if data.get("version") != _FORMAT_VERSION:
+            raise InputError("<tokens>", f"unsupported token format version {data.get('version')!r}")
+        emb = np.asarray(data["emb"], dtype=np.float32).reshape(-1, EMB_DIM)
+        attr = np.asarray(data["attr"], dtype=np.float32).reshape(-1, ATTR_DIM)
+        offsets = {k: np.asarray(v["data"], dtype=np.dtype(v["dtype"])) for k, v in data.get("offsets", {}).items()}
+        return cls(emb=emb, attr=attr, modality=data["modality"], offsets=offsets, source=data.get("source"))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> TokenBatch:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError("<tokens>", f"invalid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    def save_npz(self, path: str | os.PathLike[str]) -> None:
+        """Write the batch to ``path`` (``.npz``); :meth:`load_npz` restores it bit-exactly."""
+        save_batches(path, [self])
+
+    @classmethod
+    def load_npz(cls, path: str | os.PathLike[str]) -> TokenBatch:
+        batches = load_batches(path)
+        if len(batches) != 1:
+            raise InputError(str(path), f"holds {len(batches)} token batches, expected 1")
+        return batches[0]
+
+    @classmethod
+    def concat(cls, batches: Sequence[TokenBatch], *, source: str | None = None) -> TokenBatch:
+        """Concatenate batches of one modality; offsets present in every batch are kept."""
+        if not batches:
+            raise ValueError("concat needs at least one batch")
+        modality = batches[0].modality
+        if any(b.modality != modality for b in batches):
+            raise ContractViolation("modality", "cannot concatenate batches of different modalities",
+                                    value=sorted({b.modality for b in batches}))
+        keys = set(batches[0].offsets).intersection(*(b.offsets for b in batches[1:]))
+        return cls(
+            emb=np.concatenate([b.emb for b in batches]),
+            attr=np.concatenate([b.attr for b in batches]),
+            modality=modality,
+            offsets={k: np.concatenate([b.offsets[k] for b in batches]) for k in sorted(keys)},
+            source=source if source is not None else batches[0].source,
+        )
+
+
+def _bit_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def save_batches(path: str | os.PathLike[str], batches: Iterable[TokenBatch]) -> None:
+    """Write several batches to one ``.npz`` file (``b{i}.emb``, ``b{i}.attr``, ...)."""
+    arrays: dict[str, np.ndarray] = {}
+    header = []
+    for i, batch in enumerate(batches):
+        arrays[f"b{i}.emb"] = batch.emb
+        arrays[f"b{i}.attr"] = batch.attr
+        for key, value in batch.offsets.items():
+            arrays[f"b{i}.offsets.{key}"] = value
+        header.append({"modality": batch.modality, "source": batch.source, "offsets": list(batch.offsets)})
+    arrays["header"] = np.frombuffer(
+        json.dumps({"format": "v22sdk.tokens", "version": _FORMAT_VERSION, "batches": header}).encode(), dtype=np.uint8)
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def load_batches(path: str | os.PathLike[str]) -> list[TokenBatch]:
+    """Read the batches written by :func:`save_batches` (never unpickles objects)."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            header = json.loads(npz["header"].tobytes().decode())
+            if header.get("format") != "v22sdk.tokens":
+                raise InputError(str(path), "not a v22sdk token file")
+            return [
+                TokenBatch(
+                    emb=npz[f"b{i}.emb"], attr=npz[f"b{i}.attr"], modality=h["modality"],
+                    offsets={k: npz[f"b{i}.offsets.{k}"] for k in h["offsets"]}, source=h["source"],
+                )
+                for i, h in enumerate(header["batches"])
+            ]
+    except (OSError, ValueError, KeyError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(str(path), f"cannot read token file: {exc}") from None

@@ -1,0 +1,86 @@
+"""Typed errors of v22sdk.
+
+Every error the SDK raises on purpose derives from :class:`V22Error`. Each one says which input
+was wrong and what was wrong with it; the CLI turns any :class:`V22Error` into one line on stderr
+and a non-zero exit code (``--debug`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class V22Error(Exception):
+    """Base class of every error v22sdk raises deliberately."""
+
+    #: Exit code the CLI uses for this family of error.
+    exit_code: int = 1
+
+
+class ContractViolation(V22Error):
+    """A token batch breaks the 640-D token contract.
+
+    ``rule`` names the rule (``"unit_norm_emb"``, ``"attr_bounds"`` ...), ``index`` is the first
+    offending token (or ``None`` for batch-level rules) and ``value`` the offending value.
+    """
+
+    def __init__(self, rule: str, message: str, *, index: int | None = None, value: Any = None):
+        self.rule = rule
+        self.index = index
+        self.value = value
+        where = f" at token {index}" if index is not None else ""
+        shown = f" (value: {value!r})" if value is not None else ""
+        super().__init__(f"contract rule '{rule}' violated{where}: {message}{shown}")
+
+
+class InputError(V22Error, ValueError):
+    """An input cannot be tokenized: ``source`` names the input, ``problem`` says what is wrong.
+
+    Modality plugins raise this (or a subclass of it) for every bad input they are given: wrong
+    dtype or rank, empty, non-finite values, missing or mismatched physical units, unreadable,
+    truncated or mislabelled files.
+    """
+
+    exit_code = 2
+
+    def __init__(self, source: str, problem: str):
+        self.source = source
+        self.problem = problem
+        super().__init__(f"{source}: {problem}")
+
+
+class UnitsError(InputError):
+    """A physical unit of the input (a sample rate, a pixel pitch ...) is missing or mismatched."""
+
+
+class PluginError(V22Error):
+    """A plugin could not be loaded, registered or found."""
+
+    exit_code = 3
+
+
+class DuplicateNameError(PluginError):
+    """Two plugins registered a modality, engine or memory backend under the same name."""
+
+
+class UnknownNameError(PluginError, LookupError):
+    """A modality, engine or memory backend name that no loaded plugin provides."""
+
+    exit_code = 2
+
+
+class CheckpointError(V22Error):
+    """A checkpoint is missing, unreadable, or was written for another configuration."""
+
+
+class MemoryStoreError(V22Error):
+    """A memory store operation failed; the turn it concerned was not acknowledged."""
+
+
+class MemoryStoreCorrupt(MemoryStoreError):
+    """A memory store on disk is damaged. It is never opened as empty; use ``v22sdk memory salvage``."""
+
+    def __init__(self, path: str, problem: str):
+        self.path = path
+        self.problem = problem
+        super().__init__(f"memory store {path} is corrupt: {problem} (try 'v22sdk memory salvage')")

@@ -1,0 +1,215 @@
+"""The :class:`Modality` base class every tokenizer plugin subclasses.
+
+A modality turns raw input (a string, a pixel array, a sound signal, a file) into a
+:class:`~v22sdk.contract.TokenBatch`. Plugin authors write four things:
+
+* class attributes: ``name``, ``extensions``, ``schema`` (an
+  :class:`~v22sdk.schema.AttributeSchema` in one zone) and ``input_spec`` (an :class:`InputSpec`
+  naming the physical units the input needs, e.g. ``sample_rate`` in Hz);
+* ``load(path) -> Sample``: decode a file into raw data plus its units;
+* ``encode(data, **units) -> Encoding``: compute ``emb``/``attr``/offsets (unvalidated arrays);
+* ``sample_inputs()``: a hypothesis strategy of valid :class:`Sample` objects for the test kit.
+
+Users call :meth:`Modality.tokenize` (units checked, contract validated, undeclared slots
+checked) or :meth:`Modality.tokenize_file`. Configuration is declared as attrs fields on the
+subclass, so ``config()`` / ``from_config()`` round-trip through JSON.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar, Mapping, Sequence
+
+import attrs
+import numpy as np
+
+from .contract import TokenBatch
+from .errors import InputError, UnitsError
+from .schema import AttributeSchema
+
+
+@attrs.frozen
+class Unit:
+    """A physical unit an input must carry: its name, symbol and accepted range."""
+
+    name: str
+    symbol: str
+    minimum: float = 0.0
+    maximum: float = float("inf")
+    description: str = ""
+
+
+@attrs.frozen
+class InputSpec:
+    """What a modality accepts.
+
+    ``kind`` is ``"text"`` (a str) or ``"array"`` (a numpy array); for arrays ``dtypes`` lists
+    the accepted numpy dtype kinds (``"u"``, ``"i"``, ``"f"``, ``"b"``) and ``ndim`` the accepted
+    ranks. ``units`` are required keyword units of :meth:`Modality.tokenize`.
+    """
+
+    kind: str = "array"
+    dtypes: tuple[str, ...] = ("u", "i", "f")
+    ndim: tuple[int, ...] = (1,)
+    units: tuple[Unit, ...] = ()
+    description: str = ""
+
+    @property
+    def unit_names(self) -> tuple[str, ...]:
+        return tuple(u.name for u in self.units)
+
+
+@attrs.frozen(eq=False)
+class Sample:
+    """Raw input plus its physical units and the name of where it came from."""
+
+    data: Any
+    units: dict[str, float] = attrs.field(factory=dict)
+    source: str | None = None
+
+
+@attrs.frozen(eq=False)
+class Encoding:
+    """What :meth:`Modality.encode` returns: arrays not yet validated against the contract."""
+
+    emb: np.ndarray
+    attr: np.ndarray
+    offsets: dict[str, np.ndarray] = attrs.field(factory=dict)
+
+
+class Modality:
+    """Base class of modality plugins. Subclasses are usually ``@attrs.frozen`` classes."""
+
+    #: Registered name (``--modality NAME``); lower-case, unique across installed plugins.
+    name: ClassVar[str] = ""
+    #: File extensions (lower-case, with the dot) that ``load`` understands.
+    extensions: ClassVar[tuple[str, ...]] = ()
+    #: The slots this modality writes.
+    schema: ClassVar[AttributeSchema]
+    #: What ``tokenize`` accepts.
+    input_spec: ClassVar[InputSpec] = InputSpec()
+    #: Version of the plugin (shown by ``v22sdk plugins list``); defaults to its distribution's.
+    version: ClassVar[str | None] = None
+
+    # -- to implement ----------------------------------------------------------------------
+    def load(self, path: str | os.PathLike[str]) -> Sample:
+        """Decode the file at ``path`` into a :class:`Sample`; raise :class:`InputError` if unreadable."""
+        raise InputError(str(path), f"the {self.name} modality cannot read files")
+
+    def encode(self, data: Any, **units: float) -> Encoding:
+        """Compute the tokens of ``data``. Raise :class:`InputError` (or a subclass) on bad input."""
+        raise NotImplementedError
+
+    @classmethod
+    def sample_inputs(cls) -> Any:
+        """A hypothesis strategy of valid :class:`Sample` objects (used by the contract kit)."""
+        raise NotImplementedError(f"{cls.__name__} does not provide sample_inputs()")
+
+    def invalid_inputs(self, valid: Sample) -> list[tuple[str, Sample]]:
+        """Bad inputs derived from a valid one, each labelled; the kit expects each to raise.
+
+        The default covers wrong dtype, wrong rank, empty, non-finite values and missing units
+        from :attr:`input_spec`. Override to add modality-specific cases (call ``super()``).
+        """
+        return default_invalid_inputs(self.input_spec, valid)
+
+    # -- provided --------------------------------------------------------------------------
+    def tokenize(self, data: Any, **units: float) -> TokenBatch:
+        """Tokenize raw ``data`` (or a :class:`Sample`) into a validated :class:`TokenBatch`."""
+        source = None
+        if isinstance(data, Sample):
+            _check_no_conflict(data.units, units, data.source)
+            units = {**data.units, **units}
+            source = data.source
+            data = data.data
+        units = self.check_units(units, source or f"<{self.name} input>")
+        enc = self.encode(data, **units)
+        batch = TokenBatch(emb=enc.emb, attr=enc.attr, modality=self.name, offsets=enc.offsets,
+                           source=source)
+        self.schema.check_declared(batch)
+        return batch
+
+    def tokenize_file(self, path: str | os.PathLike[str]) -> TokenBatch:
+        """Load and tokenize one file."""
+        return self.tokenize(self.load(path))
+
+    def tokenize_batch(self, items: Sequence[Any]) -> TokenBatch:
+        """Tokenize several inputs into one batch; ``offsets["item"]`` says which input each token is from.
+
+        The result equals the concatenation of the single results (the kit checks it). Override
+        for speed, not for different values.
+        """
+        if not items:
+            raise InputError(f"<{self.name} batch>", "a batch needs at least one input")
+        singles = [self.tokenize(item) for item in items]
+        batch = TokenBatch.concat(singles)
+        item = np.repeat(np.arange(len(singles), dtype=np.int64), [len(b) for b in singles])
+        return TokenBatch(emb=batch.emb, attr=batch.attr, modality=self.name,
+                          offsets={**batch.offsets, "item": item}, source=None)
+
+    def check_units(self, units: Mapping[str, Any], source: str) -> dict[str, float]:
+        """Return the units as floats; raise :class:`UnitsError` when one is missing, unknown or out of range."""
+        known = {u.name: u for u in self.input_spec.units}
+        unknown = sorted(set(units) - set(known))
+        if unknown:
+            raise UnitsError(source, f"unknown unit(s) {', '.join(unknown)} for the {self.name} modality"
+                                     + (f"; it takes {', '.join(known)}" if known else "; it takes none"))
+        out: dict[str, float] = {}
+        for unit in self.input_spec.units:
+            if unit.name not in units or units[unit.name] is None:
+                raise UnitsError(source, f"missing {unit.name} ({unit.symbol}): the {self.name} modality "
+                                         f"needs it explicitly")
+            try:
+                value = float(units[unit.name])
+            except (TypeError, ValueError):
+                raise UnitsError(source, f"{unit.name} must be a number, got {units[unit.name]!r}") from None
+            if not (unit.minimum <= value <= unit.maximum) or not np.isfinite(value):
+                raise UnitsError(source, f"{unit.name} = {value:g} {unit.symbol} is outside "
+                                         f"[{unit.minimum:g}, {unit.maximum:g}] {unit.symbol}")
+            out[unit.name] = value
+        return out
+
+    def config(self) -> dict[str, Any]:
+        """JSON-ready configuration; ``type(self).from_config(m.config())`` rebuilds ``m``."""
+        return attrs.asdict(self) if attrs.has(type(self)) else {}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Modality:
+        return cls(**config)
+
+    def accepts(self, path: str | os.PathLike[str]) -> bool:
+        return Path(path).suffix.lower() in self.extensions
+
+
+def _check_no_conflict(given: Mapping[str, Any], override: Mapping[str, Any], source: str | None) -> None:
+    for key, value in override.items():
+        if key in given and given[key] != value:
+            raise UnitsError(source or "<input>", f"{key} given as {value} but the input says {given[key]}")
+
+
+def default_invalid_inputs(spec: InputSpec, valid: Sample) -> list[tuple[str, Sample]]:
+    """Wrong dtype, wrong rank, empty, non-finite and missing-unit variants of ``valid``."""
+    units, src = valid.units, valid.source
+    cases: list[tuple[str, Sample]] = []
+    if spec.kind == "text":
+        cases += [("wrong_dtype", Sample(b"bytes, not text", units, src)),
+                  ("wrong_dtype", Sample(12345, units, src)),
+                  ("empty", Sample("", units, src))]
+    else:
+        data = np.asarray(valid.data)
+        cases.append(("wrong_dtype", Sample(data.astype(np.complex64), units, src)))
+        cases.append(("wrong_dtype", Sample(np.full(data.shape, "x", dtype=object), units, src)))
+        too_deep = max(spec.ndim) + 1
+        cases.append(("wrong_rank", Sample(data.reshape(data.shape + (1,) * (too_deep - data.ndim)), units, src)))
+        if min(spec.ndim) > 0:
+            cases.append(("wrong_rank", Sample(np.asarray(data.ravel()[0]), units, src)))
+        cases.append(("empty", Sample(data[:0], units, src)))
+        if "f" in spec.dtypes:
+            for bad in (np.nan, np.inf):
+                broken = data.astype(np.float32 if data.dtype.kind != "f" else data.dtype, copy=True)
+                broken.flat[broken.size // 2] = bad
+                cases.append(("non_finite", Sample(broken, units, src)))
+    for unit in spec.units:
+        cases.append(("missing_units", Sample(valid.data, {k: v for k, v in units.items() if k != unit.name}, src)))
+    return cases

@@ -1,0 +1,213 @@
+"""The plugin registry: loads the ``v22sdk`` entry points with per-plugin isolation.
+
+Environment switches:
+
+``V22SDK_LOAD_PLUGINS=a,b``
+    load only the entry points named ``a`` and ``b`` (an empty value loads none);
+``V22SDK_DISABLE_PLUGINS=a,b``
+    skip the named entry points;
+``V22SDK_STRICT_PLUGINS=1``
+    a plugin that fails to import or register is fatal instead of being reported and skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import attrs
+import pluggy
+
+from . import hookspecs
+from .errors import DuplicateNameError, PluginError, UnknownNameError
+
+ENTRY_POINT_GROUP = "v22sdk"
+KINDS = ("modalities", "engines", "memory_backends")
+
+
+@attrs.define
+class PluginInfo:
+    """One loaded (or broken) plugin: where it comes from and what it registered."""
+
+    name: str
+    dist: str
+    version: str
+    module: str
+    provides: dict[str, list[str]] = attrs.field(factory=lambda: {k: [] for k in KINDS})
+    error: str | None = None
+    traceback: str | None = attrs.field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"name": self.name, "dist": self.dist, "version": self.version, "module": self.module,
+             **{k: v for k, v in self.provides.items()}, "ok": self.ok}
+        if self.error:
+            d["error"] = self.error
+        return d
+
+
+def _env_list(var: str) -> set[str] | None:
+    value = os.environ.get(var)
+    if value is None:
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+def strict_from_env() -> bool:
+    return os.environ.get("V22SDK_STRICT_PLUGINS", "").lower() in {"1", "true", "yes", "on"}
+
+
+class Registry:
+    """Plugins and the classes they registered, by kind and name."""
+
+    def __init__(self, *, entry_points: bool = True, strict: bool | None = None,
+                 only: Iterable[str] | None = None, disabled: Iterable[str] | None = None):
+        self.strict = strict_from_env() if strict is None else strict
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.plugins: dict[str, PluginInfo] = {}
+        self._classes: dict[str, dict[str, tuple[type, str]]] = {k: {} for k in KINDS}
+        if entry_points:
+            only_set = set(only) if only is not None else _env_list("V22SDK_LOAD_PLUGINS")
+            disabled_set = set(disabled or ()) | (_env_list("V22SDK_DISABLE_PLUGINS") or set())
+            self._load_entry_points(only_set, disabled_set)
+
+    # -- loading ---------------------------------------------------------------------------
+    def _load_entry_points(self, only: set[str] | None, disabled: set[str]) -> None:
+        seen: set[str] = set()
+        for ep in md.entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name in seen or ep.name in disabled or (only is not None and ep.name not in only):
+                continue
+            seen.add(ep.name)
+            dist = ep.dist.metadata["Name"] if ep.dist else "?"
+            version = ep.dist.version if ep.dist else "?"
+            info = PluginInfo(ep.name, dist, version, ep.value)
+            try:
+                obj = ep.load()
+            except Exception as exc:  # a broken plugin must not take the others down
+                self._broken(info, f"import failed: {type(exc).__name__}: {exc}", exc)
+                continue
+            self.register(obj, name=ep.name, info=info)
+
+    def register(self, plugin: Any, name: str | None = None, *, info: PluginInfo | None = None) -> PluginInfo:
+        """Register a plugin object (a module or any object with ``@hookimpl`` functions).
+
+        Tests use this to add a throwaway plugin; entry points go through it too.
+        """
+        name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+        info = info or PluginInfo(name, "<registered>", getattr(plugin, "__version__", "?"),
+                                  getattr(plugin, "__name__", repr(plugin)))
+        try:
+            self.pm.register(plugin, name=name)
+            self.pm.check_pending()
+        except Exception as exc:
+            if self.pm.is_registered(plugin):
+                self.pm.unregister(plugin)
+            return self._broken(info, f"registration failed: {type(exc).__name__}: {exc}", exc)
+        staged: dict[str, dict[str, type]] = {}
+        try:
+            for kind in KINDS:
+                staged[kind] = self._collect(plugin, kind, info)
+        except Exception as exc:
+            self.pm.unregister(plugin)
+            return self._broken(info, f"{type(exc).__name__}: {exc}", exc)
+        for kind, classes in staged.items():
+            for key, cls in classes.items():
+                self._classes[kind][key] = (cls, info.name)
+                info.provides[kind].append(key)
+        self.plugins[info.name] = info
+        return info
+
+    def _collect(self, plugin: Any, kind: str, info: PluginInfo) -> dict[str, type]:
+        hook = getattr(self.pm.hook, f"v22sdk_register_{kind}")
+        impls = [impl for impl in hook.get_hookimpls() if impl.plugin is plugin]
+        out: dict[str, type] = {}
+        for impl in impls:
+            result = impl.function()
+            if result is None:
+                continue
+            for cls in result if isinstance(result, (list, tuple)) else [result]:
+                key = getattr(cls, "name", None)
+                if not isinstance(cls, type) or not key or not isinstance(key, str):
+                    raise PluginError(f"{kind} hook returned {cls!r}, which is not a class with a 'name'")
+                if key in out or key in self._classes[kind]:
+                    other = self.plugins[self._classes[kind][key][1]].dist if key in self._classes[kind] else info.dist
+                    raise DuplicateNameError(
+                        f"{kind[:-1].replace('_', ' ')} name {key!r} is registered by both "
+                        f"distribution {other!r} and distribution {info.dist!r}")
+                out[key] = cls
+        return out
+
+    def _broken(self, info: PluginInfo, message: str, exc: BaseException) -> PluginInfo:
+        info.error = message
+        info.traceback = "".join(traceback.format_exception(exc))
+        self.plugins[info.name] = info
+        if self.strict:
+            raise PluginError(f"plugin {info.name!r} ({info.dist}): {message}") from exc
+        return info
+
+    # -- lookups ---------------------------------------------------------------------------
+    @property
+    def broken(self) -> list[PluginInfo]:
+        return [p for p in self.plugins.values() if not p.ok]
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self._classes[kind])
+
+    def get_class(self, kind: str, name: str) -> type:
+        try:
+            return self._classes[kind][name][0]
+        except KeyError:
+            pass
+        label = kind[:-1].replace("_", " ") if kind != "modalities" else "modality"
+        installed = ", ".join(self.names(kind)) or "none"
+        hint = ""
+        for info in self.broken:
+            if name == info.name or name in info.module:
+                hint = f"; plugin {info.name!r} that may provide it is broken: {info.error}"
+        raise UnknownNameError(f"unknown {label} {name!r}; installed: {installed}{hint}")
+
+    def provider(self, kind: str, name: str) -> PluginInfo:
+        self.get_class(kind, name)
+        return self.plugins[self._classes[kind][name][1]]
+
+    def modality(self, name: str, **config: Any):
+        """An instance of the modality called ``name``, built with ``config``."""
+        return self.get_class("modalities", name)(**config)
+
+    def modality_for_path(self, path: str | os.PathLike[str]) -> str:
+        """The name of the modality whose extensions include the file's suffix."""
+        suffix = Path(path).suffix.lower()
+        matches = [n for n in self.names("modalities") if suffix in getattr(self.get_class("modalities", n),
+                                                                              "extensions", ())]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise UnknownNameError(f"{path}: no installed modality reads '{suffix or '(no extension)'}' files; "
+                                   f"pass --modality (installed: {', '.join(self.names('modalities')) or 'none'})")
+        raise UnknownNameError(f"{path}: several modalities read '{suffix}' files ({', '.join(matches)}); "
+                               f"pass --modality")
+
+
+_default: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, loaded from entry points on first use."""
+    global _default
+    if _default is None:
+        _default = Registry()
+    return _default
+
+
+def reset_registry(factory: Callable[[], Registry] | None = None) -> Registry | None:
+    """Drop (or replace) the process-wide registry; used by tests and the ``--strict`` flag."""
+    global _default
+    _default = factory() if factory else None
+    return _default
