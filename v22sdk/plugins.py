@@ -26,6 +26,7 @@ from .errors import DuplicateNameError, PluginError, UnknownNameError
 
 ENTRY_POINT_GROUP = "v22sdk"
 KINDS = ("modalities", "engines", "memory_backends")
+_SINGULAR = {"modalities": "modality", "engines": "engine", "memory_backends": "memory backend"}
 
 
 @attrs.define
@@ -81,7 +82,8 @@ class Registry:
     # -- loading ---------------------------------------------------------------------------
     def _load_entry_points(self, only: set[str] | None, disabled: set[str]) -> None:
         seen: set[str] = set()
-        for ep in md.entry_points(group=ENTRY_POINT_GROUP):
+        # sorted, so that which of two clashing plugins wins does not depend on sys.path order
+        for ep in sorted(md.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             if ep.name in seen or ep.name in disabled or (only is not None and ep.name not in only):
                 continue
             seen.add(ep.name)
@@ -139,7 +141,7 @@ class Registry:
                 if key in out or key in self._classes[kind]:
                     other = self.plugins[self._classes[kind][key][1]].dist if key in self._classes[kind] else info.dist
                     raise DuplicateNameError(
-                        f"{kind[:-1].replace('_', ' ')} name {key!r} is registered by both "
+                        f"{_SINGULAR[kind]} name {key!r} is registered by both "
                         f"distribution {other!r} and distribution {info.dist!r}")
                 out[key] = cls
         return out
@@ -149,7 +151,8 @@ class Registry:
         info.traceback = "".join(traceback.format_exception(exc))
         self.plugins[info.name] = info
         if self.strict:
-            raise PluginError(f"plugin {info.name!r} ({info.dist}): {message}") from exc
+            cls = type(exc) if isinstance(exc, PluginError) else PluginError
+            raise cls(f"plugin {info.name!r} ({info.dist}): {message}") from exc
         return info
 
     # -- lookups ---------------------------------------------------------------------------
@@ -165,7 +168,7 @@ class Registry:
             return self._classes[kind][name][0]
         except KeyError:
             pass
-        label = kind[:-1].replace("_", " ") if kind != "modalities" else "modality"
+        label = _SINGULAR[kind]
         installed = ", ".join(self.names(kind)) or "none"
         hint = ""
         for info in self.broken:

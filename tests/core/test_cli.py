@@ -1,0 +1,91 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from v22sdk import load_batches
+
+from .test_plugins import GOOD, fake_dist
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args, site=None, env=None):
+    e = {**os.environ, **(env or {})}
+    paths = [str(ROOT)] + ([str(site)] if site else [])
+    e["PYTHONPATH"] = os.pathsep.join(paths + [e.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-c", "from v22sdk.cli import main; main()", *args],
+                          capture_output=True, text=True, env=e, timeout=120)
+
+
+@pytest.fixture
+def site(tmp_path):
+    fake_dist(tmp_path, "ramp-dist", "fakeplug_good", GOOD, entry="ramp")
+    fake_dist(tmp_path, "bad-dist", "fakeplug_bad", "raise RuntimeError('boom at import')", entry="bad")
+    return tmp_path
+
+
+def test_help_does_not_import_torch():
+    r = run_cli("--help")
+    assert r.returncode == 0 and "tokenize" in r.stdout
+    code = ("import sys; from v22sdk.cli import cli; from click.testing import CliRunner; "
+            "CliRunner().invoke(cli, ['--help']); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.strip() == "False"
+
+
+def test_broken_plugin_is_listed_and_other_commands_work(site, tmp_path):
+    r = run_cli("plugins", "list", "--json", site=site)
+    assert r.returncode == 0, r.stderr
+    plugins = {p["name"]: p for p in json.loads(r.stdout)}
+    assert plugins["bad"]["ok"] is False and "boom at import" in plugins["bad"]["error"]
+    assert plugins["ramp"]["modalities"] == ["ramp"] and plugins["ramp"]["dist"] == "ramp-dist"
+    r = run_cli("plugins", "list", site=site)
+    assert "BROKEN" in r.stdout and "boom" in r.stdout
+    data = tmp_path / "x.ramp"
+    data.write_text(" ".join(map(str, range(20))))
+    out = tmp_path / "t.npz"
+    r = run_cli("tokenize", str(data), "--out", str(out), site=site)
+    assert r.returncode == 0, r.stderr
+    [b] = load_batches(out)
+    assert b.modality == "ramp" and len(b) == 3
+    r = run_cli("--version", site=site)
+    assert "ramp-dist" in r.stdout and "BROKEN" in r.stdout
+
+
+def test_strict_makes_a_broken_plugin_fatal_in_one_line(site):
+    r = run_cli("--strict", "plugins", "list", site=site)
+    assert r.returncode == 3
+    assert r.stderr.count("\n") == 1 and "boom at import" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bad_input_is_one_line_and_nonzero(site, tmp_path):
+    bad = tmp_path / "junk.ramp"
+    bad.write_text("1 two")
+    for args, code, needle in [
+        (["tokenize", str(bad)], 2, "junk.ramp"),
+        (["tokenize", str(tmp_path / "missing.ramp")], 2, "no such file"),
+        (["tokenize", "--modality", "nope", str(bad)], 2, "unknown modality 'nope'"),
+        (["explain", str(tmp_path)], 2, "directory"),
+        (["tokenize", "-m", "ramp", "-c", "window", str(bad)], 2, "KEY=VALUE"),
+    ]:
+        r = run_cli(*args, site=site)
+        assert r.returncode == code, (args, r.stderr)
+        assert needle in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_tokenize_json_and_explain(site, tmp_path):
+    data = tmp_path / "x.ramp"
+    data.write_text(" ".join(map(str, np.linspace(-1, 1, 16))))
+    r = run_cli("tokenize", str(data), "--json", "-c", "window=4", site=site)
+    [doc] = json.loads(r.stdout)
+    assert doc["modality"] == "ramp" and len(doc["emb"]) == 4
+    r = run_cli("explain", str(data), "--json", "--top", "1", site=site)
+    out = json.loads(r.stdout)
+    assert len(out["tokens"]) == 2 and list(out["tokens"][0]["attributes"]) == ["ramp.level"]
+    assert out["tokens"][1]["at"] == "0.08-0.16 s"
