@@ -128,3 +128,15 @@ def test_equality_is_bitwise():
     attr = b.attr.copy()
     attr[0, 0] = np.nextafter(attr[0, 0], np.float32(2))
     assert TokenBatch(b.emb.copy(), attr, "test") != b
+
+
+@pytest.mark.parametrize("scale, ok", [(1 + 9.5e-5, True), (1 - 9.5e-5, True), (1 + 1.05e-4, False)])
+def test_norm_tolerance_is_decided_exactly_near_the_edge(scale, ok):
+    e = unit_rows(3).astype(np.float64)
+    e[1] *= scale
+    e = e.astype(np.float32)
+    if ok:
+        TokenBatch(e, np.zeros((3, 384), np.float32), "t")
+    else:
+        with pytest.raises(ContractViolation, match="unit_norm_emb"):
+            TokenBatch(e, np.zeros((3, 384), np.float32), "t")
