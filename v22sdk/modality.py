@@ -91,6 +91,9 @@ class Modality:
     input_spec: ClassVar[InputSpec] = InputSpec()
     #: Version of the plugin (shown by ``v22sdk plugins list``); defaults to its distribution's.
     version: ClassVar[str | None] = None
+    #: Contract version the plugin was written against: the test kit runs only the checks that
+    #: existed in that version (``None``: the newest), so new checks never break an old plugin.
+    contract_version: ClassVar[int | None] = None
 
     # -- to implement ----------------------------------------------------------------------
     def load(self, path: str | os.PathLike[str]) -> Sample:

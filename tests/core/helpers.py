@@ -47,7 +47,8 @@ class RampModality(Modality):
         attr[:, SCHEMA.index("ramp.level")] = np.tanh(seg.mean(1))
         attr[:, SCHEMA.index("ramp.spread")] = np.tanh(seg.std(1))
         t0 = np.arange(n) * self.window / sample_rate
-        return Encoding(emb.astype(np.float32), attr, {"time": np.stack([t0, t0 + self.window / sample_rate], 1)})
+        t1 = np.minimum(t0 + self.window / sample_rate, x.size / sample_rate)  # the padded end is not input
+        return Encoding(emb.astype(np.float32), attr, {"time": np.stack([t0, t1], 1)})
 
     @classmethod
     def sample_inputs(cls):

@@ -74,3 +74,10 @@ def test_default_invalid_inputs_cover_the_contract():
     for label, sample in cases:
         with pytest.raises(InputError):
             m.tokenize(sample)
+
+
+def test_the_core_test_modality_passes_the_contract_kit():
+    from v22sdk.testing import check_modality
+
+    report = check_modality(RampModality(), max_examples=10)
+    assert report.ok, str(report)

@@ -1,0 +1,145 @@
+"""The kit proves its power: each broken modality fails its check and only that one."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from v22sdk import Encoding
+from v22sdk.testing import CheckFailure, check_modality, checks, list_checks
+
+from .broken import EXPECTED, NaNOnNoLetters, NonUnitEmb, OffsetsOneBased
+from .reference import WordsModality
+
+
+def test_reference_passes_every_check():
+    report = check_modality(WordsModality())
+    assert report.ok, str(report)
+    assert report.passed == list_checks() and not report.failed
+
+
+@pytest.mark.parametrize("broken", list(EXPECTED), ids=lambda cls: cls.__name__)
+def test_broken_modality_fails_exactly_its_checks(broken):
+    expected, phrase = EXPECTED[broken]
+    report = check_modality(broken(), max_examples=10)
+    assert set(report.failed) == expected, str(report)
+    assert set(report.passed) == set(list_checks()) - expected
+    assert not report.ok
+    reason = report[sorted(expected)[0]].reason
+    assert phrase in reason, reason
+
+
+def test_failure_message_carries_the_shrunk_falsifying_example():
+    reason = check_modality(NaNOnNoLetters())["check_finite"].reason
+    # the minimal input is one short word without letters, e.g. '0'
+    assert re.search(r"falsifying example: Sample\(data='[019.\-]{1,2}'", reason), reason
+    reason = check_modality(OffsetsOneBased())["check_offsets"].reason
+    assert "offsets['char'][0] = 1 is outside the 1-character input" in reason
+
+
+def test_checks_are_plain_functions_that_raise_or_return():
+    assert checks.check_unit_norm_emb(WordsModality(), max_examples=5) is None
+    with pytest.raises(CheckFailure, match=r"‖emb\[0\]‖ = .*must be 1 ± 0.0001"):
+        checks.check_unit_norm_emb(NonUnitEmb(), max_examples=5)
+    assert isinstance(CheckFailure("x"), AssertionError)  # pytest shows it as an assertion
+
+
+class _Counting(WordsModality):
+    name = "counting"
+    calls: list = []
+
+    def encode(self, data):
+        type(self).calls.append(data)
+        return super().encode(data)
+
+
+@pytest.mark.parametrize("n", [3, 12])
+def test_max_examples_bounds_the_work(n):
+    _Counting.calls.clear()
+    checks.check_finite(_Counting(), max_examples=n)
+    assert 1 <= len(_Counting.calls) <= n
+
+
+def test_derandomized_runs_see_the_same_examples():
+    seen = []
+    for _ in range(2):
+        _Counting.calls.clear()
+        checks.check_attr_bounds(_Counting(), max_examples=8)
+        seen.append(list(_Counting.calls))
+    assert seen[0] == seen[1]
+
+
+# -- signal modality: units and time offsets (the contrib reference plugin) -----------------
+hello = pytest.importorskip("v22sdk_hello.modality", reason="pip install -e contrib/v22sdk-hello")
+
+
+class HelloNaNOnSilence(hello.HelloModality):
+    """Normalises the band vector without the silence guard: 0/0 on a silent frame."""
+
+    name = "hello_nan"
+
+    def encode(self, data, *, sample_rate):
+        enc = super().encode(data, sample_rate=sample_rate)
+        x = hello.as_signal(data)
+        size = max(1, int(round(self.frame_seconds * sample_rate)))
+        frames = np.zeros(-(-x.size // size) * size)
+        frames[: x.size] = x
+        silent = ~frames.reshape(-1, size).any(axis=1)
+        emb = enc.emb.copy()
+        emb[silent] = np.float32(np.nan)
+        return Encoding(emb, enc.attr, enc.offsets)
+
+
+class HelloMilliseconds(hello.HelloModality):
+    """Reports time offsets in milliseconds instead of seconds."""
+
+    name = "hello_ms"
+
+    def encode(self, data, *, sample_rate):
+        enc = super().encode(data, sample_rate=sample_rate)
+        return Encoding(enc.emb, enc.attr, {"time": enc.offsets["time"] * 1000.0})
+
+
+class HelloPaddedEnd(hello.HelloModality):
+    """Lets the last, zero-padded frame end after the signal does."""
+
+    name = "hello_padded"
+
+    def encode(self, data, *, sample_rate):
+        enc = super().encode(data, sample_rate=sample_rate)
+        time = enc.offsets["time"].copy()
+        time[:, 1] = time[:, 0] + max(1, int(round(self.frame_seconds * sample_rate))) / sample_rate
+        return Encoding(enc.emb, enc.attr, {"time": time})
+
+
+class HelloMutatesInput(hello.HelloModality):
+    """Time-reverses the caller's array in place ("cheap" backwards analysis)."""
+
+    name = "hello_mutates"
+
+    def encode(self, data, *, sample_rate):
+        if isinstance(data, np.ndarray) and data.ndim == 1:
+            data[:] = data[::-1].copy()
+        return super().encode(data, sample_rate=sample_rate)
+
+
+@pytest.mark.parametrize(("broken", "expected", "phrase"), [
+    (HelloNaNOnSilence, {"check_finite"}, "is nan"),
+    (HelloMilliseconds, {"check_offsets"}, "after the input's end"),
+    (HelloPaddedEnd, {"check_offsets"}, "after the input's end"),
+    (HelloMutatesInput, {"check_determinism"}, "encode modified its input in place"),
+], ids=lambda v: v.__name__ if isinstance(v, type) else None)
+def test_broken_signal_modality_fails_exactly_its_checks(broken, expected, phrase):
+    report = check_modality(broken(), max_examples=10)
+    assert set(report.failed) == expected, str(report)
+    assert phrase in report[sorted(expected)[0]].reason
+
+
+def test_hello_reference_passes_and_exercises_units():
+    report = check_modality(hello.HelloModality(frame_seconds=0.01))
+    assert report.ok, str(report)
+    valid = hello.Sample(np.linspace(-1, 1, 50, dtype=np.float32), {"sample_rate": 1000.0})
+    cases = hello.HelloModality().invalid_inputs(valid)
+    assert {"missing_units", "bad_units", "empty", "non_finite", "wrong_rank", "wrong_dtype"} <= {c for c, _ in cases}

@@ -1,0 +1,210 @@
+"""The pytest side of the kit, end to end with pytester: item ids and outcomes of
+parametrize_with_checks and ModalityContractTests, strict xfails, the xfails file, the options,
+the hypothesis profile and the v22sdk_check fixture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REFERENCE = (Path(__file__).parent / "reference.py").read_text(encoding="utf-8")
+BROKEN = '''
+import numpy as np
+from reference import WordsModality
+
+class NonUnit(WordsModality):
+    name = "non_unit"
+
+    def embed(self, counts):
+        return (super().embed(counts) * 2).astype(np.float32)
+'''
+
+
+@pytest.fixture
+def project(pytester):
+    pytester.makepyfile(reference=REFERENCE, broken=BROKEN)
+    return pytester
+
+
+def test_parametrize_with_checks_gives_one_item_per_modality_and_check(project):
+    project.makepyfile(test_it='''
+        from v22sdk.testing import parametrize_with_checks
+        from reference import WordsModality
+        from broken import NonUnit
+
+        def expected(modality):
+            return {"check_unit_norm_emb": "raw counts"} if modality.name == "non_unit" else {}
+
+        @parametrize_with_checks([WordsModality(), NonUnit()], expected_failed_checks=expected)
+        def test_contract(modality, check):
+            check(modality)
+    ''')
+    result = project.runpytest("-v", "-rx", "--v22sdk-max-examples=5")
+    result.assert_outcomes(passed=21, xfailed=1)
+    result.stdout.fnmatch_lines([
+        "*test_contract[[]words-check_schema[]] PASSED*",
+        "*test_contract[[]words-check_unit_norm_emb[]] PASSED*",
+        "*test_contract[[]non_unit-check_unit_norm_emb[]] XFAIL*",
+        "*test_contract[[]non_unit-check_offsets[]] PASSED*",
+        "v22sdk contract kit: 22 checks ran: 21 passed, 1 xfailed",
+        "XFAIL test_it.py::test_contract[[]non_unit-check_unit_norm_emb[]] - raw counts",
+    ])
+
+
+def test_a_failing_item_names_the_rule_and_the_falsifying_input(project):
+    project.makepyfile(test_it='''
+        from v22sdk.testing import parametrize_with_checks
+        from broken import NonUnit
+
+        @parametrize_with_checks([NonUnit()])
+        def test_contract(modality, check):
+            check(modality)
+    ''')
+    result = project.runpytest("-k", "unit_norm or finite", "--v22sdk-max-examples=5")
+    result.assert_outcomes(passed=1, failed=1, deselected=9)
+    result.stdout.fnmatch_lines([
+        "*CheckFailure: ‖emb[[]0[]]‖ = * must be 1 ± 0.0001",
+        "*falsifying example: Sample(data=*",
+        "FAILED test_it.py::test_contract[[]non_unit-check_unit_norm_emb[]]*",
+    ])
+
+
+def test_a_stale_expected_failure_turns_red(project):
+    project.makepyfile(test_it='''
+        from v22sdk.testing import parametrize_with_checks
+        from reference import WordsModality
+
+        @parametrize_with_checks([WordsModality()], expected_failed_checks={"check_finite": "NaN on blanks"})
+        def test_contract(modality, check):
+            check(modality)
+    ''')
+    result = project.runpytest("--v22sdk-max-examples=5")
+    result.assert_outcomes(passed=10, failed=1)
+    result.stdout.fnmatch_lines(["*[[]XPASS(strict)[]] NaN on blanks*",
+                                 "v22sdk contract kit: 11 checks ran: 10 passed, 1 xpassed"])
+
+
+def test_modality_contract_tests_base_class(project):
+    project.makepyfile(test_it='''
+        import pytest
+        from v22sdk.testing import ModalityContractTests
+        from reference import WordsModality
+        from broken import NonUnit
+
+        class TestWords(ModalityContractTests):
+            modality_class = WordsModality
+
+        class TestNonUnit(ModalityContractTests):
+            modality_class = NonUnit
+            expected_failed_checks = {"check_unit_norm_emb": "raw counts"}
+
+        class TestConfigured(ModalityContractTests):
+            @pytest.fixture
+            def modality(self):
+                return WordsModality(max_words=8)
+    ''')
+    result = project.runpytest("-v", "--v22sdk-max-examples=5")
+    result.assert_outcomes(passed=32, xfailed=1)
+    result.stdout.fnmatch_lines([
+        "*TestWords::test_contract[[]check_determinism[]] PASSED*",
+        "*TestNonUnit::test_contract[[]check_unit_norm_emb[]] XFAIL*",
+        "*TestConfigured::test_contract[[]check_offsets[]] PASSED*",
+    ])
+
+
+def test_xfails_file_marks_items_and_feeds_the_fixture(project):
+    project.makefile(".json", xfails='{"non_unit-check_unit_norm_emb": "raw counts"}')
+    project.makepyfile(test_it='''
+        from v22sdk.testing import parametrize_with_checks
+        from reference import WordsModality
+        from broken import NonUnit
+
+        @parametrize_with_checks([WordsModality(), NonUnit()])
+        def test_contract(modality, check):
+            check(modality)
+
+        def test_fixture(v22sdk_check):
+            report = v22sdk_check(NonUnit)
+            assert report.ok and report.xfailed == ["check_unit_norm_emb"], str(report)
+            given = v22sdk_check(NonUnit, {"check_unit_norm_emb": "given here"})  # overrides the file
+            assert given["check_unit_norm_emb"].reason.startswith("given here (failed:")
+    ''')
+    result = project.runpytest("-rx", "--v22sdk-xfails-file=xfails.json", "--v22sdk-max-examples=5")
+    result.assert_outcomes(passed=22, xfailed=1)
+    result.stdout.fnmatch_lines(["XFAIL *non_unit-check_unit_norm_emb[]] - raw counts (from --v22sdk-xfails-file)"])
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('{"check_nope": "typo"}', "*--v22sdk-xfails-file names unknown check(s): check_nope*"),
+    ("not json", "*--v22sdk-xfails-file xfails.json: cannot read it as JSON*"),
+    ('["check_finite"]', "*must hold a JSON object*"),
+])
+def test_a_bad_xfails_file_is_a_usage_error(project, content, message):
+    project.makefile(".json", xfails=content)
+    project.makepyfile(test_it="def test_nothing():\n    pass\n")
+    result = project.runpytest("--v22sdk-xfails-file=xfails.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_max_examples_option_and_hypothesis_profile(project, request):
+    from hypothesis import settings
+
+    from v22sdk.testing._property import default_max_examples
+
+    outer = (settings.get_current_profile_name(), default_max_examples())
+    project.makepyfile(test_it='''
+        from hypothesis import settings
+        from v22sdk.testing._property import default_max_examples
+        from reference import WordsModality
+
+        calls = []
+
+        class Counting(WordsModality):
+            name = "counting"
+            def encode(self, data):
+                calls.append(data)
+                return super().encode(data)
+
+        def test_profile():
+            assert settings.get_current_profile_name() == "v22sdk"
+            current = settings()
+            assert current.deadline is None and current.derandomize and current.database is None
+            assert current.max_examples == 7 and default_max_examples() == 7
+
+        def test_fixture_uses_the_option(v22sdk_check):
+            from v22sdk.testing import checks
+            checks.check_finite(Counting())
+            assert 1 <= len(calls) <= 7
+    ''')
+    project.runpytest("--v22sdk-max-examples=7").assert_outcomes(passed=2)
+    assert (settings.get_current_profile_name(), default_max_examples()) == outer  # restored
+    result = project.runpytest("--v22sdk-max-examples=0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_a_profile_the_user_chose_is_kept(project):
+    project.makeconftest('''
+        from hypothesis import settings
+        settings.register_profile("mine", max_examples=3)
+        settings.load_profile("mine")
+    ''')
+    project.makepyfile(test_it='''
+        from hypothesis import settings
+
+        def test_profile():
+            assert settings.get_current_profile_name() == "mine" and settings().max_examples == 3
+    ''')
+    project.runpytest().assert_outcomes(passed=1)
+
+
+def test_the_plugin_module_is_cheap_to_import():
+    import subprocess
+    import sys
+
+    code = ("import sys, v22sdk.testing.pytest_plugin; "
+            "print(sorted(m for m in ('numpy', 'hypothesis', 'v22sdk.testing.checks', 'torch') if m in sys.modules))")
+    # the v22sdk package itself imports numpy; the plugin must add nothing beyond it
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "hypothesis" not in out and "v22sdk.testing.checks" not in out and "torch" not in out

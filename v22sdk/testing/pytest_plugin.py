@@ -1,0 +1,180 @@
+"""pytest plugin of the contract test kit (entry point ``pytest11: v22sdk``).
+
+Loaded by every pytest run in an environment where v22sdk is installed, so it imports only
+pytest at module level; the kit itself is imported when a test uses it.
+
+It adds:
+
+* options ``--v22sdk-max-examples N`` (examples per property check, default 20) and
+  ``--v22sdk-xfails-file FILE`` (JSON ``{"check_name": "reason"}`` or
+  ``{"<modality>-check_name": "reason"}``: strict expected failures for every kit item);
+* the hypothesis profile ``v22sdk`` (deadline=None, derandomize=True, no example database,
+  max_examples as above), loaded unless the run chose another profile;
+* the marker ``v22sdk_check(modality, check)`` that kit items carry;
+* the fixture ``v22sdk_check``: ``check_modality`` bound to those options;
+* a terminal summary line counting the kit's items by outcome.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+#: ``--v22sdk-max-examples`` of the running session (None: the kit's default); read by the kit.
+active_max_examples: int | None = None
+
+_PREVIOUS = pytest.StashKey[tuple]()
+_XFAILS = pytest.StashKey[dict]()
+_KIT_ITEMS = pytest.StashKey[set]()
+_TALLY = pytest.StashKey[dict]()
+
+
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("v22sdk", "v22sdk contract test kit")
+    group.addoption("--v22sdk-max-examples", type=int, default=None, metavar="N",
+                    help="hypothesis examples per contract check (default 20)")
+    group.addoption("--v22sdk-xfails-file", default=None, metavar="FILE",
+                    help='JSON file {"check_name": "reason"} of contract checks expected to fail')
+
+
+def _read_xfails(path: str | None) -> dict[str, str]:
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise pytest.UsageError(f"--v22sdk-xfails-file {path}: cannot read it as JSON: {exc}") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise pytest.UsageError(f"--v22sdk-xfails-file {path}: must hold a JSON object "
+                                '{"check_name": "reason", ...}')
+    return data
+
+
+def pytest_configure(config: Any) -> None:
+    global active_max_examples
+    config.addinivalue_line("markers", "v22sdk_check(modality, check): an item of the v22sdk contract kit")
+    chosen = config.getoption("v22sdk_max_examples", None)
+    if chosen is not None and chosen < 1:
+        raise pytest.UsageError("--v22sdk-max-examples must be at least 1")
+    config.stash[_XFAILS] = _read_xfails(config.getoption("v22sdk_xfails_file", None))
+    config.stash[_KIT_ITEMS] = set()
+    config.stash[_TALLY] = {}
+    previous_profile = _load_profile(config, chosen)
+    config.stash[_PREVIOUS] = (active_max_examples, previous_profile)
+    active_max_examples = chosen
+
+
+def _load_profile(config: Any, chosen: int | None) -> tuple[str, Any] | None:
+    """Register the ``v22sdk`` profile and load it unless the run chose another one.
+
+    Returns the profile to restore at unconfigure (name and settings), or None when untouched.
+    """
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:  # pragma: no cover - hypothesis is a dependency of v22sdk
+        return None
+    current = settings.get_current_profile_name()
+    previous = (current, settings.get_profile(current))
+    settings.register_profile("v22sdk", deadline=None, derandomize=True, database=None,
+                              max_examples=chosen or 20, suppress_health_check=[HealthCheck.too_slow])
+    if config.getoption("hypothesis_profile", None) or current not in ("default", "v22sdk"):
+        # the user chose a profile (option, or settings.load_profile in a conftest): keep it
+        if current == "v22sdk":
+            settings.register_profile("v22sdk", parent=previous[1])
+        return None
+    settings.load_profile("v22sdk")
+    return previous
+
+
+def pytest_unconfigure(config: Any) -> None:
+    global active_max_examples
+    previous = config.stash.get(_PREVIOUS, None)
+    if previous is None:
+        return
+    active_max_examples, profile = previous
+    if profile is not None:  # an outer pytester run's profile, or hypothesis' default
+        from hypothesis import settings
+
+        name, saved = profile
+        settings.register_profile(name, parent=saved)
+        settings.load_profile(name)
+
+
+def _expected_reason(xfails: dict[str, str], modality: str | None, check: str) -> str | None:
+    if modality and f"{modality}-{check}" in xfails:
+        return xfails[f"{modality}-{check}"]
+    return xfails.get(check)
+
+
+def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+    xfails = config.stash.get(_XFAILS, {})
+    if xfails:
+        from v22sdk.testing import list_checks
+
+        known = set(list_checks())
+        unknown = sorted(k for k in xfails if k.rsplit("-", 1)[-1] not in known)
+        if unknown:
+            raise pytest.UsageError(f"--v22sdk-xfails-file names unknown check(s): {', '.join(unknown)}")
+    kit_items = config.stash.get(_KIT_ITEMS, set())
+    for item in items:
+        mark = item.get_closest_marker("v22sdk_check")
+        if mark is None:
+            continue
+        kit_items.add(item.nodeid)
+        reason = _expected_reason(xfails, mark.kwargs.get("modality"), mark.kwargs.get("check", ""))
+        if reason is not None and item.get_closest_marker("xfail") is None:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"{reason} (from --v22sdk-xfails-file)"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    report = yield
+    kit_items = item.config.stash.get(_KIT_ITEMS, None)
+    if kit_items and item.nodeid in kit_items:
+        _tally(item.config, report)
+    return report
+
+
+def _tally(config: Any, report: Any) -> None:
+    """Count a kit item's outcome once: its call, or its setup when that did not pass."""
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        if hasattr(report, "wasxfail"):
+            status = "xfailed" if report.skipped else "xpassed"
+        else:
+            status = report.outcome
+        if report.when == "call" and report.failed and "XPASS(strict)" in str(report.longrepr):
+            status = "xpassed"
+        tally = config.stash[_TALLY]
+        tally[status] = tally.get(status, 0) + 1
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
+    tally = config.stash.get(_TALLY, {})
+    if not tally:
+        return
+    parts = ", ".join(f"{tally[k]} {k}" for k in ("passed", "failed", "xfailed", "xpassed", "skipped") if k in tally)
+    terminalreporter.write_line(f"v22sdk contract kit: {sum(tally.values())} checks ran: {parts}")
+
+
+@pytest.fixture
+def v22sdk_check(request: Any) -> Any:
+    """``check_modality`` bound to ``--v22sdk-max-examples`` and ``--v22sdk-xfails-file``:
+    ``report = v22sdk_check(MyModality()); report.raise_for_failures()``."""
+    from v22sdk.testing import check_modality
+    from v22sdk.testing.report import as_modality
+
+    xfails = request.config.stash.get(_XFAILS, {})
+    chosen = request.config.getoption("v22sdk_max_examples", None)
+
+    def run(modality: Any, expected_failed_checks: dict[str, str] | None = None, *,
+            contract_version: int | None = None, max_examples: int | None = None) -> Any:
+        instance = as_modality(modality)
+        from_file = {k: v for k, v in xfails.items() if "-" not in k}
+        from_file.update({k.split("-", 1)[1]: v for k, v in xfails.items() if k.split("-", 1)[0] == instance.name})
+        return check_modality(instance, {**from_file, **(expected_failed_checks or {})},
+                              contract_version=contract_version, max_examples=max_examples or chosen or 20)
+
+    return run
