@@ -1,0 +1,144 @@
+"""Decode an image file into an RGB(A) array with OpenCV, deliberately and defensively.
+
+* The file is read as bytes and decoded with ``cv2.imdecode`` (no path-encoding issues, and the
+  bytes are checked first, see :mod:`.headers`).
+* ``IMREAD_UNCHANGED`` keeps 16-bit depth, grey and alpha, but it also skips EXIF orientation, so
+  the orientation tag is read from the bytes and applied here (the 8 EXIF cases, by transposes
+  and flips) for JPEG, PNG and WebP. TIFF is the exception: OpenCV's TIFF decoder applies its
+  Orientation tag itself whatever the flags, so it is not applied twice. Files decoded at reduced size use ``IMREAD_REDUCED_COLOR_n | IMREAD_IGNORE_ORIENTATION``
+  so orientation is applied in exactly one place whatever the path.
+* Memory is bounded: a JPEG whose header says its longer side exceeds ``2 * MAX_SIDE`` is decoded
+  at 1/2, 1/4 or 1/8 scale by libjpeg itself (the largest reduction that keeps the longer side at
+  least ``MAX_SIDE``); any file whose header claims more than ``MAX_PIXELS`` pixels is refused before
+  decoding; whatever is decoded is then area-downscaled to ``MAX_SIDE`` (see :mod:`.pixels`).
+* Zero-size, unknown, corrupt and truncated files raise :class:`InputError` naming the file.
+  OpenCV returns a partial image for a truncated JPEG, so truncation is checked on the bytes.
+
+The returned array is what :meth:`VisionModality.encode` accepts: ``(H, W)`` grey, ``(H, W, 3)``
+RGB or ``(H, W, 4)`` RGBA, ``uint8`` or ``uint16`` (float32 for float TIFFs, clipped to [0, 1]).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from v22sdk import InputError
+
+from . import headers
+from .pixels import MAX_SIDE, bound_size
+
+#: Header-declared pixel count above which a file is refused without decoding (2**28 = 268 MP;
+#: OpenCV's own default limit is 2**30).
+MAX_PIXELS = 1 << 28
+#: File formats accepted, by magic bytes.
+FORMATS = ("png", "jpeg", "bmp", "webp", "tiff")
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    source = str(path)
+    try:
+        with open(path, "rb") as fh:
+            buf = fh.read()
+    except FileNotFoundError:
+        raise InputError(source, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(source, "is a directory, not an image file") from None
+    except OSError as exc:
+        raise InputError(source, f"cannot read the file: {exc.strerror or exc}") from None
+    if not buf:
+        raise InputError(source, "the file is empty (0 bytes)")
+    return buf
+
+
+def apply_orientation(image: np.ndarray, orientation: int) -> np.ndarray:
+    """Apply EXIF orientation 1..8 to an ``(H, W[, C])`` array (returns a contiguous array)."""
+    if orientation == 2:
+        image = image[:, ::-1]
+    elif orientation == 3:
+        image = image[::-1, ::-1]
+    elif orientation == 4:
+        image = image[::-1, :]
+    elif orientation == 5:
+        image = image.swapaxes(0, 1)
+    elif orientation == 6:  # rotate 90° clockwise
+        image = image.swapaxes(0, 1)[:, ::-1]
+    elif orientation == 7:
+        image = image.swapaxes(0, 1)[::-1, ::-1]
+    elif orientation == 8:  # rotate 90° counter-clockwise
+        image = image.swapaxes(0, 1)[::-1, :]
+    return np.ascontiguousarray(image)
+
+
+def _reduction(fmt: str, size: tuple[int, int] | None) -> int:
+    """libjpeg's decode-time reduction factor (1, 2, 4 or 8) for a JPEG of header ``size``."""
+    if fmt != "jpeg" or size is None:
+        return 1
+    side = max(size)
+    factor = 1
+    while factor < 8 and side // (factor * 2) >= MAX_SIDE:
+        factor *= 2
+    return factor
+
+
+def decode_bytes(buf: bytes, source: str) -> np.ndarray:
+    """Decode image-file bytes into an RGB(A)/grey array, oriented and bounded (see module doc)."""
+    import cv2
+
+    fmt = headers.sniff(buf)
+    if fmt is None:
+        raise InputError(source, "not a PNG, JPEG, BMP, WebP or TIFF file (unknown magic bytes)")
+    problem = headers.truncation(buf)
+    if problem:
+        raise InputError(source, problem)
+    size = headers.dimensions(buf)
+    if size is not None:
+        if size[0] <= 0 or size[1] <= 0:
+            raise InputError(source, f"the {fmt} header declares an empty image ({size[0]}x{size[1]})")
+        if size[0] * size[1] > MAX_PIXELS:
+            raise InputError(source, f"the image is {size[0]}x{size[1]} pixels, more than the "
+                                     f"{MAX_PIXELS} pixels this decoder accepts")
+    factor = _reduction(fmt, size)
+    flags = cv2.IMREAD_UNCHANGED
+    if factor > 1:
+        flags = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
+                 8: cv2.IMREAD_REDUCED_COLOR_8}[factor] | cv2.IMREAD_IGNORE_ORIENTATION
+    try:
+        image = cv2.imdecode(np.frombuffer(buf, dtype=np.uint8), flags)
+    except cv2.error as exc:
+        raise InputError(source, f"the {fmt} file is corrupt: {str(exc).strip().splitlines()[-1]}") from None
+    if image is None or image.size == 0:
+        raise InputError(source, f"the {fmt} file is corrupt or unsupported (OpenCV could not decode it)")
+    # OpenCV's TIFF decoder (libtiff) applies the Orientation tag itself, in every mode and depth
+    # (checked on 4.14 and 5.0); every other format needs it applied here.
+    orientation = 1 if fmt == "tiff" else headers.exif_orientation(buf)
+    return _normalise(image, orientation, source)
+
+
+def _normalise(image: np.ndarray, orientation: int, source: str) -> np.ndarray:
+    """OpenCV's BGR(A) in uint8/uint16/float to our RGB(A) array, oriented and size-bounded."""
+    import cv2
+
+    if image.dtype not in (np.uint8, np.uint16):
+        if image.dtype.kind != "f":  # e.g. int32 or int8 TIFF: rare; refuse rather than guess a range
+            raise InputError(source, f"unsupported sample type {image.dtype} in the file")
+        image = np.nan_to_num(image.astype(np.float32), nan=0.0, posinf=1.0, neginf=0.0)
+        image = np.clip(image, 0.0, 1.0)
+    if image.ndim == 3:
+        channels = image.shape[2]
+        if channels == 1:
+            image = image[:, :, 0]
+        elif channels == 3:
+            image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+        elif channels == 4:
+            image = cv2.cvtColor(image, cv2.COLOR_BGRA2RGBA)
+        else:
+            raise InputError(source, f"unsupported channel count {channels} in the file")
+    image = apply_orientation(image, orientation)
+    return bound_size(image)
+
+
+def load_image(path: str | os.PathLike[str]) -> np.ndarray:
+    """Read and decode the image file at ``path`` (see :func:`decode_bytes`)."""
+    return decode_bytes(read_bytes(path), str(path))
