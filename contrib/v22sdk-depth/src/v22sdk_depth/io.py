@@ -1,0 +1,121 @@
+"""Reading depth files into a :class:`~v22sdk.Sample` of depth plus its ``depth_scale``.
+
+Formats:
+
+* ``.png`` — a single-channel **16-bit** PNG; each value is ``png_depth_scale`` metres
+  (default 0.001: millimetres, as Kinect/RealSense/TUM-style maps are stored; 0 = hole).
+  8-bit or colour PNGs are rejected: they are images, not depth maps.
+* ``.npz`` — one array named ``depth`` *or* ``disparity`` plus scalar unit arrays:
+  ``depth`` needs ``depth_scale`` (metres per unit); ``disparity`` (pixels) needs ``focal_px``
+  and ``baseline_m`` (optional ``doffs_px``) and is converted to metres by
+  ``Z = focal_px · baseline_m / (d + doffs_px)``.
+* ``.npy`` — one array; the same unit keys (and ``"kind": "depth" | "disparity"``) come from a
+  JSON side-car file next to it: ``name.npy.json`` or ``name.json``.
+
+Non-finite values in files (NaN is the usual "no data" marker of disparity maps) and
+non-positive depths or disparities become holes (0). Anything unreadable raises
+:class:`~v22sdk.InputError` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from v22sdk import InputError, Sample, UnitsError
+
+from .features import disparity_to_depth
+
+
+def load_depth(path: str | os.PathLike[str], *, png_depth_scale: float = 0.001) -> Sample:
+    p = Path(path)
+    src = str(path)
+    suffix = p.suffix.lower()
+    if not p.is_file():
+        raise InputError(src, "no such file")
+    if suffix == ".png":
+        return Sample(_read_png(p, src), {"depth_scale": png_depth_scale}, src)
+    if suffix == ".npz":
+        try:
+            with np.load(p, allow_pickle=False) as npz:
+                arrays = {k: npz[k] for k in npz.files}
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+            raise InputError(src, f"cannot read .npz: {exc}") from None
+        meta = {k: v for k, v in arrays.items() if k not in ("depth", "disparity")}
+        kinds = [k for k in ("depth", "disparity") if k in arrays]
+        if len(kinds) != 1:
+            raise InputError(src, f"a depth .npz holds exactly one array named 'depth' or 'disparity'; "
+                                  f"found {sorted(arrays)}")
+        return _from_array(arrays[kinds[0]], kinds[0], meta, src)
+    if suffix == ".npy":
+        try:
+            array = np.load(p, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise InputError(src, f"cannot read .npy: {exc}") from None
+        meta = _sidecar(p, src)
+        return _from_array(array, str(meta.pop("kind", "depth")), meta, src)
+    raise InputError(src, f"unsupported depth file type {suffix!r} (expected .png, .npy or .npz)")
+
+
+def _read_png(p: Path, src: str) -> np.ndarray:
+    import cv2
+
+    raw = np.frombuffer(p.read_bytes(), dtype=np.uint8)
+    image = cv2.imdecode(raw, cv2.IMREAD_UNCHANGED) if raw.size else None
+    if image is None:
+        raise InputError(src, "not a readable PNG (empty, truncated or not a PNG)")
+    if image.ndim != 2:
+        raise InputError(src, f"a depth PNG has one channel; this one has {image.shape[2]} (a colour image?)")
+    if image.dtype != np.uint16:
+        raise InputError(src, f"a depth PNG is 16-bit; this one is {image.dtype} (an 8-bit image, not a depth map)")
+    return image
+
+
+def _sidecar(p: Path, src: str) -> dict[str, Any]:
+    for candidate in (p.with_name(p.name + ".json"), p.with_suffix(".json")):
+        if candidate.is_file():
+            try:
+                meta = json.loads(candidate.read_text())
+            except (OSError, ValueError) as exc:
+                raise InputError(str(candidate), f"unreadable units side-car: {exc}") from None
+            if not isinstance(meta, dict):
+                raise InputError(str(candidate), "the units side-car must be a JSON object")
+            return meta
+    raise UnitsError(src, f"a .npy depth array needs its units in {p.name}.json or {p.stem}.json "
+                          f"(depth_scale, or kind=disparity with focal_px and baseline_m)")
+
+
+def _scalar(meta: Mapping[str, Any], key: str, src: str) -> float:
+    if key not in meta:
+        raise UnitsError(src, f"missing unit {key!r} in the file's metadata")
+    try:
+        value = float(np.asarray(meta[key]).reshape(()))
+    except (TypeError, ValueError):
+        raise UnitsError(src, f"unit {key!r} must be one number, got {meta[key]!r}") from None
+    if not np.isfinite(value):
+        raise UnitsError(src, f"unit {key!r} is not finite")
+    return value
+
+
+def _from_array(array: np.ndarray, kind: str, meta: Mapping[str, Any], src: str) -> Sample:
+    if array.dtype.kind not in "uif":
+        raise InputError(src, f"dtype {array.dtype} is not a depth or disparity dtype")
+    if array.ndim != 2 or array.size == 0:
+        raise InputError(src, f"expected a non-empty 2-D (H, W) array, got shape {array.shape}")
+    if kind == "depth":
+        scale = _scalar(meta, "depth_scale", src)
+        if array.dtype.kind == "f":
+            array = np.where(np.isfinite(array), array, 0).astype(array.dtype)
+        return Sample(array, {"depth_scale": scale}, src)
+    if kind == "disparity":
+        focal, baseline = _scalar(meta, "focal_px", src), _scalar(meta, "baseline_m", src)
+        doffs = _scalar(meta, "doffs_px", src) if "doffs_px" in meta else 0.0
+        if focal <= 0 or baseline <= 0:
+            raise UnitsError(src, f"focal_px ({focal:g}) and baseline_m ({baseline:g}) must be positive")
+        return Sample(disparity_to_depth(array, focal, baseline, doffs), {"depth_scale": 1.0}, src)
+    raise InputError(src, f"unknown array kind {kind!r} (expected 'depth' or 'disparity')")

@@ -1,0 +1,126 @@
+"""Reading an IMU CSV file into a :class:`~v22sdk.Sample` of (T, 6) plus its ``sample_rate``.
+
+Format (comma-separated, UTF-8)::
+
+    # sample_rate=100
+    # accel_unit=m/s2        (optional: m/s2 (default) or g)
+    # gyro_unit=rad/s        (optional: rad/s (default) or deg/s)
+    ax,ay,az,gx,gy,gz
+    0.01,-0.02,9.81,0.001,0.0,-0.002
+    ...
+
+* Comment lines start with ``#``; ``key=value`` pairs in them are read as metadata.
+* The header names the six axes, in any order; accepted spellings per axis: ``ax``, ``acc_x``,
+  ``accel_x``, ``accx`` (likewise y, z) and ``gx``, ``gyro_x``, ``gyr_x``, ``gyrox``. Other
+  columns are ignored, except a time column.
+* The sample rate comes from ``# sample_rate=HZ`` or from a time column named ``t``, ``time``
+  or ``timestamp`` (seconds; ``time_ms``/``timestamp_ms`` in milliseconds): the rate is
+  1 / median interval, and the intervals must be uniform within 10 % (resample first otherwise).
+  When both are given they must agree within 1 %.
+
+Every problem raises :class:`~v22sdk.InputError` (or :class:`~v22sdk.UnitsError`) naming the file
+and, for bad values, the line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+
+from v22sdk import InputError, Sample, UnitsError
+
+from .slots import G
+
+_AXES = {
+    "ax": ("ax", "acc_x", "accel_x", "accx"), "ay": ("ay", "acc_y", "accel_y", "accy"),
+    "az": ("az", "acc_z", "accel_z", "accz"), "gx": ("gx", "gyro_x", "gyr_x", "gyrox"),
+    "gy": ("gy", "gyro_y", "gyr_y", "gyroy"), "gz": ("gz", "gyro_z", "gyr_z", "gyroz"),
+}
+_TIME = {"t": 1.0, "time": 1.0, "timestamp": 1.0, "time_ms": 1e-3, "timestamp_ms": 1e-3}
+_ACCEL_UNITS = {"m/s2": 1.0, "m/s^2": 1.0, "g": G}
+_GYRO_UNITS = {"rad/s": 1.0, "deg/s": np.pi / 180.0}
+
+
+def load_csv(path: str | os.PathLike[str]) -> Sample:
+    src = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(src, f"cannot read the CSV file: {exc}") from None
+    meta: dict[str, str] = {}
+    lines: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            for part in stripped.lstrip("#").replace(";", ",").split(","):
+                if "=" in part:
+                    key, value = part.split("=", 1)
+                    meta[key.strip().lower()] = value.strip()
+            continue
+        lines.append((number, stripped))
+    if not lines:
+        raise InputError(src, "no header line and no data")
+    header = [h.strip().lower() for h in next(csv.reader([lines[0][1]]))]
+    columns = []
+    for axis, spellings in _AXES.items():
+        found = [i for i, h in enumerate(header) if h in spellings]
+        if len(found) != 1:
+            raise InputError(src, f"the header must name axis {axis!r} exactly once (spellings: "
+                                  f"{', '.join(spellings)}); header is {','.join(header)}")
+        columns.append(found[0])
+    time_cols = [(i, _TIME[h]) for i, h in enumerate(header) if h in _TIME]
+    if len(lines) < 2:
+        raise InputError(src, "the CSV has a header but no samples")
+    rows = []
+    for number, line in lines[1:]:
+        fields = next(csv.reader([line]))
+        if len(fields) != len(header):
+            raise InputError(src, f"line {number} has {len(fields)} fields, the header has {len(header)}")
+        try:
+            rows.append([float(f) for f in fields])
+        except ValueError:
+            raise InputError(src, f"line {number} holds a value that is not a number: {line[:80]!r}") from None
+    table = np.asarray(rows, dtype=np.float64)
+    if not np.isfinite(table).all():
+        bad = int(np.argmax(~np.isfinite(table).all(axis=1)))
+        raise InputError(src, f"line {lines[1 + bad][0]} holds NaN or infinite values")
+    data = table[:, columns]
+    accel = meta.get("accel_unit", "m/s2").lower()
+    gyro = meta.get("gyro_unit", "rad/s").lower()
+    if accel not in _ACCEL_UNITS or gyro not in _GYRO_UNITS:
+        raise UnitsError(src, f"accel_unit must be one of {', '.join(_ACCEL_UNITS)} and gyro_unit one of "
+                              f"{', '.join(_GYRO_UNITS)}; got {accel!r}, {gyro!r}")
+    data[:, :3] *= _ACCEL_UNITS[accel]
+    data[:, 3:] *= _GYRO_UNITS[gyro]
+    rate = _sample_rate(src, meta, table[:, time_cols[0][0]] * time_cols[0][1] if time_cols else None)
+    return Sample(data, {"sample_rate": rate}, src)
+
+
+def _sample_rate(src: str, meta: dict[str, str], time: np.ndarray | None) -> float:
+    declared = None
+    if "sample_rate" in meta:
+        try:
+            declared = float(meta["sample_rate"])
+        except ValueError:
+            raise UnitsError(src, f"sample_rate={meta['sample_rate']!r} is not a number") from None
+    measured = None
+    if time is not None and time.size >= 2:
+        dt = np.diff(time)
+        if (dt <= 0).any():
+            raise InputError(src, "the time column must increase strictly")
+        step = float(np.median(dt))
+        if np.abs(dt - step).max() > 0.1 * step:
+            raise InputError(src, "the time column is not uniformly sampled (intervals vary > 10 %); resample first")
+        measured = 1.0 / step
+    if declared is not None and measured is not None and abs(declared - measured) > 0.01 * declared:
+        raise UnitsError(src, f"sample_rate={declared:g} Hz disagrees with the time column ({measured:.4g} Hz)")
+    rate = declared if declared is not None else measured
+    if rate is None:
+        raise UnitsError(src, "no sample rate: add a '# sample_rate=HZ' line or a time column (t, time, timestamp)")
+    return rate

@@ -1,0 +1,34 @@
+"""The ``v22sdk new-plugin`` click command (attached to the main CLI group by v22sdk.cli)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("new-plugin")
+@click.argument("name")
+@click.option("--zone", type=click.Choice(["vision", "audio", "language"]), default="vision", show_default=True,
+              help="Attribute zone the plugin writes: vision (spatial), audio (temporal), language (symbolic).")
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Directory in which to create v22sdk-NAME/.")
+def new_plugin(name: str, zone: str, directory: Path) -> None:
+    """Generate an installable modality plugin package v22sdk-NAME.
+
+    The package holds a working tokenizer for the zone's kind of input, its named slots, a
+    hypothesis strategy of valid inputs and a test file running the contract kit.
+
+    Example: v22sdk new-plugin thermal --zone vision --dir ./plugins
+    """
+    from .generate import ScaffoldError, generate
+
+    try:
+        root = generate(name, zone, directory)
+    except ScaffoldError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"created {root}")
+    click.echo("next steps:")
+    click.echo(f"  pip install -e {root}")
+    click.echo(f"  pytest {root / 'tests'}")
+    click.echo(f"  python -c \"from v22sdk import Registry; print(Registry().names('modalities'))\"")

@@ -1,0 +1,455 @@
+"""Templates of a generated plugin package (``string.Template``: ``${name}``, ``${cls}`` ...).
+
+Placeholders: ``name`` (modality name, also the slot prefix), ``dist`` (v22sdk-NAME),
+``package`` (v22sdk_NAME), ``cls`` (class name), ``zone``, ``input_kind``.
+Every generated tokenizer normalises its embedding rows in ``_unit_rows``; the scaffold's own
+tests break that function on purpose and expect the generated tests to fail.
+"""
+
+PYPROJECT = '''\
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "${dist}"
+version = "0.1.0"
+description = "The ${name} modality for v22sdk (${zone} zone)"
+readme = "README.md"
+requires-python = ">=3.10"
+# numpy, attrs, hypothesis and pytest come with v22sdk.
+dependencies = ["v22sdk>=0.1"]
+
+# This entry point is how v22sdk finds the plugin: name = module with the @hookimpl.
+[project.entry-points.v22sdk]
+${name} = "${package}"
+
+[tool.setuptools.packages.find]
+where = ["src"]
+'''
+
+INIT = '''\
+"""${dist}: the ${name} modality for v22sdk (${zone} zone).
+
+Keep this module cheap to import: v22sdk imports it to list plugins.
+"""
+
+from v22sdk import hookimpl
+
+from .modality import ${cls}
+
+__version__ = "0.1.0"
+__all__ = ["${cls}"]
+
+
+@hookimpl
+def v22sdk_register_modalities():
+    return [${cls}]
+'''
+
+_COMMON = '''\
+SEED = 12345  # seed of the fixed projection: changing it changes every token
+
+
+@functools.cache
+def _projection(rows: int, cols: int) -> np.ndarray:
+    """A fixed (rows, cols) matrix with orthonormal columns (QR of a seeded Gaussian, signs fixed)."""
+    q, r = np.linalg.qr(np.random.default_rng(SEED).standard_normal((rows, cols)))
+    return q * np.sign(np.diag(r))
+
+
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """(N, 256) float64 -> float32 rows of unit L2 norm; an all-zero row gets a fixed unit vector."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    zero = norms[:, 0] < 1e-12
+    fallback = np.full(vectors.shape[1], 1.0 / np.sqrt(vectors.shape[1]))
+    rows = np.where(zero[:, None], fallback[None, :], vectors / np.where(zero[:, None], 1.0, norms))
+    return rows.astype(np.float32)
+'''
+
+_VISION = '''\
+"""The ${name} modality: a 2-D array (H, W) -> one token in the ${zone} zone.
+
+emb: the array area-averaged onto a 16x16 grid, made zero-mean and unit-std, projected by a
+fixed seeded orthogonal matrix and L2-normalised. attr: the ``${name}.*`` slots below.
+Replace the statistics with the features of your signal; keep the contract (the kit checks it).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import attrs
+import numpy as np
+
+from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample
+
+GRID = 16
+
+SCHEMA = AttributeSchema.build("${zone}", [
+    ("${name}.mean", "mean value of the array", "tanh(mean)"),
+    ("${name}.std", "standard deviation of the array", "x / (1 + x)"),
+    ("${name}.range", "max - min of the array", "x / (1 + x)"),
+    ("${name}.gradient", "mean absolute difference between neighbours (texture, edges)", "x / (1 + x)"),
+    ("${name}.lr_balance", "mean of the left half minus mean of the right half", "tanh(difference)"),
+])
+
+${common}
+
+@attrs.frozen
+class ${cls}(Modality):
+    """(H, W) arrays of integers or floats -> one ${zone}-zone token."""
+
+    name = "${name}"
+    extensions = (".npy",)
+    schema = SCHEMA
+    input_spec = InputSpec(kind="array", dtypes=("u", "i", "f"), ndim=(2,))
+
+    def load(self, path) -> Sample:
+        try:
+            data = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise InputError(str(path), f"cannot read .npy: {exc}") from None
+        return Sample(data, {}, str(path))
+
+    def encode(self, data, **units) -> Encoding:
+        source = "<${name} array>"
+        if not isinstance(data, np.ndarray) or data.dtype.kind not in "uif":
+            raise InputError(source, f"expected a numeric numpy array, got {getattr(data, 'dtype', type(data).__name__)}")
+        if data.ndim != 2 or data.size == 0:
+            raise InputError(source, f"expected a non-empty 2-D (H, W) array, got shape {data.shape}")
+        x = data.astype(np.float64)
+        if not np.isfinite(x).all():
+            raise InputError(source, "the array holds NaN or infinite values")
+        h, w = x.shape
+        # Area-average onto the grid: each pixel adds to the cell it falls in.
+        cell = ((np.arange(h) * GRID) // h)[:, None] * GRID + ((np.arange(w) * GRID) // w)[None, :]
+        total = np.bincount(cell.ravel(), weights=x.ravel(), minlength=GRID * GRID)
+        count = np.bincount(cell.ravel(), minlength=GRID * GRID)
+        grid = np.where(count > 0, total / np.maximum(count, 1), 0.0)
+        grid[count == 0] = grid[count > 0].mean()
+        grid = grid - grid.mean()
+        std = grid.std()
+        grid = grid / std if std > 1e-12 else np.zeros_like(grid)
+        emb = _unit_rows((_projection(256, GRID * GRID) @ grid)[None, :])
+        spread = float(x.std())
+        rng = float(x.max() - x.min())
+        diffs = [np.abs(np.diff(x, axis=a)).ravel() for a in (0, 1) if x.shape[a] > 1]
+        grad = float(np.concatenate(diffs).mean()) if diffs else 0.0
+        lr = float(x[:, : w // 2].mean() - x[:, (w + 1) // 2:].mean()) if w > 1 else 0.0
+        attr = SCHEMA.vector({
+            "${name}.mean": np.tanh(x.mean()), "${name}.std": spread / (1 + spread),
+            "${name}.range": rng / (1 + rng), "${name}.gradient": grad / (1 + grad),
+            "${name}.lr_balance": np.tanh(lr),
+        })
+        return Encoding(emb=emb, attr=attr[None, :], offsets={"box": np.array([[0, 0, w, h]], dtype=np.int64)})
+
+    @classmethod
+    def sample_inputs(cls):
+        """Valid inputs for the contract kit: 2-D arrays of every accepted dtype."""
+        from hypothesis import strategies as st
+        from hypothesis.extra import numpy as hnp
+
+        shapes = hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=32)
+        arrays = st.one_of(
+            hnp.arrays(np.uint8, shapes),
+            hnp.arrays(np.int32, shapes, elements=st.integers(-1000, 1000)),
+            hnp.arrays(np.float32, shapes, elements=st.floats(-100, 100, width=32)),
+        )
+        return arrays.map(lambda a: Sample(a, {}, "<${name} array>"))
+'''
+
+_AUDIO = '''\
+"""The ${name} modality: a 1-D signal plus its sample rate -> one ${zone}-zone token per segment.
+
+Segments are ``segment_s`` seconds (the last one may be shorter). emb: each segment resampled to
+256 points, made zero-mean and unit-std, projected by a fixed seeded orthogonal matrix and
+L2-normalised. attr: the ``${name}.*`` slots below. offsets["time"]: segment start/end in seconds.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import attrs
+import numpy as np
+
+from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample, Unit
+
+POINTS = 256
+
+SCHEMA = AttributeSchema.build("${zone}", [
+    ("${name}.rms", "root mean square of the segment", "x / (1 + x)"),
+    ("${name}.peak", "largest absolute value in the segment", "x / (1 + x)"),
+    ("${name}.mean", "mean of the segment (offset)", "tanh(mean)"),
+    ("${name}.zero_cross", "zero-crossing rate of the mean-removed segment", "crossings per sample, in [0, 1]"),
+])
+
+${common}
+
+@attrs.frozen
+class ${cls}(Modality):
+    """1-D signals -> one ${zone}-zone token per ``segment_s`` seconds."""
+
+    name = "${name}"
+    extensions = (".npy",)
+    schema = SCHEMA
+    input_spec = InputSpec(kind="array", dtypes=("u", "i", "f"), ndim=(1,),
+                           units=(Unit("sample_rate", "Hz", 1.0, 1e6),))
+    segment_s: float = 0.5
+
+    def load(self, path) -> Sample:
+        raise InputError(str(path), "reading files is not implemented yet: decode them and call tokenize(data, sample_rate=...)")
+
+    def encode(self, data, *, sample_rate) -> Encoding:
+        source = "<${name} signal>"
+        if not isinstance(data, np.ndarray) or data.dtype.kind not in "uif":
+            raise InputError(source, f"expected a numeric numpy array, got {getattr(data, 'dtype', type(data).__name__)}")
+        if data.ndim != 1 or data.size == 0:
+            raise InputError(source, f"expected a non-empty 1-D signal, got shape {data.shape}")
+        x = data.astype(np.float64)
+        if not np.isfinite(x).all():
+            raise InputError(source, "the signal holds NaN or infinite values")
+        seg = max(1, int(round(self.segment_s * sample_rate)))
+        starts = np.arange(0, x.size, seg)
+        ends = np.minimum(starts + seg, x.size)
+        # Pad to whole segments; every statistic below only looks at each segment's own samples.
+        n = starts.size
+        padded = np.zeros(n * seg)
+        padded[: x.size] = x
+        frames = padded.reshape(n, seg)
+        valid = (np.arange(seg)[None, :] < (ends - starts)[:, None])
+        length = valid.sum(axis=1)
+        # Resample each segment (its own samples only) to POINTS by linear interpolation.
+        pos = np.linspace(0.0, 1.0, POINTS)[None, :] * (length[:, None] - 1)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, length[:, None] - 1)
+        frac = pos - lo
+        rows = np.arange(n)[:, None]
+        res = frames[rows, lo] * (1 - frac) + frames[rows, hi] * frac
+        res = res - res.mean(axis=1, keepdims=True)
+        std = res.std(axis=1, keepdims=True)
+        res = np.where(std > 1e-12, res / np.where(std > 1e-12, std, 1.0), 0.0)
+        emb = _unit_rows(res @ _projection(256, POINTS).T)
+        mean = (frames * valid).sum(axis=1) / length
+        rms = np.sqrt((frames ** 2 * valid).sum(axis=1) / length)
+        peak = np.abs(frames * valid).max(axis=1)
+        centred = np.where(valid, frames - mean[:, None], 0.0)
+        signs = np.signbit(centred)
+        crossings = ((signs[:, 1:] != signs[:, :-1]) & valid[:, 1:]).sum(axis=1) / np.maximum(length - 1, 1)
+        attr = np.zeros((n, 384), dtype=np.float32)
+        for slot, values in (("rms", rms / (1 + rms)), ("peak", peak / (1 + peak)), ("mean", np.tanh(mean)),
+                             ("zero_cross", crossings)):
+            attr[:, SCHEMA.index(f"${name}.{slot}")] = values
+        time = np.stack([starts, ends], axis=1) / sample_rate
+        return Encoding(emb=emb, attr=attr, offsets={"time": time.astype(np.float64)})
+
+    @classmethod
+    def sample_inputs(cls):
+        """Valid inputs for the contract kit: 1-D signals of every accepted dtype and a sample rate."""
+        from hypothesis import strategies as st
+        from hypothesis.extra import numpy as hnp
+
+        lengths = st.integers(1, 400)
+        signals = st.one_of(
+            hnp.arrays(np.int16, lengths, elements=st.integers(-32768, 32767)),
+            hnp.arrays(np.float32, lengths, elements=st.floats(-1, 1, width=32)),
+            hnp.arrays(np.float64, lengths, elements=st.floats(-10, 10)),
+        )
+        return st.builds(lambda s, sr: Sample(s, {"sample_rate": sr}, "<${name} signal>"),
+                         signals, st.sampled_from([100.0, 400.0, 1000.0]))
+'''
+
+_LANGUAGE = '''\
+"""The ${name} modality: text -> one ${zone}-zone token per whitespace-separated word.
+
+emb: the word's character trigrams (with boundary marks) hashed (CRC-32) into 1024 counts,
+projected by a fixed seeded matrix with orthonormal columns and L2-normalised.
+attr: the ``${name}.*`` slots below. offsets["char"]: index of the word's first character.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import zlib
+
+import attrs
+import numpy as np
+
+from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample
+
+BUCKETS = 1024
+_WORD = re.compile(r"\\S+")
+
+SCHEMA = AttributeSchema.build("${zone}", [
+    ("${name}.length", "number of characters in the word", "min(length / 20, 1)"),
+    ("${name}.upper", "fraction of upper-case characters", "fraction in [0, 1]"),
+    ("${name}.digit", "fraction of digits", "fraction in [0, 1]"),
+    ("${name}.punct", "fraction of characters that are neither letters nor digits", "fraction in [0, 1]"),
+    ("${name}.position", "position of the word in the text", "index / max(1, words - 1), in [0, 1]"),
+])
+
+${common}
+
+@attrs.frozen
+class ${cls}(Modality):
+    """Text -> one ${zone}-zone token per whitespace-separated word."""
+
+    name = "${name}"
+    extensions = (".txt",)
+    schema = SCHEMA
+    input_spec = InputSpec(kind="text")
+
+    def load(self, path) -> Sample:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                return Sample(fh.read(), {}, str(path))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(str(path), f"cannot read UTF-8 text: {exc}") from None
+
+    def encode(self, data, **units) -> Encoding:
+        source = "<${name} text>"
+        if not isinstance(data, str):
+            raise InputError(source, f"expected str, got {type(data).__name__}")
+        words = [(m.start(), m.group()) for m in _WORD.finditer(data)]
+        if not words:
+            raise InputError(source, "the text holds no word (it is empty or only whitespace)")
+        n = len(words)
+        counts = np.zeros((n, BUCKETS))
+        for i, (_, word) in enumerate(words):  # hashing is per string; the maths below is batched
+            padded = f"<{word}>"
+            for j in range(len(padded) - 2):
+                counts[i, zlib.crc32(padded[j:j + 3].encode("utf-8", "surrogatepass")) % BUCKETS] += 1
+        emb = _unit_rows(counts @ _projection(BUCKETS, 256))
+        length = np.array([len(w) for _, w in words], dtype=np.float64)
+        def share(test):
+            return np.array([sum(map(test, w)) for _, w in words], dtype=np.float64) / length
+        attr = np.zeros((n, 384), dtype=np.float32)
+        for slot, values in (("length", np.minimum(length / 20, 1)), ("upper", share(str.isupper)),
+                             ("digit", share(str.isdigit)), ("punct", share(lambda c: not c.isalnum())),
+                             ("position", np.arange(n) / max(1, n - 1))):
+            attr[:, SCHEMA.index(f"${name}.{slot}")] = values
+        return Encoding(emb=emb, attr=attr, offsets={"char": np.array([s for s, _ in words], dtype=np.int64)})
+
+    @classmethod
+    def sample_inputs(cls):
+        """Valid inputs for the contract kit: texts with at least one word."""
+        from hypothesis import strategies as st
+
+        texts = st.text(min_size=1, max_size=60).filter(lambda t: t.split())
+        return texts.map(lambda t: Sample(t, {}, "<${name} text>"))
+'''
+
+MODALITY = {zone: Template_text.replace("${common}", _COMMON)
+            for zone, Template_text in (("vision", _VISION), ("audio", _AUDIO), ("language", _LANGUAGE))}
+
+TEST_CONTRACT = '''\
+"""The v22sdk contract kit, one pytest item per check: pytest -v shows which rule broke."""
+
+from v22sdk.testing import parametrize_with_checks
+
+from ${package} import ${cls}
+
+# A check your plugin cannot pass yet goes here, with the reason, e.g.
+# {"check_offsets": "offsets are not written yet (issue #3)"}; it then reports as xfailed.
+EXPECTED_FAILED_CHECKS: dict[str, str] = {}
+
+
+@parametrize_with_checks([${cls}()], expected_failed_checks=EXPECTED_FAILED_CHECKS)
+def test_contract(modality, check):
+    check(modality)
+'''
+
+_TEST_TOKENS_HEAD = '''\
+"""Value tests of the ${name} tokenizer: known inputs, known answers. Extend them with yours."""
+
+import numpy as np
+import pytest
+
+from v22sdk import InputError
+
+from ${package} import ${cls}
+
+
+'''
+
+TEST_TOKENS = {
+    "vision": _TEST_TOKENS_HEAD + '''\
+def test_one_unit_norm_token_with_named_values():
+    x = np.zeros((8, 8), dtype=np.float32)
+    x[:, :4] = 2.0  # left half brighter
+    tokens = ${cls}().tokenize(x)
+    assert len(tokens) == 1
+    assert np.linalg.norm(tokens.emb[0].astype(np.float64)) == pytest.approx(1.0, abs=1e-6)
+    values = ${cls}.schema.values(tokens.attr[0])
+    assert values["${name}.lr_balance"] == pytest.approx(np.tanh(2.0), abs=1e-6)
+    assert values["${name}.mean"] == pytest.approx(np.tanh(1.0), abs=1e-6)
+
+
+def test_bad_input_is_a_typed_error():
+    with pytest.raises(InputError):
+        ${cls}().tokenize(np.zeros((2, 2, 2, 2)))
+''',
+    "audio": _TEST_TOKENS_HEAD + '''\
+def test_one_unit_norm_token_per_segment():
+    sr = 1000.0
+    x = np.sin(2 * np.pi * 50 * np.arange(1200) / sr)
+    tokens = ${cls}().tokenize(x, sample_rate=sr)
+    assert len(tokens) == 3  # 0.5 s segments: 0-0.5, 0.5-1.0, 1.0-1.2 s
+    assert tokens.offsets["time"].tolist() == [[0.0, 0.5], [0.5, 1.0], [1.0, 1.2]]
+    assert np.allclose(np.linalg.norm(tokens.emb.astype(np.float64), axis=1), 1.0, atol=1e-6)
+    rms = ${cls}.schema.values(tokens.attr[0])["${name}.rms"]
+    assert rms == pytest.approx(np.sqrt(0.5) / (1 + np.sqrt(0.5)), abs=1e-3)
+
+
+def test_missing_sample_rate_is_a_typed_error():
+    with pytest.raises(InputError):
+        ${cls}().tokenize(np.zeros(10))
+''',
+    "language": _TEST_TOKENS_HEAD + '''\
+def test_one_unit_norm_token_per_word():
+    tokens = ${cls}().tokenize("Hello world 42")
+    assert len(tokens) == 3
+    assert tokens.offsets["char"].tolist() == [0, 6, 12]
+    assert np.allclose(np.linalg.norm(tokens.emb.astype(np.float64), axis=1), 1.0, atol=1e-6)
+    assert ${cls}.schema.values(tokens.attr[2])["${name}.digit"] == 1.0
+
+
+def test_empty_text_is_a_typed_error():
+    with pytest.raises(InputError):
+        ${cls}().tokenize("   ")
+''',
+}
+
+README = '''\
+# ${dist}
+
+The `${name}` modality for [v22sdk](https://example.invalid/v22sdk): ${input_kind} → 640-D tokens
+whose attribute slots live in the **${zone}** zone.
+
+Generated by `v22sdk new-plugin ${name} --zone ${zone}`. The tokenizer in
+`src/${package}/modality.py` is simple but real (a fixed seeded projection plus a few named
+statistics); replace its features with those of your signal and keep the contract.
+
+## Install and check
+
+```bash
+pip install -e .
+python -c "from v22sdk import Registry; print(Registry().names('modalities'))"   # lists '${name}'
+pytest tests            # runs the v22sdk contract kit: one item per check
+```
+
+`tests/test_contract.py` runs every contract check on `${cls}()`. A check you cannot pass yet
+goes into `EXPECTED_FAILED_CHECKS` with its reason; it then shows as xfailed (and turns red
+when it starts passing, so the entry is removed).
+
+## Slots
+
+See `SCHEMA` in `src/${package}/modality.py`; `${cls}.schema.markdown_table()` prints them.
+
+## Publish
+
+`python -m build` and upload the wheel; users `pip install ${dist}` and v22sdk finds the
+modality through the `v22sdk` entry point in `pyproject.toml`.
+'''
