@@ -1,0 +1,122 @@
+"""Decoding real files: WAV PCM 8/16/24/32-bit and float, FLAC, OGG; broken and mislabelled files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from v22sdk import InputError
+
+from audio_signals import f0_hz, slot, tone
+
+SUBTYPES = ["PCM_U8", "PCM_16", "PCM_24", "PCM_32", "FLOAT", "DOUBLE"]
+
+
+@pytest.mark.parametrize("subtype", SUBTYPES)
+def test_wav_subtypes(audio, schema, tmp_path, subtype):
+    path = tmp_path / f"a_{subtype}.wav"
+    sf.write(path, tone(440, 1.2, rate=22_050), 22_050, subtype=subtype)
+    sample = audio.load(path)
+    assert sample.units == {"sample_rate": 22_050.0} and sample.source == str(path)
+    b = audio.tokenize_file(path)
+    assert len(b) == 3 and b.source == str(path)
+    assert np.all(np.abs(f0_hz(slot(b, schema, "aud.pitch.f0")) / 440 - 1) < 0.01)
+    ref = audio.tokenize(tone(440, 1.2, rate=22_050), sample_rate=22_050)
+    # 8-bit quantisation noise (~44 dB below this tone) shows inside the 60 dB range of the embedding
+    assert np.min(np.sum(b.emb * ref.emb, axis=1)) > (0.85 if subtype == "PCM_U8" else 0.999)
+
+
+@pytest.mark.parametrize("fmt, ext", [("FLAC", ".flac"), ("OGG", ".ogg")])
+def test_flac_and_ogg(audio, schema, tmp_path, fmt, ext):
+    path = tmp_path / f"a{ext}"
+    stereo = np.stack([tone(440, 1.5, rate=48_000), tone(440, 1.5, rate=48_000)], axis=1)
+    sf.write(path, stereo, 48_000, format=fmt)
+    b = audio.tokenize_file(path)
+    assert len(b) == 3
+    assert np.all(np.abs(f0_hz(slot(b, schema, "aud.pitch.f0")) / 440 - 1) < 0.01)
+    assert slot(b, schema, "aud.clip.channels")[0] == pytest.approx(1 / 7)
+
+
+def test_truncated_wav_is_an_error(audio, tmp_path):
+    path = tmp_path / "full.wav"
+    sf.write(path, tone(440, 1.0), 16_000, subtype="PCM_16")
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(path.read_bytes()[:20_000])
+    with pytest.raises(InputError, match="truncated") as err:
+        audio.tokenize_file(cut)
+    assert str(cut) in str(err.value)
+    header_only = tmp_path / "header.wav"
+    header_only.write_bytes(path.read_bytes()[:30])
+    with pytest.raises(InputError, match=str(header_only.name)):
+        audio.tokenize_file(header_only)
+
+
+def test_png_renamed_wav(audio, tmp_path):
+    path = tmp_path / "image.wav"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(200))
+    with pytest.raises(InputError, match="PNG") as err:
+        audio.tokenize_file(path)
+    assert err.value.source == str(path)
+
+
+def test_empty_missing_and_zero_frame_files(audio, tmp_path):
+    empty = tmp_path / "empty.wav"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError, match="empty"):
+        audio.tokenize_file(empty)
+    with pytest.raises(InputError, match="cannot open"):
+        audio.tokenize_file(tmp_path / "nope.wav")
+    zero = tmp_path / "zero.wav"
+    sf.write(zero, np.zeros(0), 16_000)
+    with pytest.raises(InputError, match="no audio samples"):
+        audio.tokenize_file(zero)
+
+
+def test_nan_in_float_wav_names_the_file(audio, tmp_path):
+    x = tone(440, 0.5).astype(np.float32)
+    x[100] = np.nan
+    path = tmp_path / "nan.wav"
+    sf.write(path, x, 16_000, subtype="FLOAT")
+    with pytest.raises(InputError, match="non-finite") as err:
+        audio.tokenize_file(path)
+    assert err.value.source == str(path)
+
+
+def test_silent_file_is_documented_silence(audio, schema, tmp_path):
+    path = tmp_path / "silent.flac"
+    sf.write(path, np.zeros(24_000), 16_000, format="FLAC")
+    b = audio.tokenize_file(path)
+    assert len(b) == 3 and np.all(slot(b, schema, "aud.flag.silence") == 1)
+
+
+def test_streaming_wav_with_unknown_size_is_read(audio, tmp_path):
+    path = tmp_path / "stream.wav"
+    sf.write(path, tone(440, 0.5), 16_000, subtype="PCM_16")
+    raw = bytearray(path.read_bytes())
+    pos = raw.find(b"data")
+    raw[pos + 4:pos + 8] = b"\xff\xff\xff\xff"
+    path.write_bytes(bytes(raw))
+    assert len(audio.tokenize_file(path)) == 1
+
+
+def test_big_endian_rifx_wav_is_checked_with_its_byte_order(audio, tmp_path):
+    from v22sdk_audio.decode import check_wav
+
+    path = tmp_path / "le.wav"
+    sf.write(path, tone(440, 0.25), 16_000, subtype="PCM_16")
+    raw = bytearray(path.read_bytes())
+    # rewrite the chunk sizes big-endian and the tag as RIFX: the header check must read them so
+    pos = 12
+    while pos + 8 <= len(raw):
+        size = int.from_bytes(raw[pos + 4:pos + 8], "little")
+        raw[pos + 4:pos + 8] = size.to_bytes(4, "big")
+        pos += 8 + size + (size & 1)
+    raw[:4] = b"RIFX"
+    rifx = tmp_path / "be.wav"
+    rifx.write_bytes(bytes(raw))
+    check_wav(str(rifx), len(raw), big_endian=True)             # complete: no error
+    cut = tmp_path / "be_cut.wav"
+    cut.write_bytes(bytes(raw[:3_000]))
+    with pytest.raises(InputError, match="truncated"):
+        check_wav(str(cut), 3_000, big_endian=True)
