@@ -26,57 +26,114 @@ def _table():
     return WordTable()
 
 
-def _script_columns(cps: np.ndarray, out: np.ndarray) -> None:
-    """Write the five lang.script.* columns of (N, 128) ``out`` from (N,) code points."""
+def clear_caches() -> None:
+    """Empty the segmentation and word caches (results never depend on them; for benchmarks)."""
+    from .segment import cut_han
+
+    cut_han.cache_clear()
+    _table().clear()
+
+
+# The per-character columns: word/sentence position 106..111 and script 112..116 (one block), and
+# the sentence length 126. Everything else in attr[:, :128] is a word row broadcast to its characters.
+_POS0, _POS1 = COL["lang.position.word_begin"], COL["lang.script.other"] + 1
+_SENT_LEN = COL["lang.sent.length"]
+assert [COL[f"lang.position.{n}"] for n in ("word_begin", "word_end", "word_single", "in_word",
+        "in_sentence", "word_length")] == list(range(_POS0, _POS0 + 6))
+assert [COL[f"lang.script.{n}"] for n in ("han", "latin", "digit", "whitespace", "other")] == \
+    list(range(_POS0 + 6, _POS1))
+_CHUNK = 4096  # characters per block when filling attr: keeps the gathered rows in cache
+
+
+def is_space(cps: np.ndarray) -> np.ndarray:
+    """(N,) code points -> (N,) bool, exactly str.isspace()."""
+    return np.isin(cps, _SPACES)
+
+
+def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-character columns: ((N, 11) float32 for attr 106..116, (N,) float32 for attr 126).
+
+    cps: (N,) code points; lens: (W,) word lengths in characters; sid: (W,) sentence id per word.
+    """
+    n = cps.size
+    P = np.empty((n, _POS1 - _POS0), dtype=np.float32)
+    # script
     han = ((cps >= 0x4E00) & (cps <= 0x9FFF)) | ((cps >= 0x3400) & (cps <= 0x4DBF)) | \
           ((cps >= 0xF900) & (cps <= 0xFAFF)) | ((cps >= 0x20000) & (cps <= 0x3134F)) | (cps == 0x3007)
     latin = ((cps | 0x20) >= 0x61) & ((cps | 0x20) <= 0x7A) | \
             ((cps >= 0xC0) & (cps <= 0x24F) & (cps != 0xD7) & (cps != 0xF7)) | \
             ((cps >= 0xFF21) & (cps <= 0xFF3A)) | ((cps >= 0xFF41) & (cps <= 0xFF5A))
     digit = ((cps >= 0x30) & (cps <= 0x39)) | ((cps >= 0xFF10) & (cps <= 0xFF19))
-    space = np.isin(cps, _SPACES)
-    out[:, COL["lang.script.han"]] = han
-    out[:, COL["lang.script.latin"]] = latin
-    out[:, COL["lang.script.digit"]] = digit
-    out[:, COL["lang.script.whitespace"]] = space
-    out[:, COL["lang.script.other"]] = ~(han | latin | digit | space)
-
-
-def _positions(lens: np.ndarray, sid_chars: np.ndarray, out: np.ndarray) -> None:
-    """Word and sentence position columns of (N, 128) ``out``; lens: (W,) word lengths."""
-    n = out.shape[0]
+    space = is_space(cps)
+    P[:, 6] = han
+    P[:, 7] = latin
+    P[:, 8] = digit
+    P[:, 9] = space
+    P[:, 10] = ~(han | latin | digit | space)
+    # position in the word
     wlen = np.repeat(lens, lens)
     k = np.arange(n) - np.repeat(np.cumsum(lens) - lens, lens)       # index inside the word
     multi = wlen > 1
-    out[:, COL["lang.position.word_begin"]] = multi & (k == 0)
-    out[:, COL["lang.position.word_end"]] = multi & (k == wlen - 1)
-    out[:, COL["lang.position.word_single"]] = ~multi
-    out[:, COL["lang.position.in_word"]] = (k + 1) / wlen
-    out[:, COL["lang.position.word_length"]] = np.minimum(wlen, 8) / 8.0
+    P[:, 0] = multi & (k == 0)
+    P[:, 1] = multi & (k == wlen - 1)
+    P[:, 2] = ~multi
+    P[:, 3] = (k + 1) / wlen
+    P[:, 5] = np.minimum(wlen, 8) / 8.0
+    # position in the sentence
+    sid_chars = np.repeat(sid, lens)
     starts = np.flatnonzero(np.r_[True, sid_chars[1:] != sid_chars[:-1]])
     slen = np.diff(np.r_[starts, n])
     s_of = np.repeat(np.arange(starts.size), slen)
-    out[:, COL["lang.position.in_sentence"]] = (np.arange(n) - starts[s_of] + 1) / slen[s_of]
-    out[:, COL["lang.sent.length"]] = np.minimum(1.0, np.log2(1.0 + slen[s_of]) / _SENT_LEN_NORM)
+    P[:, 4] = (np.arange(n) - starts[s_of] + 1) / slen[s_of]
+    S = np.minimum(1.0, np.log2(1.0 + slen[s_of]) / _SENT_LEN_NORM).astype(np.float32)
+    return P, S
+
+
+def language_zone(text: str, keep_whitespace: bool = True, source: str = "<text>"
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """NFC ``text`` -> (attr (M, 384) float32 with attr[:, :128] set, (M,) uint32 code points,
+    (M,) int64 character offsets), M = N characters, or the non-whitespace ones.
+
+    Word rows are computed once per distinct word (``WordTable``), adjusted by the context rules
+    as a (W, 128) column-major array (each rule writes whole columns), then gathered straight into
+    the output in cache-sized blocks; no (N, 128) intermediate is built.
+    """
+    from . import context
+    from .segment import split_words
+
+    table = _table()
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    words, kinds = split_words(text, cps)
+    ids = table.lookup(words, kinds)
+    A = table.gather(ids)                  # (W, 128) column-major copy: the rules edit it in place
+    flags = table.flags[ids]
+    sid = context.apply(A, flags, words)
+    lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    P, S = _char_columns(cps, lens, sid)
+    word_of = np.repeat(np.arange(len(words)), lens)
+    if keep_whitespace:
+        char = np.arange(cps.size, dtype=np.int64)
+    else:
+        char = np.flatnonzero(P[:, 9] == 0)
+        if char.size == 0:
+            raise InputError(source, "holds only whitespace, and keep_whitespace is False")
+        cps, P, S, word_of = cps[char], P[char], S[char], word_of[char]
+    attr = np.zeros((char.size, 384), dtype=np.float32)
+    for lo in range(0, char.size, _CHUNK):
+        w = word_of[lo:lo + _CHUNK]
+        w0 = int(w[0])
+        rows = np.ascontiguousarray(A[w0:int(w[-1]) + 1])    # this block's words, row-major
+        block = attr[lo:lo + _CHUNK]
+        block[:, :128] = rows[w - w0]
+        block[:, _POS0:_POS1] = P[lo:lo + _CHUNK]
+        block[:, _SENT_LEN] = S[lo:lo + _CHUNK]
+    return attr, cps, char
 
 
 def language_rows(text: str) -> tuple[np.ndarray, np.ndarray]:
     """NFC ``text`` -> ((N, 128) float32 language-zone values, (N,) uint32 code points)."""
-    from . import context
-    from .segment import split_words
-
-    words, kinds = split_words(text)
-    ids = _table().lookup(words, kinds)
-    table = _table()
-    A = table.rows[ids]                    # (W, 128) copy: context rules edit it in place
-    flags = table.flags[ids]
-    sid = context.apply(A, flags, words)
-    lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    out = np.repeat(A, lens, axis=0)       # word rows broadcast to their characters
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    _script_columns(cps, out)
-    _positions(lens, np.repeat(sid, lens), out)
-    return out, cps
+    attr, cps, _ = language_zone(text)
+    return np.ascontiguousarray(attr[:, :128]), cps
 
 
 @attrs.frozen
@@ -112,17 +169,9 @@ class TextModality(Modality):
         text = unicodedata.normalize("NFC", data)
         if not text:
             raise InputError(source, "is empty; the text modality needs at least one character")
-        rows, cps = language_rows(text)
+        # the language zone is attr[:, 0:128], in schema order (checked at import above)
+        attr, cps, char = language_zone(text, self.keep_whitespace, source)
         emb = embed_code_points(cps)
-        char = np.arange(len(text), dtype=np.int64)
-        if not self.keep_whitespace:
-            keep = rows[:, COL["lang.script.whitespace"]] == 0
-            if not keep.any():
-                raise InputError(source, "holds only whitespace, and keep_whitespace is False")
-            rows, emb, char = rows[keep], emb[keep], char[keep]
-        # the language zone is attr[:, 0:128], in schema order (checked at import below)
-        attr = np.zeros((rows.shape[0], 384), dtype=np.float32)
-        attr[:, :128] = rows
         return Encoding(emb=emb, attr=attr, offsets={"char": char})
 
     @classmethod

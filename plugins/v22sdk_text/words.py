@@ -7,6 +7,7 @@ clause and sentence rules in ``context.py`` then adjust the rows of a whole text
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import unicodedata
@@ -27,6 +28,7 @@ F = {name: 1 << i for i, name in enumerate((
 
 POS_COLS = [COL[f"lang.pos.{p}"] for p in ("noun", "verb", "adj", "adv", "pronoun", "quantifier",
                                           "preposition", "conjunction", "auxiliary", "interjection")]
+_POS_SET = frozenset(POS_COLS)
 WH_COLS = [COL[f"lang.question.{q}"] for q in ("who", "what", "where", "when", "why", "how",
                                               "quantity", "which")]
 
@@ -65,6 +67,8 @@ _EN_SUFFIX: tuple[tuple[tuple[str, ...], dict[str, float]], ...] = (
     (("ize", "ise", "ify"), {"pos.verb": 0.6, "sem.action": 0.6}),
     (("er", "or", "ist", "ian"), {"pos.noun": 0.6, "sem.person": 0.5}),
 )
+_CONST_SPECS = (*_JIEBA_TAGS.values(), *(spec for _, spec in _EN_SUFFIX),
+                _NOUN_GUESS := {"pos.noun": 0.4, "sem.object": 0.4})
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Za-z][0-9]|_")
 
 _PUNCT: dict[str, tuple[str, tuple[str, ...]]] = {}
@@ -81,10 +85,28 @@ for _chars, _slot, _flags in (
         _PUNCT[_c] = (_slot, _flags)
 
 
-def _row(values: dict[str, float] | None = None) -> np.ndarray:
+def _build_row(values: dict[str, float] | None = None) -> np.ndarray:
     row = np.zeros(N_COLS, dtype=np.float32)
     for name, v in (values or {}).items():
         row[COL[f"lang.{name}"]] = max(row[COL[f"lang.{name}"]], v)
+    return row
+
+
+_TEMPLATES: dict[int, tuple[dict, np.ndarray]] = {}
+
+
+def _row(values: dict[str, float] | None = None) -> np.ndarray:
+    """A fresh (128,) float32 row with ``values`` ({slot without "lang.": value}) set.
+
+    Rows for the module's constant tag tables are built once and copied (the cold path analyses
+    every new word, so it must not re-parse slot names each time).
+    """
+    hit = _TEMPLATES.get(id(values))
+    if hit is not None and hit[0] is values:
+        return hit[1].copy()
+    row = _build_row(values)
+    if values is None or any(values is spec for spec in _CONST_SPECS):
+        _TEMPLATES[id(values)] = (values, row.copy())
     return row
 
 
@@ -98,7 +120,7 @@ def _flags(*names: str) -> int:
 def _apply_lexicon(row: np.ndarray, entry) -> int:
     """Merge a lexicon entry into ``row`` (its pos tags replace the row's); return its flags."""
     cols, flag_names = entry
-    if any(c in POS_COLS for c in cols):
+    if not _POS_SET.isdisjoint(cols):
         row[POS_COLS] = 0.0
     for c, v in cols.items():
         row[c] = v if c in POS_COLS else max(row[c], v)
@@ -187,7 +209,7 @@ def analyse_latin(word: str) -> tuple[np.ndarray, int]:
     entry = lex.get(low)
     row = _row()
     flags = F["content"]
-    if entry is None or not any(c in POS_COLS for c in entry[0]):
+    if entry is None or _POS_SET.isdisjoint(entry[0]):
         if low in lexicon.EN_NUMBERS:
             flags |= _number(row, lexicon.EN_NUMBERS[low])
         elif low.endswith("n't"):
@@ -199,7 +221,7 @@ def analyse_latin(word: str) -> tuple[np.ndarray, int]:
                     row = _row(spec)
                     break
             else:
-                row = _row({"pos.noun": 0.4, "sem.object": 0.4})
+                row = _row(_NOUN_GUESS)
     if entry is not None:
         flags |= _apply_lexicon(row, entry)
     if low.endswith("ed") and row[COL["lang.pos.verb"]] > 0 or (
@@ -259,8 +281,10 @@ ANALYSERS = {HAN: analyse_han, LATIN: analyse_latin, NUM: analyse_num, SPACE: an
 class WordTable:
     """Distinct words seen so far -> row id; rows (n, 128) float32 and flags (n,) uint64.
 
-    Rows are pure functions of the word, so the table is a cache: when it reaches ``limit``
-    words it is emptied (results never depend on what was seen before).
+    Rows are pure functions of the word, so the table is a cache: once it holds more than
+    ``limit`` words it is emptied before the next text (results never depend on what was seen
+    before). The rows are stored column-major (``cols`` is (128, capacity)) because the context
+    rules work column by column on the gathered (W, 128) array.
     """
 
     def __init__(self, limit: int = 200_000):
@@ -269,33 +293,50 @@ class WordTable:
 
     def clear(self) -> None:
         self.ids: dict[str, int] = {}
-        self.rows = np.zeros((1024, N_COLS), dtype=np.float32)
+        self.cols = np.zeros((N_COLS, 1024), dtype=np.float32)
         self.flags = np.zeros(1024, dtype=np.uint64)
 
-    def lookup(self, words: list[str], kinds: list[int]) -> np.ndarray:
+    @property
+    def rows(self) -> np.ndarray:
+        """(capacity, 128) view of the rows."""
+        return self.cols.T
+
+    def gather(self, ids: np.ndarray) -> np.ndarray:
+        """(W,) row ids -> (W, 128) float32 copy of their rows, column-major (Fortran order)."""
+        return np.take(self.cols, ids, axis=1).T
+
+    def lookup(self, words: list[str], kinds) -> np.ndarray:
         """(W,) int64 row ids of ``words`` (analysing the ones not seen yet)."""
-        if len(self.ids) + len(words) > self.limit:
+        if len(self.ids) > self.limit:
             self.clear()
         ids = self.ids
         get = ids.get
-        out = np.fromiter((get(w, -1) for w in words), dtype=np.int64, count=len(words))
-        for i in np.flatnonzero(out < 0):
-            w = words[i]
-            j = get(w)
-            if j is None:
-                j = len(ids)
-                if j == len(self.rows):
-                    self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
-                    self.flags = np.concatenate([self.flags, np.zeros_like(self.flags)])
-                row, flag = ANALYSERS[kinds[i]](w)
-                if row[COL["lang.neg.negator"]] > 0:
-                    flag |= F["neg"]
-                if row[COL["lang.neg.prohibitive"]] > 0:
-                    flag |= F["prohib"]
-                if row[WH_COLS].any():
-                    flag |= F["wh"]
-                self.rows[j] = row
-                self.flags[j] = flag
-                ids[w] = j
-            out[i] = j
+        out = np.array(list(map(get, words, itertools.repeat(-1))), dtype=np.int64)
+        new = np.flatnonzero(out < 0)
+        if new.size == 0:
+            return out
+        first: dict[str, int] = {}                          # new distinct word -> first index
+        for i in new.tolist():
+            first.setdefault(words[i], i)
+        base = len(ids)
+        need = base + len(first)
+        if need > self.cols.shape[1]:
+            cap = max(need, 2 * self.cols.shape[1])
+            cols = np.zeros((N_COLS, cap), dtype=np.float32)
+            cols[:, :base] = self.cols[:, :base]
+            flags = np.zeros(cap, dtype=np.uint64)
+            flags[:base] = self.flags[:base]
+            self.cols, self.flags = cols, flags
+        rows = np.empty((len(first), N_COLS), dtype=np.float32)
+        flag = np.empty(len(first), dtype=np.uint64)
+        for j, (w, i) in enumerate(first.items()):
+            rows[j], flag[j] = ANALYSERS[int(kinds[i])](w)
+            ids[w] = base + j
+        # context flags that follow from the row itself
+        flag |= np.where(rows[:, COL["lang.neg.negator"]] > 0, np.uint64(F["neg"]), np.uint64(0))
+        flag |= np.where(rows[:, COL["lang.neg.prohibitive"]] > 0, np.uint64(F["prohib"]), np.uint64(0))
+        flag |= np.where(rows[:, WH_COLS].any(axis=1), np.uint64(F["wh"]), np.uint64(0))
+        self.cols[:, base:need] = rows.T
+        self.flags[base:need] = flag
+        out[new] = np.array(list(map(ids.__getitem__, [words[i] for i in new.tolist()])), dtype=np.int64)
         return out
