@@ -24,7 +24,7 @@ from .errors import InputError, V22Error
 #: Subcommands that live in their own subsystem, imported only when used: name -> "module:attr".
 LAZY_COMMANDS = {
     "train": "v22sdk.engine.cli:train",
-    "eval": "v22sdk.engine.cli:eval_cmd",
+    "eval": "v22sdk.engine.cli:eval_",
     "run": "v22sdk.engine.cli:run",
     "memory": "v22sdk.memory.cli:memory",
     "new-plugin": "v22sdk.scaffold.cli:new_plugin",
@@ -56,8 +56,14 @@ class LazyGroup(click.Group):
         module, attr = LAZY_COMMANDS[name].split(":")
         try:
             return getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError):
-            return None
+        except Exception as exc:  # a broken subsystem must not take the other commands down
+            problem = f"the '{name}' command could not be loaded: {type(exc).__name__}: {exc}"
+
+            def broken() -> None:
+                raise V22Error(problem)
+
+            return click.Command(name, callback=broken, help=f"(unavailable: {problem})",
+                                 context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 
 
 def _console(stderr: bool = False):

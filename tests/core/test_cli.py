@@ -89,3 +89,19 @@ def test_tokenize_json_and_explain(site, tmp_path):
     out = json.loads(r.stdout)
     assert len(out["tokens"]) == 2 and list(out["tokens"][0]["attributes"]) == ["ramp.level"]
     assert out["tokens"][1]["at"] == "0.08-0.16 s"
+
+
+def test_a_subsystem_that_fails_to_import_is_one_line_and_others_still_work(tmp_path, monkeypatch, capsys):
+    from v22sdk import cli as cli_module
+
+    (tmp_path / "fakesub_boom.py").write_text("raise RuntimeError('subsystem exploded')")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(cli_module.LAZY_COMMANDS, "boom", "fakesub_boom:cmd")
+    with pytest.raises(SystemExit) as exit_info:
+        cli_module.main(["boom", "--anything"])
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert "subsystem exploded" in err and err.count("\n") == 1
+    with pytest.raises(SystemExit) as exit_info:
+        cli_module.main(["--help"])
+    assert exit_info.value.code == 0 and "unavailable" in capsys.readouterr().out
