@@ -1,0 +1,130 @@
+"""Checkpoints (safe loading, config mismatch) and the train / eval / run commands."""
+
+import json
+import pickle
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from v22sdk.engine.checkpoint import load_checkpoint, read_checkpoint, save_checkpoint
+from v22sdk.engine.cli import eval_, run, train
+from v22sdk.engine.config import preset
+from v22sdk.engine.pipeline import train_engine
+from v22sdk.errors import CheckpointError, InputError
+
+
+@pytest.fixture
+def trained(registry, mixed_manifest, tmp_path):
+    out = tmp_path / "m.pt"
+    res = train_engine(mixed_manifest, preset("tiny", epochs=3, batch_size=4), out, registry=registry,
+                       use_text_plugin=False)
+    return out, res
+
+
+def test_round_trip_gives_identical_outputs(trained):
+    out, res = trained
+    model, cfg, vocab, doc = load_checkpoint(out)
+    assert cfg == res["trainer"].cfg and vocab.chars == res["vocab"].chars
+    assert doc["split"] == res["split"] and doc["metrics"]["test"]["all"]["n"] == len(res["split"]["test"])
+    assert len(model.memory) == len(res["trainer"].model.memory)
+    x = torch.zeros(2, 4, 640)
+    x[..., 0] = 1.0
+    mask = torch.ones(2, 4, dtype=torch.bool)
+    ref = res["trainer"].model.eval()
+    ref.stage_e.write_enabled = model.stage_e.write_enabled = False
+    with torch.no_grad():
+        assert torch.equal(model(x, mask)["logits"], ref(x, mask)["logits"])
+
+
+def test_other_config_is_refused_clearly(trained, tmp_path):
+    out, _ = trained
+    with pytest.raises(CheckpointError, match="another configuration.*out_positions"):
+        load_checkpoint(out, expect=preset("tiny", out_positions=9))
+    doc = read_checkpoint(out)
+    doc["config"]["out_positions"] = 9                       # config and weights now disagree
+    bad = tmp_path / "bad.pt"
+    torch.save(doc, bad)
+    with pytest.raises(CheckpointError, match="does not fit"):
+        load_checkpoint(bad)
+
+
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")
+def test_loading_never_unpickles_objects(tmp_path):
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    path = tmp_path / "evil.pt"
+    with open(path, "wb") as fh:
+        pickle.dump({"format": "v22sdk.checkpoint", "x": Evil()}, fh)
+    with pytest.raises(CheckpointError, match="cannot be read safely"):
+        read_checkpoint(path)
+    assert not marker.exists()
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError):
+        read_checkpoint(tmp_path / "junk.pt")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        read_checkpoint(tmp_path / "missing.pt")
+
+
+def test_cli_train_eval_run(registry, mixed_manifest, tmp_path):
+    cli = CliRunner()
+    ckpt, log, png = tmp_path / "c.pt", tmp_path / "log.jsonl", tmp_path / "loss.png"
+    r = cli.invoke(train, [str(mixed_manifest), "--preset", "tiny", "--epochs", "3", "-o", str(ckpt),
+                           "--log", str(log), "--plot", str(png), "--set", "batch_size=4", "--no-progress"],
+                   catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "parameters" in r.output and ckpt.is_file() and png.stat().st_size > 1000
+    assert len(log.read_text().splitlines()) == 3
+    r = cli.invoke(eval_, [str(ckpt), "--json"], catch_exceptions=False)
+    doc = json.loads(r.output)
+    assert doc["split"] == "test" and set(doc["metrics"]) >= {"all"}
+    blip = tmp_path / "b0.blip"
+    r = cli.invoke(run, [str(blip), "-c", str(ckpt), "--json"], catch_exceptions=False)
+    res = json.loads(r.output)
+    assert res["modality"] == "blip" and 0 <= res["confidence"] <= 1
+    assert res["attributes"][0]["name"] == "blip.pitch" and res["attributes"][0]["value"] == pytest.approx(-0.8)
+    r = cli.invoke(run, ["你好吗?", "-m", "toytext", "-c", str(ckpt)], catch_exceptions=False)
+    assert "confidence" in r.output and "toy.mood.question" in r.output
+
+
+def test_cli_typed_errors(registry, mixed_manifest, tmp_path):
+    cli = CliRunner()
+    r = cli.invoke(train, [str(mixed_manifest), "--set", "nonsense=1"])
+    assert isinstance(r.exception, InputError)
+    r = cli.invoke(run, ["x", "-c", str(tmp_path / "none.pt")])
+    assert isinstance(r.exception, CheckpointError)
+    r = cli.invoke(run, ["missing.blip", "-m", "blip", "-c", str(tmp_path / "none.pt")])
+    assert isinstance(r.exception, CheckpointError)
+
+
+def test_run_refuses_a_missing_file(trained):
+    out, _ = trained
+    cli = CliRunner()
+    r = cli.invoke(run, ["missing.blip", "-c", str(out)])
+    assert isinstance(r.exception, InputError) and "no such file" in str(r.exception)
+    r = cli.invoke(run, ["missing.blip", "-m", "blip", "-c", str(out)])
+    assert isinstance(r.exception, InputError)
+
+
+def test_save_checkpoint_is_atomic(trained, tmp_path):
+    out, res = trained
+    t = res["trainer"]
+    path = save_checkpoint(tmp_path / "x.pt", t.model, t.cfg, res["vocab"])
+    assert path.is_file() and not (tmp_path / "x.pt.tmp").exists()
+
+
+def test_float16_storage_halves_the_file_and_loads_as_float32(trained, tmp_path):
+    out, res = trained
+    t = res["trainer"]
+    half = save_checkpoint(tmp_path / "h.pt", t.model, t.cfg, res["vocab"], storage="float16")
+    assert half.stat().st_size < 0.6 * out.stat().st_size
+    model, _, vocab, doc = load_checkpoint(half)
+    assert doc["storage"] == "float16" and doc["state"]["vocab_emb"].dtype == torch.float32
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert torch.equal(model.vocab_emb, t.model.vocab_emb)
+    w = dict(t.model.named_parameters())["p6.heads"]
+    assert torch.allclose(dict(model.named_parameters())["p6.heads"], w, atol=1e-3)

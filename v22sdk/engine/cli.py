@@ -1,0 +1,140 @@
+"""``v22sdk train``, ``v22sdk eval`` and ``v22sdk run`` (plain click commands; the main group adds them).
+
+Torch and the engine are imported inside the command bodies, so ``v22sdk --help`` stays fast.
+Errors are :class:`~v22sdk.errors.V22Error` subclasses; the main CLI prints them as one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+import click
+
+from ..errors import InputError
+
+
+def _overrides(pairs: tuple[str, ...]) -> dict:
+    """``--set key=value`` pairs, typed after the EngineConfig field they name."""
+    from .config import EngineConfig
+
+    fields = {f.name: f for f in dataclasses.fields(EngineConfig)}
+    out: dict = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or key not in fields:
+            raise InputError(f"--set {pair}", f"expected KEY=VALUE with KEY one of {', '.join(sorted(fields))}")
+        default = getattr(EngineConfig(), key)
+        try:
+            if isinstance(default, bool):
+                if raw.lower() not in ("1", "0", "true", "false", "on", "off", "yes", "no"):
+                    raise ValueError(raw)
+                value = raw.lower() in ("1", "true", "on", "yes")
+            elif isinstance(default, (int, float, str)):
+                value = type(default)(raw)
+            else:
+                value = json.loads(raw)
+        except (ValueError, json.JSONDecodeError):
+            raise InputError(f"--set {pair}", f"{raw!r} is not a valid {type(default).__name__}") from None
+        out[key] = value
+    return out
+
+
+def _threads(n: int) -> None:
+    import torch
+
+    if n > 0:
+        torch.set_num_threads(n)
+
+
+@click.command("train")
+@click.argument("data", type=click.Path(exists=True))
+@click.option("--engine", default="v22", show_default=True, help="engine name (see 'v22sdk plugins list')")
+@click.option("--preset", "preset_name", default="small", show_default=True, type=click.Choice(["small", "full", "tiny"]))
+@click.option("--epochs", type=int, default=None, help="maximum epochs (auto-stop may end sooner)")
+@click.option("--sample", type=int, default=None, help="use N examples drawn with the seed (upstream's --sample)")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", "-o", default="v22.pt", show_default=True, type=click.Path(), help="checkpoint to write")
+@click.option("--log", "log_path", default=None, type=click.Path(), help="metrics log (JSONL, one line per epoch)")
+@click.option("--plot", default=None, type=click.Path(), help="write a PNG of the loss curves")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="override a config field (repeatable)")
+@click.option("--val-frac", default=0.1, show_default=True)
+@click.option("--test-frac", default=0.1, show_default=True)
+@click.option("--threads", default=1, show_default=True, help="torch threads (0: torch's default)")
+@click.option("--progress/--no-progress", default=True, show_default=True)
+def train(data, engine, preset_name, epochs, sample, seed, out, log_path, plot, sets, val_frac, test_frac,
+          threads, progress):
+    """Train an engine on DATA (a .jsonl manifest, a .tsv of text pairs, or a folder of label-named folders)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..plugins import get_registry
+    from .config import preset
+    from .pipeline import metrics_table, train_engine, write_plot
+
+    _threads(threads)
+    get_registry().get_class("engines", engine)  # unknown engine → UnknownNameError naming the installed ones
+    changes = _overrides(sets)
+    if epochs is not None:
+        changes["epochs"] = epochs
+    cfg = preset(preset_name, engine=engine, seed=seed, **changes)
+    result = train_engine(data, cfg, out, sample=sample, val_frac=val_frac, test_frac=test_frac,
+                          log_path=log_path, progress=progress and sys.stderr.isatty())
+    m = result["metrics"]
+    console = Console(stderr=False)
+    table = Table(title=f"{engine} ({preset_name}), {m['parameters']:,} parameters, {m['epochs']} epochs, "
+                        f"final loss {m['final_loss']:.4g}")
+    for col in ("split", "modality", "exact match", "char accuracy", "n"):
+        table.add_column(col)
+    for split, mod, exact, char, n in metrics_table(m):
+        table.add_row(split, mod, f"{exact:.3f}", f"{char:.3f}", str(n))
+    console.print(table)
+    s = m["safeguards"]
+    console.print(f"safeguards: {s['spikes']} CE spike(s), {s['rollbacks']} NaN rollback(s), {s['ac_alarms']} ac alarm(s)"
+                  + ("; auto-stopped" if m["stopped_early"] else ""))
+    if plot:
+        write_plot(result["trainer"].history, plot)
+        console.print(f"loss curves: {plot}")
+    console.print(f"checkpoint: {out}")
+
+
+@click.command("eval")
+@click.argument("checkpoint", type=click.Path())
+@click.argument("data", required=False, type=click.Path(exists=True))
+@click.option("--split", type=click.Choice(["train", "val", "test", "all"]), default=None,
+              help="default: the checkpoint's own test split, or all of DATA")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output on stdout")
+@click.option("--threads", default=1, show_default=True)
+def eval_(checkpoint, data, split, as_json, threads):
+    """Exact match and character accuracy of CHECKPOINT, per modality, on held-out data."""
+    from .pipeline import dumps, evaluate_checkpoint, metrics_table
+
+    _threads(threads)
+    result = evaluate_checkpoint(checkpoint, data, split=split)
+    if as_json:
+        click.echo(dumps(result))
+        return
+    click.echo(f"{result['engine']} on {result['data']} ({result['split']}):")
+    for _, mod, exact, char, n in metrics_table({"all": result["metrics"]}):
+        click.echo(f"  {mod:<10} exact {exact:.3f}  char {char:.3f}  n={n}")
+
+
+@click.command("run")
+@click.argument("input")
+@click.option("--modality", "-m", default=None, help="modality name (default: from the file extension; text otherwise)")
+@click.option("--checkpoint", "-c", default=None, type=click.Path(), help="default: the bundled demo checkpoint")
+@click.option("--top", default=5, show_default=True, help="how many named attributes to show")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output on stdout")
+def run(input, modality, checkpoint, top, as_json):
+    """Run the engine on INPUT (a file, or a text) and print its output, confidence and top attributes."""
+    import torch
+
+    from .runner import Runner, format_result
+
+    torch.set_num_threads(1)  # one small input: threads cost more than they give
+    result = Runner(checkpoint).run(input, modality, top=top)
+    click.echo(json.dumps(result, ensure_ascii=False) if as_json else format_result(result))
+
+
+commands = [train, eval_, run]

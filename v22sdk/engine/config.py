@@ -1,0 +1,142 @@
+"""Engine configuration: one small dataclass, two presets (no torch import here).
+
+``full`` has upstream's dimensions (spec §5.2); ``small`` trains in minutes on two CPU cores.
+Every switch the design asks to measure lives here: spherical normalisation of the injected
+representations, the additive injection gain, the gate variant and each auxiliary loss.
+A config round-trips through :meth:`EngineConfig.to_dict` / :meth:`EngineConfig.from_dict`
+(plain JSON types), which is how checkpoints store it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..errors import CheckpointError
+
+#: upstream's P3-L head counts: 23 language groups (312 heads) + 6 vision groups (104 heads).
+UPSTREAM_P3L_GROUPS = (24, 24, 20, 16, 12, 16, 16, 8, 16, 16, 16, 16, 8, 8, 12, 12, 8,
+                       12, 12, 12, 8, 8, 12, 16, 16, 16, 12, 12, 32)
+
+#: per-stage learning-rate multipliers of upstream's code (spec §7.2).
+UPSTREAM_LR_MULT = {"input": 1.0, "p7": 0.05, "p6": 1.0, "p3l": 0.8, "abc": 3.0, "gate": 5.0,
+                    "abc_prime": 0.5, "baseline": 1.0}
+
+
+@dataclass
+class EngineConfig:
+    """Sizes, switches and the training recipe of one engine.
+
+    Dimensions fixed by the token contract and the memory interface are not configurable:
+    tokens are 640-D, the model width and ``sent_vec`` are 256-D, B's content vector and the
+    memory embedding are 384-D.
+    """
+
+    engine: str = "v22"
+    preset: str = "small"
+    # -- sizes ---------------------------------------------------------------------------
+    max_len: int = 128            # input tokens per sample (longer inputs are truncated)
+    out_positions: int = 16       # P6 output positions (target chars + <eos>)
+    p7_heads: int = 16
+    p7_head_dim: int = 16
+    p7_groups: int = 4            # group competition: p7_heads / p7_groups heads per group
+    p3l_groups: tuple[int, ...] = (8, 8, 8, 8)
+    p3l_max_active: int = 48      # active attribute ids per sample kept for P3-L (largest |value|)
+    p3l_feat: int = 128           # width of the P3-L feature p3lf
+    abc_hidden: int = 192         # ABC' hidden width
+    a_hidden: int = 256
+    a_classes: int = 20
+    b_hidden: int = 256
+    c_hidden: int = 96
+    c_dim: int = 48
+    d_relations: int = 11
+    gate_hidden: int = 512
+    p6_hidden: int = 256
+    memory_capacity: int = 256    # fifo backend entries
+    # baseline engine
+    base_layers: int = 2
+    base_heads: int = 4
+    base_ff: int = 512
+    # -- switches ------------------------------------------------------------------------
+    spherical: bool = True        # unit-normalise rd, me and the recalled prior before injection
+    inject_gain: float = 0.1      # additive injection gain of ABC' and E into sent_vec / p3lf
+    abc_init_gain: float = 0.01   # near-zero xavier gain of ABC' (upstream)
+    gate: str = "vmf"             # "sigmoid" (original TurboMeta) or "vmf" (V22.1)
+    loss_a: bool = True
+    loss_b: bool = True
+    loss_c: bool = True
+    loss_d: bool = True
+    memory: bool = True           # stage E reads/writes its memory
+    memory_backend: str = "fifo"
+    # -- training recipe -----------------------------------------------------------------
+    lr: float = 3e-3
+    lr_mult: dict[str, float] = field(default_factory=lambda: dict(UPSTREAM_LR_MULT))
+    w_a: float = 1.0
+    w_b: float = 1.0
+    w_c: float = 1.0
+    w_d: float = 0.01              # upstream's fixed cold-start weight of L_D
+    batch_size: int = 32
+    epochs: int = 200
+    clip_grad: float = 5.0         # 0 disables (upstream had none)
+    stop_loss: float = 1e-4        # auto-stop when an epoch's mean loss falls below
+    spike_floor: float = 5.0       # CE spike: CE > max(3·EMA, spike_floor)
+    seed: int = 0
+
+    # -- (de)serialisation ---------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["p3l_groups"] = list(self.p3l_groups)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "EngineConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise CheckpointError(f"engine config has unknown field(s) {', '.join(unknown)}")
+        d = dict(data)
+        if "p3l_groups" in d:
+            d["p3l_groups"] = tuple(int(x) for x in d["p3l_groups"])
+        return cls(**d)
+
+    def replace(self, **changes: Any) -> "EngineConfig":
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def model_dim(self) -> int:
+        return 256
+
+    def check(self) -> "EngineConfig":
+        """Raise ValueError on inconsistent sizes (called when a model is built)."""
+        if self.p7_heads * self.p7_head_dim != 256:
+            raise ValueError("p7_heads × p7_head_dim must be 256")
+        if self.p7_heads % self.p7_groups:
+            raise ValueError("p7_heads must be a multiple of p7_groups")
+        if 3 * len(self.p3l_groups) > self.p3l_feat:
+            raise ValueError("3 × number of P3-L groups must fit in p3l_feat")
+        if self.gate not in ("sigmoid", "vmf"):
+            raise ValueError(f"gate must be 'sigmoid' or 'vmf', not {self.gate!r}")
+        if self.out_positions < 2:
+            raise ValueError("out_positions must be ≥ 2")
+        return self
+
+
+def preset(name: str, **overrides: Any) -> EngineConfig:
+    """The ``full`` or ``small`` preset (``tiny`` is for tests), with overrides applied."""
+    if name == "full":
+        cfg = EngineConfig(preset="full", max_len=128, out_positions=128, p3l_groups=UPSTREAM_P3L_GROUPS,
+                           p3l_max_active=64, abc_hidden=192, a_hidden=256, b_hidden=256, c_hidden=96,
+                           gate_hidden=512, p6_hidden=256, memory_capacity=2000)
+    elif name == "small":
+        cfg = EngineConfig(preset="small", max_len=64, out_positions=12, p3l_groups=(8, 8, 8, 8),
+                           p3l_max_active=32, abc_hidden=96, a_hidden=128, b_hidden=128, c_hidden=64,
+                           gate_hidden=256, p6_hidden=256, memory_capacity=256, batch_size=16)
+    elif name == "tiny":
+        cfg = EngineConfig(preset="tiny", max_len=16, out_positions=6, p3l_groups=(4, 4), p3l_max_active=8,
+                           abc_hidden=32, a_hidden=32, b_hidden=32, c_hidden=32, gate_hidden=64,
+                           p6_hidden=64, memory_capacity=32, base_layers=1, base_ff=64, batch_size=8,
+                           epochs=5)
+    else:
+        raise ValueError(f"unknown preset {name!r}; presets are full, small, tiny")
+    return cfg.replace(**overrides).check()

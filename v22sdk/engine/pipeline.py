@@ -1,0 +1,113 @@
+"""Train-and-save and evaluate-a-checkpoint: the bodies of ``v22sdk train`` and ``v22sdk eval``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import CheckpointError
+from .checkpoint import load_checkpoint, save_checkpoint
+from .config import EngineConfig
+from .data import load_dataset, make_split
+from .vocab import OutputVocab
+
+
+def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, sample: int | None = None,
+                 val_frac: float = 0.1, test_frac: float = 0.1, log_path=None, progress: bool = False,
+                 use_text_plugin: bool = True, cache: bool = True, hooks=None,
+                 on_epoch: Callable | None = None, storage: str = "float32") -> dict[str, Any]:
+    """Read, tokenize, split, train, evaluate on every split, save; returns the metrics."""
+    from .train import Trainer
+    from .v22 import parameter_count
+
+    ds = load_dataset(source, registry, sample=sample, seed=cfg.seed, cache=cache)
+    split = make_split(ds.examples, cfg.seed, val_frac, test_frac)
+    # the output vocabulary comes from the training targets only: held-out characters map to <unk>
+    vocab = OutputVocab.build([ds.examples[i].target for i in split["train"]], use_text_plugin=use_text_plugin)
+    if log_path:
+        Path(log_path).write_text("", encoding="utf-8")
+    trainer = Trainer(cfg, ds, split, vocab, hooks=hooks, log_path=log_path)
+    trainer.fit(progress=progress, on_epoch=on_epoch)
+    metrics = {name: trainer.evaluate(name) for name in ("train", "val", "test") if trainer.data[name].size}
+    last = trainer.history[-1] if trainer.history else {}
+    metrics["final_loss"] = last.get("loss")
+    metrics["epochs"] = last.get("epoch")
+    metrics["stopped_early"] = trainer.stopped_early
+    metrics["parameters"] = parameter_count(trainer.model)
+    metrics["safeguards"] = {"spikes": trainer.spikes, "rollbacks": trainer.rollbacks, "ac_alarms": trainer.ac_alarms}
+    import os
+
+    data = {"source": str(Path(source).resolve()), "digest": ds.digest,
+            # relative to the checkpoint too, so a checkpoint shipped next to its data finds it anywhere
+            "source_rel": os.path.relpath(Path(source).resolve(), Path(out).resolve().parent), "n": len(ds.examples),
+            "modalities": sorted(set(ds.modalities)), "sample": sample}
+    save_checkpoint(out, trainer.model, cfg, vocab, split=split, data=data, metrics=metrics,
+                    history=[{k: v for k, v in h.items() if not isinstance(v, dict)} for h in trainer.history],
+                    storage=storage)
+    return {"metrics": metrics, "trainer": trainer, "dataset": ds, "split": split, "vocab": vocab}
+
+
+def evaluate_checkpoint(checkpoint, source=None, *, split: str | None = None, registry=None) -> dict[str, Any]:
+    """Metrics of a checkpoint on a split of its own data set (default ``test``) or on all of ``source``."""
+    from .train import Split, evaluate
+
+    model, cfg, vocab, doc = load_checkpoint(checkpoint)
+    data_info = doc.get("data", {})
+    if source is None:
+        source = data_info.get("source")
+        rel = data_info.get("source_rel")
+        if (not source or not Path(source).exists()) and rel and (Path(checkpoint).resolve().parent / rel).exists():
+            source = str(Path(checkpoint).resolve().parent / rel)
+        if not source or not Path(source).exists():
+            raise CheckpointError(f"checkpoint {checkpoint} was trained on {source!r}, which is not here; pass DATA")
+        ds = load_dataset(source, registry, sample=data_info.get("sample"), seed=cfg.seed)
+        if ds.digest != data_info.get("digest"):
+            raise CheckpointError(f"the data set {source} changed since checkpoint {checkpoint} was trained "
+                                  "(its recorded split no longer applies); pass DATA to evaluate on all of it")
+        split = split or "test"
+        indices = doc["split"][split]
+    else:
+        ds = load_dataset(source, registry, seed=cfg.seed)
+        split = split or "all"
+        indices = list(range(len(ds.examples))) if split == "all" else make_split(ds.examples, cfg.seed)[split]
+    result = evaluate(model, Split(ds, indices, cfg, vocab), vocab)
+    return {"checkpoint": str(checkpoint), "data": str(source), "split": split, "engine": cfg.engine,
+            "metrics": result}
+
+
+def write_plot(history: list[dict[str, Any]], path: str | Path) -> Path:
+    """A PNG of the loss curves (total, CE and the auxiliaries) by epoch."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    epochs = [h["epoch"] for h in history]
+    for key, label in (("loss", "total"), ("ce", "CE"), ("la", "L_A"), ("lb", "L_B"), ("lc", "L_C"), ("ld", "L_D")):
+        ys = [h.get(key) for h in history]
+        if any(y is not None and y > 0 for y in ys):
+            ax.plot(epochs, [max(y, 1e-8) if y is not None else float("nan") for y in ys], label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("loss")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Path(path)
+
+
+def metrics_table(metrics: dict[str, Any]) -> list[tuple[str, str, float, float, int]]:
+    """Rows (split, modality, exact, char, n) of a metrics dict."""
+    rows = []
+    for split in ("train", "val", "test", "all"):
+        for mod, m in (metrics.get(split) or {}).items():
+            if isinstance(m, dict):
+                rows.append((split, mod, m["exact"], m["char"], m["n"]))
+    return rows
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, indent=2)

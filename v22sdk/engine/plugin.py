@@ -1,0 +1,49 @@
+"""Built-in engines and the ``fifo`` memory backend, registered like any third-party plugin.
+
+Registered classes are light specs: importing this module does not import torch (``v22sdk
+plugins list`` must stay fast). ``build_model(cfg, vocab_emb)`` imports the model when it is used.
+An engine spec from another distribution implements the same three attributes; its model takes
+``(tokens (B, L, 640), mask (B, L), attr_sets)`` and returns at least ``{"logits": (B, P, V)}``,
+and provides ``stage_groups()``, ``update_loss_state(acc, ce)`` and ``memory``.
+"""
+
+from __future__ import annotations
+
+from ..hookspecs import hookimpl
+from .fifo import FifoMemory
+
+
+class V22EngineSpec:
+    """The V22 graph P7 → P3-L → ABC' → A, B, C, D, E → gate → P6, every stage on at inference."""
+
+    name = "v22"
+    description = "V22 white-box engine: P7 → P3-L → ABC' → A/B/C/D/E → gate → tied P6 decoder"
+
+    @staticmethod
+    def build_model(cfg, vocab_emb):
+        from .v22 import build_model
+
+        return build_model(cfg.replace(engine="v22"), vocab_emb)
+
+
+class BaselineEngineSpec:
+    """A plain transformer encoder with the same tied P6 decoder: the peer of every V22 result."""
+
+    name = "baseline"
+    description = "baseline: 640→256 projection, transformer encoder, mean pool, the same tied P6 decoder"
+
+    @staticmethod
+    def build_model(cfg, vocab_emb):
+        from .v22 import build_model
+
+        return build_model(cfg.replace(engine="baseline"), vocab_emb)
+
+
+@hookimpl
+def v22sdk_register_engines():
+    return [V22EngineSpec, BaselineEngineSpec]
+
+
+@hookimpl
+def v22sdk_register_memory_backends():
+    return [FifoMemory]

@@ -1,0 +1,372 @@
+"""The stages of the V22 graph (spec §5), each an ``nn.Module`` whose docstring gives its shapes.
+
+Notation: ``B`` batch, ``L`` input tokens, ``V`` output vocabulary, ``P`` P6 output positions,
+``K`` active attribute ids per sample, ``H`` heads. Every stage runs at training and at inference.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .config import EngineConfig
+
+
+def _xavier(layer: nn.Linear, gain: float) -> nn.Linear:
+    nn.init.xavier_uniform_(layer.weight, gain=gain)
+    if layer.bias is not None:
+        nn.init.zeros_(layer.bias)
+    return layer
+
+
+def mlp(sizes: list[int], gain: float = 0.5, last_act: bool = False) -> nn.Sequential:
+    """Linear layers with GELU between them (and after the last one if ``last_act``)."""
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(_xavier(nn.Linear(a, b), gain))
+        if i < len(sizes) - 2 or last_act:
+            layers.append(nn.GELU())
+    return nn.Sequential(*layers)
+
+
+def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of ``x`` (B, L, D) over the tokens where ``mask`` (B, L) is True → (B, D)."""
+    m = mask.to(x.dtype).unsqueeze(-1)
+    return (x * m).sum(1) / m.sum(1).clamp_min(1.0)
+
+
+class RMSNorm(nn.Module):
+    """Root-mean-square normalisation over the last axis, with a learned scale."""
+
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class InputProjection(nn.Module):
+    """640 → 256 (no bias): where a token's embedding and its attributes first meet.
+
+    (B, L, 640) → (B, L, 256).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(640, 256, bias=False)
+        nn.init.orthogonal_(self.proj.weight)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.proj(tokens)
+
+
+def sinusoidal(length: int, dim: int) -> torch.Tensor:
+    """(length, dim) sinusoidal position table. Computed in numpy: under a meta-device context
+    (fast checkpoint loading) torch factory calls would import torch's reference ops (~2 s)."""
+    import numpy as np
+
+    pos = np.arange(length, dtype=np.float64)[:, None]
+    freq = np.exp(np.arange(0, dim, 2, dtype=np.float64) * (-math.log(10000.0) / dim))
+    pe = np.zeros((length, dim), dtype=np.float32)
+    pe[:, 0::2] = np.sin(pos * freq)
+    pe[:, 1::2] = np.cos(pos * freq)
+    return torch.from_numpy(pe)
+
+
+class P7CrossSentence(nn.Module):
+    """P7: attention from the input tokens to the output vocabulary, with loss-conditioned gates.
+
+    Inputs: ``x`` (B, L, 256), ``mask`` (B, L) bool, ``vocab`` (V, 256) (the vocabulary's fixed
+    embeddings: keys and values), ``loss_vec`` (12,) (previous batch's [accuracy, CE, 0…]).
+    Queries are RMS-normalised per head (16 heads × 16-D), keys too ("RMSNorm Q/K"). Heads compete
+    within ``p7_groups`` groups; the word gate comes from the loss vector through explore → meta.
+    Outputs: ``states`` (B, L, 256) = x + gated word output (our residual), ``sent_vec`` (B, 256)
+    (not normalised), ``word_gate`` (256,).
+    """
+
+    def __init__(self, cfg: EngineConfig):
+        super().__init__()
+        h, d, g = cfg.p7_heads, cfg.p7_head_dim, cfg.p7_groups
+        self.h, self.d, self.g = h, d, g
+        self.max_len = cfg.max_len
+        self.register_buffer("pe", sinusoidal(cfg.max_len, 256), persistent=False)
+        self.pos_weight = nn.Parameter(torch.ones(()))
+        self.pos_embed = nn.Parameter(torch.randn(cfg.max_len, 256) * 0.02)
+        self.q_proj = _xavier(nn.Linear(256, h * d, bias=False), 0.5)
+        self.k_proj = _xavier(nn.Linear(256, h * d, bias=False), 0.5)
+        self.q_norm, self.k_norm = RMSNorm(d), RMSNorm(d)
+        self.v_heads = nn.Parameter(torch.randn(h, d, 256) * 0.02)
+        self.temperature = nn.Parameter(torch.ones(()))
+        self.group_bias = nn.Parameter(torch.eye(g, d) * 0.5)
+        self.out_proj = _xavier(nn.Linear(g * d, 256), 0.1)
+        self.explore_net = mlp([12, 48, 64, 64], gain=0.5)
+        self.explore_state = nn.Parameter(torch.zeros(64))
+        self.meta_state = nn.Parameter(torch.zeros(128))
+        self.meta_word_gate = mlp([192, 96, 256], gain=0.5)
+        self.sharpness = nn.Parameter(torch.ones(()))
+        self.sent_pos_w = nn.Parameter(torch.ones(cfg.max_len))
+        self.sent_proj = _xavier(nn.Linear(256, 256), 0.5)
+        self.meta_sent_mod = _xavier(nn.Linear(192, 256), 0.1)
+        self.meta_sent_gate = _xavier(nn.Linear(192, 256), 0.1)
+
+    def reset_buffers(self) -> None:
+        """Recompute the (non-persistent) sinusoidal table, e.g. after building on the meta device."""
+        self.pe = sinusoidal(self.max_len, 256).to(self.pos_embed.device)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, vocab: torch.Tensor, loss_vec: torch.Tensor):
+        b, n, _ = x.shape
+        x = x + self.pe[:n] * self.pos_weight + self.pos_embed[:n]
+        q = self.q_norm(self.q_proj(x).view(b, n, self.h, self.d)).transpose(1, 2)       # (B,H,L,d)
+        k = self.k_norm(self.k_proj(vocab).view(-1, self.h, self.d)).transpose(0, 1)      # (H,V,d)
+        v = torch.einsum("vm,hdm->hvd", vocab, self.v_heads)                              # (H,V,d)
+        scale = (F.softplus(self.temperature) + 0.1) / math.sqrt(self.d)
+        attn = torch.softmax(torch.einsum("bhld,hvd->bhlv", q, k) * scale, dim=-1)
+        out = torch.einsum("bhlv,hvd->bhld", attn, v)                                     # (B,H,L,d)
+        out = out.view(b, self.g, self.h // self.g, n, self.d)
+        # group competition: within a group, heads are weighted by their agreement with the group's bias
+        w = torch.softmax(torch.einsum("bghld,gd->bghl", out, self.group_bias) / 0.5, dim=2)
+        grouped = (w.unsqueeze(-1) * out).sum(2)                                          # (B,G,L,d)
+        word_raw = self.out_proj(grouped.permute(0, 2, 1, 3).reshape(b, n, self.g * self.d))
+        explore = self.explore_net(loss_vec) + self.explore_state
+        meta = torch.cat([self.meta_state, explore])                                      # (192,)
+        word_gate = torch.sigmoid(self.meta_word_gate(meta) * self.sharpness)             # (256,)
+        states = x + word_raw * word_gate
+        # a weighted mean, not upstream's sum, so that sent_vec's scale does not grow with L
+        weights = (self.sent_pos_w[:n] * mask.to(x.dtype)).unsqueeze(-1)
+        pooled = (states * weights).sum(1) / mask.to(x.dtype).sum(1, keepdim=True).clamp_min(1.0)
+        sent = self.sent_proj(pooled) + self.meta_sent_mod(meta) * torch.sigmoid(
+            self.meta_sent_gate(meta) * self.sharpness)
+        return states, sent, word_gate
+
+
+class P3LAttributeLinkage(nn.Module):
+    """P3-L: attention among the active named attributes of each sample (single-dimension heads).
+
+    An attribute id is (slot position, sign): ``id = 2·slot + (value < 0)``, 768 ids. Positions are
+    shared by every modality of a zone, so the same module serves any modality's slots. For each
+    sample the ``K`` slots with the largest peak |value| over its tokens are kept.
+    Inputs: ``attr`` (B, L, 384), ``mask`` (B, L). Output: ``p3lf`` (B, p3l_feat) = per group
+    [mean peak attention, attention std, attention range] (zero-padded) + a learned summary of the
+    attended attribute embeddings; also ``ids`` (B, K) and ``id_mask`` (B, K).
+    """
+
+    def __init__(self, cfg: EngineConfig):
+        super().__init__()
+        self.groups = list(cfg.p3l_groups)
+        heads = sum(self.groups)
+        self.k_active, self.feat = cfg.p3l_max_active, cfg.p3l_feat
+        self.id_embed = nn.Embedding(768, 384)
+        nn.init.normal_(self.id_embed.weight, std=384 ** -0.5)
+        self.q = _xavier(nn.Linear(384, heads, bias=False), 0.1)
+        self.k = _xavier(nn.Linear(384, heads, bias=False), 0.1)
+        self.v = _xavier(nn.Linear(384, heads, bias=False), 0.1)
+        self.out = _xavier(nn.Linear(heads, 384, bias=False), 0.1)
+        self.summary = _xavier(nn.Linear(384, cfg.p3l_feat), 0.5)
+        self.temperature = 0.67
+
+    @staticmethod
+    def active_ids(attr: torch.Tensor, mask: torch.Tensor, k: int):
+        """(ids, values, id_mask), each (B, K): the K strongest signed slots of each sample."""
+        a = attr * mask.to(attr.dtype).unsqueeze(-1)
+        peak_at = a.abs().argmax(1, keepdim=True)                                         # (B,1,384)
+        peak = a.gather(1, peak_at).squeeze(1)                                            # (B,384)
+        vals, slots = peak.abs().topk(min(k, 384), dim=-1)
+        signed = peak.gather(1, slots)
+        ids = 2 * slots + (signed < 0).long()
+        return ids, signed, vals > 0
+
+    def forward(self, attr: torch.Tensor, mask: torch.Tensor):
+        ids, signed, m = self.active_ids(attr, mask, self.k_active)
+        e = self.id_embed(ids)                                                            # (B,K,384)
+        q, k, v = (proj(e).transpose(1, 2) for proj in (self.q, self.k, self.v))          # (B,H,K)
+        # single-dimension heads: score_ij = q_i·k_j / T; absent keys get a finite -1e4 (not -inf,
+        # so a sample with no active id gives zeros rather than NaN gradients)
+        bias = (~m).to(q.dtype).mul(-1e4)[:, None, None, :]                               # (B,1,1,K)
+        attn = torch.softmax(q.unsqueeze(-1) * k.unsqueeze(-2) / self.temperature + bias, dim=-1)  # (B,H,K,K)
+        ctx = (attn @ v.unsqueeze(-1)).squeeze(-1).transpose(1, 2) * signed.abs().unsqueeze(-1)     # (B,K,H)
+        pooled = masked_mean(self.out(ctx), m)                                            # (B,384)
+        stats = self._stats(attn.detach(), m)
+        return F.pad(stats, (0, self.feat - stats.shape[1])) + self.summary(pooled), ids, m
+
+    @torch.no_grad()
+    def _stats(self, attn: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+        """Per group [mean peak attention, attention std, attention range] over the active pairs
+        (B, 3·groups); zero for samples with fewer than 2 active ids. Descriptive statistics, like
+        the gate's abc_conf: no gradient (P3-L learns through the summary path)."""
+        mf = m.to(attn.dtype)
+        pair = (mf[:, :, None] * mf[:, None, :]).unsqueeze(1)                             # (B,1,K,K)
+        npair = pair.sum((2, 3)).clamp_min(1.0)                                           # (B,1)
+        masked = attn * pair
+        mean1 = masked.sum((2, 3)) / npair                                                # (B,H)
+        mean2 = (masked * attn).sum((2, 3)) / npair
+        peak = (attn.amax(-1) * mf[:, None, :]).sum(-1) / mf.sum(1, keepdim=True).clamp_min(1)
+        hi = masked.amax((2, 3))
+        lo = (attn + (1 - pair) * 2.0).amin((2, 3))
+        feats, start = [], 0
+        for n in self.groups:  # a loop over groups (≤ 29), not over tokens
+            sl = slice(start, start + n)
+            start += n
+            std = (mean2[:, sl].mean(1) - mean1[:, sl].mean(1).pow(2)).clamp_min(0).sqrt()
+            rng = (hi[:, sl].amax(1) - lo[:, sl].amin(1)).clamp_min(0)
+            feats += [peak[:, sl].mean(1), std, rng]
+        return torch.stack(feats, 1) * (m.sum(1, keepdim=True) >= 2)
+
+
+class ABCPrime(nn.Module):
+    """ABC' pressurisation: p3lf (B, F) → abc_prime (B, F); MLP F→h→h→F, near-zero init gain.
+
+    Injected additively (never concatenated; upstream found concatenation broke training):
+    into B's input as ``p3lf + gain·abc_prime`` and into sent_vec through ``to_sent`` (F → 256).
+    """
+
+    def __init__(self, cfg: EngineConfig):
+        super().__init__()
+        self.net = mlp([cfg.p3l_feat, cfg.abc_hidden, cfg.abc_hidden, cfg.p3l_feat], gain=cfg.abc_init_gain)
+        self.to_sent = _xavier(nn.Linear(cfg.p3l_feat, 256), cfg.abc_init_gain)
+
+    def forward(self, p3lf: torch.Tensor) -> torch.Tensor:
+        return self.net(p3lf)
+
+
+class StageA(nn.Module):
+    """A, structure: per-token MLP on [attr ‖ state] (B, L, 640) → masked mean → ``a_logits`` (B, classes), ``ah`` (B, 128)."""
+
+    def __init__(self, cfg: EngineConfig):
+        super().__init__()
+        self.token = mlp([640, cfg.a_hidden, 128], last_act=True)
+        self.pool = mlp([128, 128], last_act=True)
+        self.classify = _xavier(nn.Linear(128, cfg.a_classes), 0.5)
+
+    def forward(self, attr: torch.Tensor, states: torch.Tensor, mask: torch.Tensor):
+        ah = self.pool(masked_mean(self.token(torch.cat([attr, states], -1)), mask))
+        return self.classify(ah), ah
+
+
+class StageB(nn.Module):
+    """B, content: [ah 128 ‖ mean attr 384 ‖ p3lf_rich F] → ``ct`` (B, 384), regressed on the mean attr."""
+
+    def __init__(self, cfg: EngineConfig):
+        super().__init__()
+        self.net = mlp([128 + 384 + cfg.p3l_feat, cfg.b_hidden, 128, 384])
+
+    def forward(self, ah: torch.Tensor, attr_mean: torch.Tensor, p3lf_rich: torch.Tensor) -> torch.Tensor:
+        return self.net(torch.cat([ah, attr_mean, p3lf_rich], -1))
+
+
+class StageC(nn.Module):
+    """C, tone: ct (B, 384) → ``ac`` (B, 48), soft-normalised ac / (‖ac‖ + 1)."""
+
+    def __init__(self, cfg: EngineConfig):
+        super().__init__()
+        self.net = mlp([384, cfg.c_hidden, cfg.c_hidden, cfg.c_dim])
+
+    def forward(self, ct: torch.Tensor) -> torch.Tensor:
+        ac = self.net(ct)
+        return ac / (ac.norm(dim=-1, keepdim=True) + 1.0)
+
+
+class StageD(nn.Module):
+    """D, relation review: ct (B, 384) → ``rel_logits`` (B, 11) and ``rd`` (B, 384), unit-norm if spherical."""
+
+    def __init__(self, cfg: EngineConfig):
+        super().__init__()
+        self.encoder = mlp([384, 384, 384], last_act=True)
+        self.relations = _xavier(nn.Linear(384, cfg.d_relations), 0.5)
+        self.spherical = cfg.spherical
+
+    def forward(self, ct: torch.Tensor):
+        enc = self.encoder(ct)
+        rd = F.normalize(enc, dim=-1) if self.spherical else enc
+        return self.relations(enc), rd
+
+
+class StageE(nn.Module):
+    """E, memory read-write head: rd (B, 384), sent_vec (B, 256) → ``me`` (B, 384), recall score (B,).
+
+    ``me = n(n(net(rd)) + gain·recall)`` where ``n`` is unit normalisation when spherical and
+    ``recall`` the memory's top-1 value for ``sent_vec``, a detached prior (no gradient flows into
+    the memory). The new turn (sent_vec, me) is written back, detached. The memory itself is a
+    :class:`~v22sdk.engine.memory_head.MemoryHead` set by the owner (``None`` disables E's memory).
+    """
+
+    def __init__(self, cfg: EngineConfig):
+        super().__init__()
+        self.net = mlp([384, 384, 384])
+        self.spherical, self.gain = cfg.spherical, cfg.inject_gain
+        self.memory = None  # a MemoryHead; not a submodule (its state is not a parameter)
+        self.write_enabled = True
+
+    def _n(self, x: torch.Tensor) -> torch.Tensor:
+        return F.normalize(x, dim=-1) if self.spherical else x
+
+    def forward(self, rd: torch.Tensor, sent_vec: torch.Tensor, attr_sets):
+        me = self._n(self.net(rd))
+        score = torch.zeros(rd.shape[0], device=rd.device)
+        if self.memory is not None:
+            recall = self.memory.read(sent_vec.detach(), attr_sets)
+            prior = recall.values.to(rd).detach() * recall.found.to(rd).unsqueeze(-1)
+            me = self._n(me + self.gain * prior)
+            score = recall.scores.to(rd) * recall.found.to(rd)
+            if self.write_enabled:
+                self.memory.write(sent_vec.detach(), me.detach(), attr_sets)
+        return me, score
+
+
+class ThreeChannelGate(nn.Module):
+    """The gate: [base(abc_conf 12) ‖ aux·abc(ac 48) ‖ aux·sent(sv 256)] (B, 384) → TurboExplore → TurboMeta → (B, 256) ∈ (0, 1).
+
+    ``sigmoid`` TurboMeta: σ((b + x)/10); ``vmf``: σ(κ ⊙ x̂ ⊙ μ̂ + b) with x̂, μ̂ unit vectors
+    (element-wise, as upstream; ≈ 0.5 at initialisation).
+    """
+
+    def __init__(self, cfg: EngineConfig):
+        super().__init__()
+        self.base = nn.Linear(12, 128)
+        self.abc = nn.Linear(cfg.c_dim, 128)
+        self.sent = nn.Linear(256, 128)
+        for layer, std in ((self.base, 0.03), (self.abc, 0.01), (self.sent, 0.03)):
+            nn.init.normal_(layer.weight, std=std)
+            nn.init.zeros_(layer.bias)
+        self.explore = mlp([384, cfg.gate_hidden, cfg.gate_hidden, 256], gain=0.1)
+        self.variant = cfg.gate
+        self.bias = nn.Parameter(torch.zeros(256))
+        if cfg.gate == "vmf":
+            self.mu = nn.Parameter(torch.randn(256) * 0.1)
+            self.kappa = nn.Parameter(torch.full((256,), 2.0))
+
+    def forward(self, abc_conf: torch.Tensor, ac: torch.Tensor, sent_vec: torch.Tensor, aux: float) -> torch.Tensor:
+        x = self.explore(torch.cat([self.base(abc_conf), aux * self.abc(ac), aux * self.sent(sent_vec)], -1))
+        if self.variant == "vmf":
+            return torch.sigmoid(self.kappa * F.normalize(x, dim=-1) * F.normalize(self.mu, dim=0) + self.bias)
+        return torch.sigmoid((self.bias + x) / 10.0)
+
+
+class P6Decoder(nn.Module):
+    """P6: tied-weight parallel decoder. sent (B, 256), gates (B, 256) or None, vocab (V, 256) → logits (B, P, V).
+
+    h = encoder(sent) ⊙ gates; position i has its own head: pred_i = W_i (h + pos_i) + b_i;
+    logits = pred @ vocabᵀ (the vocabulary's fixed embeddings: tied weights). No autoregression.
+    """
+
+    def __init__(self, cfg: EngineConfig):
+        super().__init__()
+        p = cfg.out_positions
+        self.encoder = mlp([256, cfg.p6_hidden, 256], last_act=True)
+        self.pos_embed = nn.Parameter(torch.randn(p, 256) * 0.02)
+        w = torch.empty(p, 256, 256)
+        for i in range(p):
+            nn.init.xavier_uniform_(w[i], gain=0.1)
+        self.heads = nn.Parameter(w)
+        self.head_bias = nn.Parameter(torch.zeros(p, 256))
+
+    def forward(self, sent: torch.Tensor, gates: torch.Tensor | None, vocab: torch.Tensor) -> torch.Tensor:
+        h = self.encoder(sent)
+        if gates is not None:
+            h = h * gates
+        pred = torch.einsum("bpi,poi->bpo", h.unsqueeze(1) + self.pos_embed, self.heads) + self.head_bias
+        return pred @ vocab.t()
