@@ -105,3 +105,15 @@ def test_a_subsystem_that_fails_to_import_is_one_line_and_others_still_work(tmp_
     with pytest.raises(SystemExit) as exit_info:
         cli_module.main(["--help"])
     assert exit_info.value.code == 0 and "unavailable" in capsys.readouterr().out
+
+
+def test_built_in_plugins_register_through_entry_points_without_torch():
+    code = ("import sys, json; from v22sdk import get_registry; r = get_registry(); "
+            "print(json.dumps([r.names(k) for k in ('modalities', 'engines', 'memory_backends')] + "
+            "[[b.name for b in r.broken], 'torch' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    modalities, engines, memories, broken, torch_loaded = json.loads(out.stdout)
+    assert {"text", "vision", "audio"} <= set(modalities)
+    assert engines == ["baseline", "v22"] and {"fifo", "tiered"} <= set(memories)
+    assert broken == [] and torch_loaded is False

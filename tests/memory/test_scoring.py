@@ -1,0 +1,83 @@
+"""Hybrid score, bitmask Jaccard and tie-breaks against a plain-Python reference."""
+
+import numpy as np
+import pytest
+
+from v22sdk.memory.ring import RingTier
+from v22sdk.memory.scoring import AttrVocab, blob_to_mask, mask_to_blob, search_block, unit_rows
+from _gen import NAMES, make_turn
+
+
+def naive(turns, q, qattrs):
+    out = []
+    for t in turns:
+        a, b = t.sent_vec.astype(np.float64), q.astype(np.float64)
+        cos = a @ b / (np.linalg.norm(a) * np.linalg.norm(b))
+        u = t.attrs | qattrs
+        jac = len(t.attrs & qattrs) / len(u) if u else 0.0
+        out.append((0.6 * cos + 0.4 * jac, t.id))
+    return sorted(out, key=lambda x: (-x[0], -x[1]))
+
+
+def test_ring_topk_matches_reference():
+    vocab = AttrVocab(NAMES)
+    ring = RingTier(300, vocab)
+    turns = [make_turn(i).with_id(i, 1.0, i) for i in range(1, 301)]
+    ring.batched_put(turns)
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        q = rng.standard_normal(256).astype(np.float32)
+        qa = frozenset(rng.choice(NAMES, 3, replace=False).tolist() + ["unknown.slot"])
+        ids, sc = ring.search(unit_rows(q[None]), vocab.mask(qa)[None], np.array([len(qa)]), k=5)
+        ref = naive(turns, q, qa)[:5]
+        assert ids[0].tolist() == [r[1] for r in ref]
+        np.testing.assert_allclose(sc[0], [r[0] for r in ref], rtol=0, atol=1e-6)  # unit rows are float32
+
+
+def test_ties_go_to_newer_id_and_empty_sets_score_zero_jaccard():
+    vocab = AttrVocab(["a", "b"])
+    ring = RingTier(10, vocab)
+    base = make_turn(1)
+    same = [base.with_id(i, 1.0, i) for i in (3, 9, 5)]  # identical content, three ids
+    ring.batched_put(same)
+    q = unit_rows(base.sent_vec[None])
+    ids, sc = ring.search(q, vocab.mask(frozenset())[None], np.array([0]), k=3)
+    assert ids[0].tolist() == [9, 5, 3]
+    assert sc[0][0] == sc[0][1] == sc[0][2]
+    assert abs(sc[0][0] - 0.6) < 1e-6  # cos = 1, Jaccard(empty, empty) = 0
+
+
+def test_result_does_not_depend_on_layout():
+    """Same rows in a different order / block size give bit-identical scores."""
+    vocab = AttrVocab(NAMES)
+    turns = [make_turn(i).with_id(i, 1.0, i) for i in range(1, 501)]
+    units = unit_rows(np.stack([t.sent_vec for t in turns]))
+    masks = np.stack([vocab.mask(t.attrs) for t in turns])
+    counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int32)
+    ids = np.arange(1, 501)
+    perm = np.random.default_rng(1).permutation(500)
+    q = unit_rows(make_turn(999).sent_vec[None])[0]
+    qm = vocab.mask(frozenset(NAMES[:4]))
+    a = search_block(ids, units, masks, counts, q, qm, 4, k=10)
+    b = search_block(ids[perm], units[perm], masks[perm], counts[perm], q, qm, 4, k=10)
+    assert a[0].tolist() == b[0].tolist() and a[1].tobytes() == b[1].tobytes()
+
+
+def test_mask_blob_roundtrip_and_vocab_growth():
+    vocab = AttrVocab()
+    names = [f"n{i}" for i in range(700)]  # more than the 512 default bits: masks widen
+    for n in names:
+        vocab.add(n)
+    m = vocab.mask(frozenset(names[::7]))
+    assert vocab.names_of(m) == frozenset(names[::7])
+    assert np.array_equal(blob_to_mask(mask_to_blob(m), len(m)), m)
+    assert mask_to_blob(vocab.mask(frozenset())) == b""
+
+
+@pytest.mark.parametrize("bad", [np.zeros(255), np.full(256, np.nan)])
+def test_turn_rejects_bad_vectors(bad):
+    from v22sdk.errors import InputError
+    from v22sdk.memory.turn import Turn
+
+    with pytest.raises(InputError, match="sent_vec"):
+        Turn(bad, np.zeros(384))

@@ -1,0 +1,202 @@
+"""``v22sdk memory ...``: inspect, search, export, import and salvage the memory store.
+
+Import is light: no torch, no engine. ``search`` takes a query file (``.json`` with a
+``sent_vec`` list and optional ``attrs`` list, or ``.npy`` with a (256,) or (B, 256) array) or,
+when the CLI was built with ``make_memory_group(encode_query=...)``, any input the engine can
+encode (the lead wires the engine's encoder there; this package never imports the engine).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Callable
+
+import click
+import numpy as np
+
+from v22sdk.errors import InputError, V22Error
+
+EncodeQuery = Callable[[str], "tuple[np.ndarray, frozenset[str]]"]
+
+
+@contextlib.contextmanager
+def _errors():
+    """Turn typed errors into one-line click errors (no traceback)."""
+    try:
+        yield
+    except V22Error as e:
+        raise click.ClickException(str(e)) from e
+    except OSError as e:
+        raise click.ClickException(f"{e.filename or ''}: {e.strerror}".lstrip(": ")) from e
+
+
+def _open(ctx: click.Context, check: str = "quick"):
+    from v22sdk.memory.sqlite_tier import SQLiteTier
+
+    path = ctx.obj["memory"]
+    if not os.path.exists(path):
+        raise click.ClickException(f"memory store {path} does not exist (nothing written yet)")
+    return SQLiteTier(path, check=check)
+
+
+def load_query_file(path: str) -> tuple[np.ndarray, list[frozenset[str]]]:
+    """Query rows (B, 256) float32 and their attribute sets from a .json or .npy file."""
+    if path.endswith(".npy"):
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise InputError(path, f"not a readable .npy array ({e})") from e
+        arr = np.atleast_2d(np.asarray(arr, np.float32))
+        attrs = [frozenset()] * len(arr)
+    else:
+        try:
+            with open(path, encoding="utf-8") as f:
+                obj = json.load(f)
+        except (OSError, ValueError) as e:
+            raise InputError(path, f"not a readable JSON query ({e})") from e
+        if not isinstance(obj, dict) or "sent_vec" not in obj:
+            raise InputError(path, "expected a JSON object with a 'sent_vec' list (and optional 'attrs')")
+        arr = np.atleast_2d(np.asarray(obj["sent_vec"], np.float32))
+        attrs = [frozenset(obj.get("attrs", []))] * len(arr)
+    if arr.ndim != 2 or arr.shape[1] != 256 or not np.isfinite(arr).all():
+        raise InputError(path, f"sent_vec must be 256 finite numbers per row, got shape {arr.shape}")
+    return arr, attrs
+
+
+def _age(t: float) -> str:
+    s = max(0.0, time.time() - t)
+    for unit, n in (("d", 86400), ("h", 3600), ("min", 60)):
+        if s >= n:
+            return f"{s / n:.1f} {unit} ago"
+    return f"{s:.0f} s ago"
+
+
+def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
+    """Build the ``memory`` click group. ``encode_query(input) -> (sent_vec (256,), attrs)`` lets
+    ``search`` accept raw inputs (text, image, sound) through the engine."""
+
+    @click.group("memory")
+    @click.option("--memory", "memory_path", type=click.Path(dir_okay=False), default=None,
+                  help="Memory store file (default: the user's data directory, or $V22SDK_MEMORY).")
+    @click.pass_context
+    def memory(ctx: click.Context, memory_path: str | None) -> None:
+        """Inspect and maintain the durable 3-tier memory."""
+        from v22sdk.memory.paths import default_memory_path
+
+        ctx.ensure_object(dict)
+        ctx.obj["memory"] = memory_path or str(default_memory_path())
+
+    @memory.command()
+    @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+    @click.pass_context
+    def stats(ctx, as_json: bool) -> None:
+        """Turn count, time span, size on disk and integrity of the store."""
+        with _errors():
+            store = _open(ctx)
+            with store:
+                s = store.stats()
+                s["quick_check"] = "ok"  # opening ran it; a failure would have raised
+        if as_json:
+            click.echo(json.dumps(s, indent=2))
+            return
+        for k, v in s.items():
+            if k.endswith("_time") and v is not None:
+                v = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v))
+            click.echo(f"{k:17} {v}")
+
+    @memory.command()
+    @click.argument("query_input")
+    @click.option("-k", "--top", "k", default=5, show_default=True, type=click.IntRange(1, 1000))
+    @click.pass_context
+    def search(ctx, query_input: str, k: int) -> None:
+        """Exact top-k turns (0.6 cos + 0.4 Jaccard) for QUERY_INPUT over every stored turn."""
+        from v22sdk.memory.scoring import unit_rows
+
+        with _errors():
+            if query_input.endswith((".json", ".npy")) or encode_query is None:
+                vecs, attrs = load_query_file(query_input)
+            else:
+                vec, aset = encode_query(query_input)
+                vecs, attrs = np.asarray(vec, np.float32).reshape(1, -1), [frozenset(aset)]
+            store = _open(ctx)
+            with store:
+                qm = np.stack([store.vocab.mask(a) for a in attrs])
+                qc = np.array([len(a) for a in attrs], np.int32)
+                ids, scores = store.search(unit_rows(vecs), qm, qc, k)
+                for row in range(len(vecs)):
+                    if len(vecs) > 1:
+                        click.echo(f"query {row}:")
+                    hits = [(int(i), float(s)) for i, s in zip(ids[row], scores[row]) if i >= 0]
+                    if not hits:
+                        click.echo("  (memory is empty)")
+                    for rank, (i, s) in enumerate(hits, 1):
+                        t = store.get(i)
+                        what = t.summary or t.digest[:16] or "-"
+                        click.echo(f"  {rank}. turn {i}  score {s:.4f}  {_age(t.time)}  "
+                                   f"[{t.conversation}/{t.modality or '?'}]  {what}")
+
+    @memory.command("export")
+    @click.option("--jsonl", is_flag=True, default=True, help="One JSON record per turn (the format).")
+    @click.option("--out", type=click.Path(dir_okay=False), default=None,
+                  help="Write to FILE atomically (default: standard output).")
+    @click.pass_context
+    def export_cmd(ctx, jsonl: bool, out: str | None) -> None:
+        """Export every turn as JSONL."""
+        from v22sdk.memory.jsonl import export_jsonl
+
+        with _errors():
+            store = _open(ctx)
+            with store:
+                if out is None:
+                    n = export_jsonl(store, sys.stdout)
+                else:
+                    d = os.path.dirname(os.path.abspath(out))
+                    fd, tmp = tempfile.mkstemp(dir=d, prefix=".export-", suffix=".jsonl")
+                    try:
+                        with os.fdopen(fd, "w", encoding="utf-8") as f:
+                            n = export_jsonl(store, f)
+                            f.flush()
+                            os.fsync(f.fileno())
+                        os.replace(tmp, out)
+                    except BaseException:
+                        with contextlib.suppress(OSError):
+                            os.unlink(tmp)
+                        raise
+                    click.echo(f"exported {n} turns to {out}", err=True)
+
+    @memory.command("import")
+    @click.argument("file", type=click.Path(exists=True, dir_okay=False))
+    @click.pass_context
+    def import_cmd(ctx, file: str) -> None:
+        """Append the turns of FILE.jsonl (validated first; new ids)."""
+        from v22sdk.memory.jsonl import import_jsonl
+        from v22sdk.memory.sqlite_tier import SQLiteTier
+
+        with _errors():
+            with SQLiteTier(ctx.obj["memory"]) as store:
+                n = import_jsonl(store, file)
+        click.echo(f"imported {n} turns into {ctx.obj['memory']}")
+
+    @memory.command("salvage")
+    @click.argument("src", type=click.Path(exists=True, dir_okay=False))
+    @click.argument("dst", type=click.Path(dir_okay=False))
+    def salvage_cmd(src: str, dst: str) -> None:
+        """Copy the readable turns of a damaged store SRC into a new store DST (SRC untouched)."""
+        from v22sdk.memory.sqlite_tier import salvage
+
+        with _errors():
+            r = salvage(src, dst)
+        skipped = r["skipped_ids"]
+        click.echo(f"recovered {r['recovered']} turns into {dst}; "
+                   f"{len(skipped)} unreadable" + (f" (ids {skipped[:10]}...)" if skipped else ""))
+
+    return memory
+
+
+#: The group as registered by default (search reads .json/.npy query files).
+memory = make_memory_group()

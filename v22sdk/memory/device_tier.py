@@ -1,0 +1,53 @@
+"""L1: the most recent turns (50 by default), with their vectors as torch tensors on the engine's
+device, so that stage E scores its batch against them and takes the recalled memory embeddings
+without a host round trip. A host mirror (the ring arrays of :class:`RingTier`) serves the exact
+float64 re-score that makes results independent of device and layout.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from v22sdk.memory.ring import RingTier
+from v22sdk.memory.scoring import AttrVocab
+
+
+class DeviceTier(RingTier):
+    """A :class:`RingTier` whose unit sent_vecs and memory embeddings also live on ``device``."""
+
+    level = "L1"
+
+    def __init__(self, capacity: int, vocab: AttrVocab, device: str | torch.device = "cpu"):
+        super().__init__(capacity, vocab)
+        self.device = torch.device(device)
+        self.units_dev = torch.zeros(self.units.shape, dtype=torch.float32, device=self.device)
+        self.mem_dev = torch.zeros(self.mem.shape, dtype=torch.float32, device=self.device)
+
+    def insert_block(self, *args, **kw) -> np.ndarray:
+        slots = super().insert_block(*args, **kw)
+        if len(slots):
+            idx = torch.from_numpy(slots).to(self.device)
+            self.units_dev[idx] = torch.from_numpy(self.units[slots]).to(self.device)
+            self.mem_dev[idx] = torch.from_numpy(self.mem[slots]).to(self.device)
+        return slots
+
+    def to(self, device: str | torch.device) -> "DeviceTier":
+        self.device = torch.device(device)
+        self.units_dev = self.units_dev.to(self.device)
+        self.mem_dev = self.mem_dev.to(self.device)
+        return self
+
+    def _fast(self, queries: np.ndarray, n: int) -> np.ndarray:
+        q = torch.from_numpy(queries).to(self.device)
+        return (q @ self.units_dev[:n].T).cpu().numpy()
+
+    def values(self, turn_ids: Sequence[int]) -> torch.Tensor:
+        """Memory embeddings (len, 384) of turns held here, on the device."""
+        idx = torch.tensor([self.slot[int(i)] for i in turn_ids], dtype=torch.long, device=self.device)
+        return self.mem_dev[idx]
+
+    def clear(self) -> None:
+        self.__init__(self.capacity, self.vocab, self.device)

@@ -1,0 +1,173 @@
+"""L2: the most recently used turns in preallocated numpy ring buffers, searched exactly.
+
+Arrays (``C`` = capacity, ``W`` = mask words): ``ids`` (C,) int64 (-1 = empty slot), ``sent``
+(C, 256) float32 as stored, ``units`` (C, 256) float32 unit rows for the cosine, ``mem`` (C, 384)
+float32, ``masks`` (C, W) uint64 (column-major), ``counts`` (C,) int32, ``times`` (C,) float64,
+``touched`` (C,) int64, plus a Python list of the text fields; attribute names are decoded from
+the masks when a turn is read back. Eviction is FIFO over insertion, and turns are inserted in
+recency order (write or promotion), so after a restart the ring rebuilt from the ``touched``
+column of L3 holds exactly the same turns.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from v22sdk.memory.scoring import (AttrVocab, candidates, exact_scores, fast_scores, matvec,
+                                   pick_topk, unit_rows)
+from v22sdk.memory.tier import MemoryTier
+from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
+
+
+class RingTier(MemoryTier):
+    """A fixed-capacity FIFO of turns with exact hybrid search (numpy)."""
+
+    level = "L2"
+
+    def __init__(self, capacity: int, vocab: AttrVocab):
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity}")
+        self.capacity = int(capacity)
+        self.vocab = vocab
+        c, w = self.capacity, vocab.words()
+        self.ids = np.full(c, -1, np.int64)
+        self.sent = np.zeros((c, SENT_DIM), np.float32)
+        self.units = np.zeros((c, SENT_DIM), np.float32)
+        self.mem = np.zeros((c, MEM_DIM), np.float32)
+        self.masks = np.zeros((c, w), np.uint64, order="F")  # columns contiguous: see fast_scores
+        self.counts = np.zeros(c, np.int32)
+        self.times = np.zeros(c, np.float64)
+        self.touched = np.zeros(c, np.int64)
+        self.text: list[tuple[str, str, str, str] | None] = [None] * c
+        self.slot: dict[int, int] = {}
+        self.head = 0  # next slot to write
+        self.filled = 0  # slots [0, filled) have been written at least once
+        self.holes = 0  # removed slots not yet overwritten
+
+    def __len__(self) -> int:
+        return len(self.slot)
+
+    def _ensure_words(self) -> None:
+        w = self.vocab.words()
+        if w > self.masks.shape[1]:  # vocabulary outgrew the masks: widen (rare)
+            wider = np.zeros((self.capacity, w), np.uint64, order="F")
+            wider[:, : self.masks.shape[1]] = self.masks
+            self.masks = wider
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def put(self, turn: Turn) -> None:
+        self.batched_put([turn])
+
+    def batched_put(self, turns: Sequence[Turn]) -> None:
+        """Insert turns (which carry ids) in the given order, evicting the oldest when full."""
+        self._insert(turns)
+
+    def _insert(self, turns: Sequence[Turn]) -> np.ndarray:
+        """Insert turns not yet held; return the slots written."""
+        turns = [t for t in turns if t.id not in self.slot][-self.capacity:]
+        if not turns:
+            return np.empty(0, np.int64)
+        self._ensure_words()
+        w = self.masks.shape[1]
+        return self.insert_block(
+            np.array([t.id for t in turns], np.int64), np.stack([t.sent_vec for t in turns]),
+            np.stack([t.mem_emb for t in turns]), np.stack([self.vocab.mask(t.attrs, w) for t in turns]),
+            np.array([t.time for t in turns]), np.array([t.touched for t in turns], np.int64),
+            [(t.conversation, t.modality, t.digest, t.summary) for t in turns])
+
+    def insert_block(self, ids: np.ndarray, sent: np.ndarray, mem: np.ndarray, masks: np.ndarray,
+                     times: np.ndarray, touched: np.ndarray, text: list[tuple]) -> np.ndarray:
+        """Bulk insert of n new turns as arrays (ids not held yet), oldest first; the last
+        ``capacity`` are kept. Shapes: (n,), (n, 256), (n, 384), (n, W'), (n,), (n,), n tuples."""
+        if len(ids) > self.capacity:
+            cut = len(ids) - self.capacity
+            ids, sent, mem, masks, times, touched, text = (
+                ids[cut:], sent[cut:], mem[cut:], masks[cut:], times[cut:], touched[cut:], text[cut:])
+        n = len(ids)
+        if n == 0:
+            return np.empty(0, np.int64)
+        self._ensure_words()
+        w = self.masks.shape[1]
+        slots = (self.head + np.arange(n)) % self.capacity
+        old = self.ids[slots]
+        for o in old[old >= 0].tolist():
+            del self.slot[o]
+        self.holes -= int(np.count_nonzero((old < 0) & (slots < self.filled)))
+        self.sent[slots] = sent
+        self.units[slots] = unit_rows(sent)
+        self.mem[slots] = mem
+        self.masks[slots] = 0
+        self.masks[slots, : min(w, masks.shape[1])] = masks[:, :w]
+        self.counts[slots] = np.bitwise_count(self.masks[slots]).sum(axis=1, dtype=np.int32)
+        self.ids[slots] = ids
+        self.times[slots] = times
+        self.touched[slots] = touched
+        for s, i, tx in zip(slots.tolist(), ids.tolist(), text):
+            self.text[s] = tx
+            self.slot[i] = s
+        self.head = int((self.head + n) % self.capacity)
+        self.filled = min(self.capacity, self.filled + n)
+        return slots
+
+    def remove(self, turn_id: int) -> bool:
+        s = self.slot.pop(int(turn_id), None)
+        if s is None:
+            return False
+        self.ids[s] = -1
+        self.holes += 1
+        return True
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def contains(self, turn_id: int) -> bool:
+        return int(turn_id) in self.slot
+
+    def get(self, turn_id: int) -> Turn | None:
+        s = self.slot.get(int(turn_id))
+        if s is None:
+            return None
+        conv, mod, digest, summary = self.text[s]
+        attrs = self.vocab.names_of(self.masks[s])  # masks hold every name (vocab covers all)
+        return Turn(self.sent[s].copy(), self.mem[s].copy(), attrs, int(self.ids[s]),
+                    float(self.times[s]), conv, mod, digest, summary, int(self.touched[s]))
+
+    def id_array(self) -> np.ndarray:
+        """Sorted ids held (for excluding them from an L3 scan)."""
+        return np.sort(self.ids[: self.filled][self.ids[: self.filled] >= 0])
+
+    def _fast(self, queries: np.ndarray, n: int) -> np.ndarray:
+        """float32 cosines (B, n) of the first pass; L1 overrides this to run on its device."""
+        if len(queries) == 1:  # matrix-vector: the common single-query read
+            return matvec(self.units[:n], queries[0])[None]
+        return queries @ self.units[:n].T
+
+    def search(self, queries, qmasks, qcounts, k: int = 1):
+        b, n = len(queries), self.filled
+        out_ids = np.full((b, k), -1, np.int64)
+        out_sc = np.full((b, k), -np.inf)
+        if len(self.slot) == 0:
+            return out_ids, out_sc
+        self._ensure_words()
+        w = self.masks.shape[1]
+        qm = np.zeros((b, w), np.uint64)
+        qm[:, : min(w, qmasks.shape[1])] = qmasks[:, :w]
+        cos = self._fast(np.ascontiguousarray(queries, np.float32), n)  # (B, n)
+        ids, masks, counts = self.ids[:n], self.masks[:n], self.counts[:n]
+        kk = min(k, len(self.slot))
+        for q in range(b):
+            fast = fast_scores(cos[q], masks, counts, qm[q], int(qcounts[q]))
+            if self.holes:
+                fast[ids < 0] = -np.inf
+            cand = candidates(fast, kk)
+            cand = cand[ids[cand] >= 0]
+            exact = exact_scores(self.units[cand], masks[cand], counts[cand], queries[q], qm[q],
+                                 int(qcounts[q]))
+            sel, sc = pick_topk(ids[cand], exact, kk)
+            out_ids[q, :kk], out_sc[q, :kk] = ids[cand][sel], sc
+        return out_ids, out_sc
+
+    def clear(self) -> None:
+        self.__init__(self.capacity, self.vocab)

@@ -1,0 +1,170 @@
+"""Attribute bitmasks and the hybrid score ``0.6 * cos + 0.4 * Jaccard``.
+
+Attribute sets are stored as bitmasks over a vocabulary of slot names (``AttrVocab``), one row of
+``W`` uint64 words per turn, so that Jaccard over 10,000 turns is two ``bitwise_and``/``or``
+and one ``np.bitwise_count`` rather than 10,000 Python set operations. The vocabulary is
+persisted by the L3 store (bit numbers never change once assigned).
+
+Scores are made reproducible in two passes: a fast float32 pass (BLAS matmul) over all rows finds
+the candidates within ``MARGIN`` of the best, and an exact pass rescales only those candidates in
+float64 with a row-wise reduction whose order does not depend on where a row sits in an array.
+The returned score is the float64 one; ties break on the higher id (the newer turn). The result is
+therefore the same whatever the ring layout (live vs. rebuilt after a restart) or batch size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+W_COS = 0.6
+W_JAC = 0.4
+# Larger than the float32 rounding error of a 256-term dot product of unit vectors (< 2e-5).
+MARGIN = 1e-4
+
+
+class AttrVocab:
+    """Stable map from slot name to bit number (assigned in first-seen order, never reused)."""
+
+    def __init__(self, names: list[str] | None = None):
+        self.names: list[str] = []
+        self.bits: dict[str, int] = {}
+        for n in names or []:
+            self.add(n)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def add(self, name: str) -> int:
+        bit = self.bits.get(name)
+        if bit is None:
+            bit = len(self.names)
+            self.names.append(name)
+            self.bits[name] = bit
+        return bit
+
+    def words(self) -> int:
+        """uint64 words needed per mask (at least 1)."""
+        return max(1, (len(self.names) + 63) // 64)
+
+    def mask(self, attrs: frozenset[str], words: int | None = None) -> np.ndarray:
+        """``(W,)`` uint64 mask of ``attrs``; names not in the vocabulary are ignored."""
+        w = words or self.words()
+        out = np.zeros(w, dtype=np.uint64)
+        for name in attrs:
+            bit = self.bits.get(name)
+            if bit is not None and bit < 64 * w:
+                out[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
+        return out
+
+    def names_of(self, mask: np.ndarray) -> frozenset[str]:
+        bits = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
+        return frozenset(self.names[b] for b in bits if b < len(self.names))
+
+
+def mask_to_blob(mask: np.ndarray) -> bytes:
+    """Little-endian bytes of a mask with trailing zero words dropped (compact on disk)."""
+    nz = np.flatnonzero(mask)
+    n = int(nz[-1]) + 1 if nz.size else 0
+    return mask[:n].astype("<u8").tobytes()
+
+
+def blob_to_mask(blob: bytes, words: int) -> np.ndarray:
+    m = np.frombuffer(blob, dtype="<u8").astype(np.uint64)
+    out = np.zeros(words, dtype=np.uint64)
+    out[: min(words, m.size)] = m[:words]
+    return out
+
+
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` (N, D) scaled to unit L2 norm in float64, returned as float32.
+
+    The norm is a row-wise reduction, so a row's result does not depend on the batch it came in.
+    Zero rows stay zero (cosine 0 against everything).
+    """
+    x64 = np.asarray(x, dtype=np.float64)
+    n = np.sqrt((x64 * x64).sum(axis=-1, keepdims=True))
+    return np.divide(x64, n, out=np.zeros_like(x64), where=n > 0).astype(np.float32)
+
+
+def jaccard(masks: np.ndarray, counts: np.ndarray, qmask: np.ndarray, qcount: int) -> np.ndarray:
+    """Jaccard of each row mask (N, W) with ``qmask`` (W,), float64 (N,). J(empty, empty) = 0."""
+    inter = np.bitwise_count(masks & qmask).sum(axis=1, dtype=np.int64)
+    union = counts.astype(np.int64) + qcount - inter
+    return np.divide(inter, union, out=np.zeros(len(inter), dtype=np.float64), where=union > 0)
+
+
+def matvec(units: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """float32 ``units @ q`` for (N, 256) x (256,), by the fastest route measured here.
+
+    Up to 16k rows, BLAS on 2,048-row blocks (measured here 1.3-1.5x faster than one BLAS call
+    on 10k rows); above, ``einsum``'s SIMD loop (about 2x faster than BLAS gemv from 20k rows on,
+    on par with FAISS's exact inner product).
+    """
+    n = len(units)
+    if n > 16_384:
+        return np.einsum("ij,j->i", units, q)
+    out = np.empty(n, np.float32)
+    for s in range(0, n, 2048):
+        np.matmul(units[s:s + 2048], q, out=out[s:s + 2048])
+    return out
+
+
+def fast_scores(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray,
+                qmask: np.ndarray, qcount: int) -> np.ndarray:
+    """float32 hybrid scores (N,) of one query, for candidate selection only.
+
+    ``cos`` (N,) float32 cosines; ``masks`` (N, W) uint64, best stored column-major (Fortran
+    order) because only the query's non-zero words are read, each as one contiguous column.
+    """
+    words = np.flatnonzero(qmask)
+    if words.size == 0:  # no known attribute in the query: Jaccard is 0 for every row
+        return np.float32(W_COS) * cos
+    inter = np.bitwise_count(masks[:, words[0]] & qmask[words[0]]).astype(np.int32)
+    for w in words[1:]:
+        inter += np.bitwise_count(masks[:, w] & qmask[w])
+    union = counts + np.int32(qcount) - inter  # > 0: the query has at least one bit
+    jac = inter.astype(np.float32)
+    jac /= union.astype(np.float32)
+    jac *= np.float32(W_JAC)
+    jac += np.float32(W_COS) * cos
+    return jac
+
+
+def candidates(fast: np.ndarray, k: int) -> np.ndarray:
+    """Indices of every row whose fast score is within MARGIN of the k-th best."""
+    n = len(fast)
+    if k >= n:
+        return np.arange(n)
+    kth = fast.max() if k == 1 else np.partition(fast, n - k)[n - k]
+    return np.flatnonzero(fast >= kth - np.float32(MARGIN))
+
+
+def exact_scores(units: np.ndarray, masks: np.ndarray, counts: np.ndarray,
+                 qunit: np.ndarray, qmask: np.ndarray, qcount: int) -> np.ndarray:
+    """float64 hybrid scores (n,) of a few rows, independent of their position (row-wise sum)."""
+    cos = (units.astype(np.float64) * qunit.astype(np.float64)).sum(axis=1)
+    return W_COS * cos + W_JAC * jaccard(masks, counts, qmask, qcount)
+
+
+def pick_topk(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices into ``ids``/``scores`` of the top ``k``: higher score first, then higher id."""
+    order = np.lexsort((-ids.astype(np.int64), -scores))
+    return order[:k], scores[order[:k]]
+
+
+def search_block(ids: np.ndarray, units: np.ndarray, masks: np.ndarray, counts: np.ndarray,
+                 qunit: np.ndarray, qmask: np.ndarray, qcount: int, k: int = 1
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Exact top-``k`` of one query over a block of rows.
+
+    ``ids`` (N,) int64, ``units`` (N, 256) float32 unit rows, ``masks`` (N, W) uint64, ``counts``
+    (N,) int32 popcounts; ``qunit`` (256,) float32 unit, ``qmask`` (W,) uint64. Returns
+    ``(ids (k',), scores (k',) float64)``, ``k' = min(k, N)``.
+    """
+    n = len(ids)
+    if n == 0:
+        return np.empty(0, np.int64), np.empty(0, np.float64)
+    cand = candidates(fast_scores(matvec(units, qunit), masks, counts, qmask, qcount), k)
+    exact = exact_scores(units[cand], masks[cand], counts[cand], qunit, qmask, qcount)
+    sel, sc = pick_topk(ids[cand], exact, k)
+    return ids[cand][sel], sc

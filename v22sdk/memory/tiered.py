@@ -1,0 +1,249 @@
+"""``TieredMemory``: the built-in memory backend ``tiered`` (L1 device, L2 RAM, L3 SQLite).
+
+Write path (write-through, Mooncake's "commit then publish"): a batch of turns is committed to
+L3 in one durable transaction; only then is it published to L2 and L1 and its ids returned.
+
+Read path, per query row (``sent_vec`` (B, 256) and its attribute set):
+
+1. L1 (last ``l1_size`` written turns, scored on the engine's device). A best score
+   ``>= hit_threshold`` is the answer.
+2. Otherwise L2 (the ``l2_size`` most recently used turns): the better of L1's and L2's best; an
+   answer if ``>= hit_threshold``.
+3. Otherwise, when L3 holds turns that L2 does not, an exact scan of those; the best of all three
+   is the answer, and an answer found only in L3 is *promoted*: its recency is bumped in L3
+   (one small transaction) and it is inserted into L2, evicting L2's least recent turn.
+
+The result is a function of the stored state only (every score is exact, ties go to the newer
+id, and L2's content is rebuilt from L3's recency column), so a restart changes no answer.
+``search(..., exhaustive=True)`` skips the thresholds (the exact best over every turn).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Sequence
+
+import numpy as np
+
+from v22sdk.engine.memory_head import MEM_DIM, SENT_DIM, MemoryHead, Recall, TurnInfo
+from v22sdk.errors import InputError
+from v22sdk.memory.paths import default_memory_path
+from v22sdk.memory.ring import RingTier
+from v22sdk.memory.scoring import unit_rows
+from v22sdk.memory.sqlite_tier import SQLiteTier
+from v22sdk.memory.turn import Turn
+
+
+def _merge(ids_a, sc_a, ids_b, sc_b, k: int):
+    """Row-wise top-k of two (B, k) result sets (higher score, then higher id); ids deduplicated."""
+    ids = np.concatenate([ids_a, ids_b], axis=1)
+    sc = np.concatenate([sc_a, sc_b], axis=1)
+    out_i = np.full((len(ids), k), -1, np.int64)
+    out_s = np.full((len(ids), k), -np.inf)
+    for r in range(len(ids)):
+        order = np.lexsort((-ids[r], -sc[r]))
+        seen, j = set(), 0
+        for o in order:
+            if ids[r, o] < 0 or ids[r, o] in seen:
+                continue
+            seen.add(ids[r, o])
+            out_i[r, j], out_s[r, j] = ids[r, o], sc[r, o]
+            j += 1
+            if j == k:
+                break
+    return out_i, out_s
+
+
+class TieredMemory(MemoryHead):
+    """The 3-tier semantic cache. ``path=None`` uses :func:`default_memory_path`."""
+
+    name = "tiered"
+
+    def __init__(self, path: str | os.PathLike | None = None, *, l1_size: int = 50,
+                 l2_size: int = 10_000, device: str | torch.device = "cpu",
+                 hit_threshold: float = 0.9, synchronous: str = "FULL", check: str = "quick",
+                 scan_l3: bool = True):
+        from v22sdk.memory.device_tier import DeviceTier
+        if l1_size < 1 or l2_size < l1_size:
+            raise ValueError(f"need 1 <= l1_size <= l2_size, got {l1_size}, {l2_size}")
+        self.path = os.fspath(path) if path is not None else str(default_memory_path())
+        self.hit_threshold = float(hit_threshold)
+        # A read that L1/L2 do not answer scans L3 (~10 us per stored turn): off for a latency
+        # bound of L2 size; exhaustive search always scans.
+        self.scan_l3 = bool(scan_l3)
+        self._lock = threading.RLock()  # L1/L2 are plain arrays: one reader/writer at a time
+        self.l3 = SQLiteTier(self.path, synchronous=synchronous, check=check)
+        try:
+            self.l2 = RingTier(l2_size, self.l3.vocab)
+            self.l1 = DeviceTier(l1_size, self.l3.vocab, device)
+            self.rebuild()
+        except BaseException:
+            self.l3.close()
+            raise
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def rebuild(self) -> None:
+        """Refill L2 (most recently used) and L1 (most recently written) from L3."""
+        self.l2.clear()
+        self.l1.clear()
+        self.l2.insert_block(*self.l3.recent_block(self.l2.capacity, by="touched"))
+        self.l1.insert_block(*self.l3.recent_block(self.l1.capacity, by="id"))
+
+    def to(self, device: str | torch.device) -> "TieredMemory":
+        self.l1.to(device)
+        return self
+
+    @property
+    def device(self) -> torch.device:
+        return self.l1.device
+
+    def close(self) -> None:
+        self.l3.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return len(self.l3)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def write(self, sent_vec, mem_emb, attr_sets, info=None) -> list[int]:
+        sent = self._host(sent_vec, SENT_DIM, "sent_vec")
+        mem = self._host(mem_emb, MEM_DIM, "mem_emb")
+        b = len(sent)
+        if len(mem) != b or len(attr_sets) != b or (info is not None and len(info) != b):
+            raise InputError("memory.write", f"batch sizes differ: sent_vec {b}, mem_emb {len(mem)}, "
+                             f"attr_sets {len(attr_sets)}, info {None if info is None else len(info)}")
+        infos = list(info) if info is not None else [TurnInfo()] * b
+        turns = [Turn(sent[i], mem[i], frozenset(attr_sets[i]), conversation=infos[i].conversation,
+                      modality=infos[i].modality, digest=infos[i].digest, summary=infos[i].summary)
+                 for i in range(b)]
+        return [t.id for t in self.add_turns(turns)]
+
+    def add_turns(self, turns: Sequence[Turn]) -> list[Turn]:
+        """Commit turns to L3 (durable, one transaction), then publish them to L2 and L1."""
+        with self._lock:
+            stored = self.l3.commit(turns)
+            self.l2.batched_put(stored)
+            self.l1.batched_put(stored)
+            return stored
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def _queries(self, sent_vec, attr_sets):
+        q = self._host(sent_vec, SENT_DIM, "sent_vec")
+        if len(attr_sets) != len(q):
+            raise InputError("memory.read", f"{len(q)} query rows but {len(attr_sets)} attribute sets")
+        vocab = self.l3.vocab
+        qmasks = np.stack([vocab.mask(frozenset(a)) for a in attr_sets]) if len(q) else \
+            np.zeros((0, vocab.words()), np.uint64)
+        qcounts = np.array([len(frozenset(a)) for a in attr_sets], np.int32)
+        return unit_rows(q), qmasks, qcounts
+
+    def search(self, sent_vec, attr_sets: Sequence[frozenset[str]], k: int = 1,
+               exhaustive: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` ids (B, k) and float64 scores (B, k) per query (-1 / -inf where none)."""
+        q, qm, qc = self._queries(sent_vec, attr_sets)
+        with self._lock:
+            return self._search(q, qm, qc, k, exhaustive)
+
+    def _search(self, q, qm, qc, k: int, exhaustive: bool):
+        b = len(q)
+        tau = np.inf if exhaustive else self.hit_threshold
+        ids, sc = self.l1.search(q, qm, qc, k) if not exhaustive else (
+            np.full((b, k), -1, np.int64), np.full((b, k), -np.inf))
+        todo = np.flatnonzero(sc[:, -1] < tau) if b else np.empty(0, int)
+        if len(todo):
+            i2, s2 = self.l2.search(q[todo], qm[todo], qc[todo], k)
+            ids[todo], sc[todo] = _merge(ids[todo], sc[todo], i2, s2, k)
+            todo = todo[sc[todo, -1] < tau]
+        if len(todo) and (self.scan_l3 or exhaustive) and len(self.l3) > len(self.l2):
+            i3, s3 = self.l3.search(q[todo], qm[todo], qc[todo], k, exclude=self.l2.id_array())
+            ids[todo], sc[todo] = _merge(ids[todo], sc[todo], i3, s3, k)
+            self._promote([int(i) for i in np.unique(ids[todo]) if i >= 0 and not self.l2.contains(i)])
+        return ids, sc
+
+    def _promote(self, turn_ids: list[int]) -> None:
+        if not turn_ids:
+            return
+        turns = [t for t in self.l3.batched_get(turn_ids) if t is not None]
+        recency = self.l3.touch([t.id for t in turns])
+        self.l2.batched_put([t.with_id(t.id, t.time, r) for t, r in zip(turns, recency)])
+
+    def read(self, sent_vec: torch.Tensor, attr_sets: Sequence[frozenset[str]]) -> Recall:
+        import torch
+        device = sent_vec.device if isinstance(sent_vec, torch.Tensor) else self.l1.device
+        with self._lock:
+            return self._recall(*self.search(sent_vec, attr_sets, k=1), device)
+
+    def _recall(self, ids: np.ndarray, scores: np.ndarray, device: torch.device) -> Recall:
+        import torch
+        top = ids[:, 0]
+        b = len(top)
+        values = torch.zeros((b, MEM_DIM), dtype=torch.float32, device=device)
+        in_l1 = [r for r in range(b) if top[r] >= 0 and self.l1.contains(top[r])]
+        if in_l1:
+            values[in_l1] = self.l1.values(top[in_l1]).to(device)
+        rest = sorted(set(np.flatnonzero(top >= 0).tolist()) - set(in_l1))
+        turns: dict[int, Turn] = {}  # turns read from L3 (held by neither L1 nor L2)
+        rows = []
+        for r in rest:
+            i = int(top[r])
+            s = self.l2.slot.get(i)
+            if s is None:
+                turns[i] = turns.get(i) or self.l3.get(i)
+            rows.append(self.l2.mem[s] if s is not None else turns[i].mem_emb)
+        if rest:
+            values[rest] = torch.from_numpy(np.stack(rows)).to(device)
+        info, times, out_ids = [], [], []
+        for r in range(b):
+            i = int(top[r])
+            if i < 0:
+                info.append(None), times.append(None), out_ids.append(None)
+                continue
+            t = self._meta(i, turns)
+            out_ids.append(i)
+            info.append(TurnInfo(t[0], t[1], t[2], t[3]))
+            times.append(t[4])
+        found = torch.from_numpy(top >= 0).to(device)
+        sc = torch.from_numpy(np.where(top >= 0, scores[:, 0], 0.0).astype(np.float32)).to(device)
+        return Recall(values=values, found=found, scores=sc, ids=out_ids, info=info, times=times)
+
+    def _meta(self, turn_id: int, cache: dict) -> tuple:
+        for tier in (self.l1, self.l2):
+            s = tier.slot.get(turn_id)
+            if s is not None:
+                return (*tier.text[s], float(tier.times[s]))
+        t = cache.get(turn_id) or self.l3.get(turn_id)
+        return (t.conversation, t.modality, t.digest, t.summary, t.time)
+
+    def get(self, turn_id: int) -> Turn | None:
+        """A turn by id, L1 -> L2 -> L3."""
+        return self.l1.get(turn_id) or self.l2.get(turn_id) or self.l3.get(turn_id)
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _host(x, dim: int, what: str) -> np.ndarray:
+        import torch
+        if isinstance(x, torch.Tensor):
+            x = x.detach().to("cpu", torch.float32).numpy()
+        arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+        if arr.ndim != 2 or arr.shape[1] != dim:
+            raise InputError(f"memory {what}", f"expected shape (B, {dim}), got {tuple(arr.shape)}")
+        if not np.isfinite(arr).all():
+            raise InputError(f"memory {what}", "contains a non-finite value")
+        return arr
+
+    def stats(self) -> dict:
+        s = self.l3.stats()
+        s.update({"l1_turns": len(self.l1), "l1_capacity": self.l1.capacity,
+                  "l2_turns": len(self.l2), "l2_capacity": self.l2.capacity,
+                  "device": str(self.l1.device), "hit_threshold": self.hit_threshold})
+        return s

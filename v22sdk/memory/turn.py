@@ -1,0 +1,88 @@
+"""The stored unit of memory: one :class:`Turn` per input the engine has seen.
+
+A turn holds its id (assigned by the L3 store on commit, ``0`` before), its write time (Unix
+seconds), the conversation it belongs to, the input's modality, the batch ``sent_vec`` (256
+float32), the memory embedding (384 float32), the attribute set (names of the slots active in its
+tokens), the input's digest and a short human-readable summary.
+
+This module imports numpy only (no torch), so the CLI and the L3 store stay light.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from v22sdk.errors import InputError
+
+SENT_DIM = 256
+MEM_DIM = 384
+
+
+def as_vector(value, dim: int, what: str) -> np.ndarray:
+    """Return ``value`` as a read-only C-contiguous float32 array of shape ``(dim,)``.
+
+    Raises :class:`InputError` naming ``what`` when the shape is wrong or a value is not finite.
+    """
+    arr = np.ascontiguousarray(np.asarray(value, dtype=np.float32))
+    if arr.shape != (dim,):
+        raise InputError(what, f"expected shape ({dim},), got {tuple(arr.shape)}")
+    if not np.isfinite(arr).all():
+        raise InputError(what, "contains a non-finite value (NaN or inf)")
+    if arr.flags.writeable:
+        arr = arr.copy()
+        arr.flags.writeable = False
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Turn:
+    """One remembered turn. Vectors are validated and frozen on construction."""
+
+    sent_vec: np.ndarray  # (256,) float32
+    mem_emb: np.ndarray  # (384,) float32
+    attrs: frozenset[str] = frozenset()
+    id: int = 0
+    time: float = 0.0  # Unix seconds
+    conversation: str = "default"
+    modality: str = ""
+    digest: str = ""
+    summary: str = ""
+    # Recency sequence used to rebuild L2 exactly (bumped on write and on promotion); L3-owned.
+    touched: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sent_vec", as_vector(self.sent_vec, SENT_DIM, "turn.sent_vec"))
+        object.__setattr__(self, "mem_emb", as_vector(self.mem_emb, MEM_DIM, "turn.mem_emb"))
+        attrs = self.attrs
+        if isinstance(attrs, str) or not all(isinstance(a, str) and a for a in attrs):
+            raise InputError("turn.attrs", "must be a set of non-empty slot names")
+        object.__setattr__(self, "attrs", frozenset(attrs))
+        if not math.isfinite(float(self.time)):
+            raise InputError("turn.time", f"not finite: {self.time!r}")
+        for name in ("conversation", "modality", "digest", "summary"):
+            if not isinstance(getattr(self, name), str):
+                raise InputError(f"turn.{name}", "must be a string")
+
+    def same_content(self, other: "Turn") -> bool:
+        """True when both turns hold bit-identical vectors and equal metadata (ids included)."""
+        return (
+            self.id == other.id
+            and self.time == other.time
+            and self.conversation == other.conversation
+            and self.modality == other.modality
+            and self.digest == other.digest
+            and self.summary == other.summary
+            and self.attrs == other.attrs
+            and self.sent_vec.tobytes() == other.sent_vec.tobytes()
+            and self.mem_emb.tobytes() == other.mem_emb.tobytes()
+        )
+
+    def with_id(self, id_: int, time: float, touched: int) -> "Turn":
+        """A copy carrying the id, time and recency the store assigned at commit."""
+        return Turn(
+            self.sent_vec, self.mem_emb, self.attrs, id_, time, self.conversation,
+            self.modality, self.digest, self.summary, touched,
+        )
