@@ -1,0 +1,85 @@
+"""``v22sdk specdec``: run the hook-(1) experiment and print its report.
+
+Importing this module is cheap (click only); torch is imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+DEFAULT_OUT = "specdec-results"
+
+
+@click.group("specdec")
+def specdec() -> None:
+    """Speculative-decoding lab: exact sampler and the spherical-normalisation experiment."""
+
+
+@specdec.command("run")
+@click.option("--quick", is_flag=True, help="Smoke-test sizes (minutes instead of < 1 hour).")
+@click.option("--seeds", type=click.IntRange(2, 50), default=None, help="Training seeds per arm (full: 5).")
+@click.option("--corpus", "corpora", multiple=True, type=click.Choice(["pydoc-topics", "stdlib-source"]),
+              help="Corpus to run (repeatable; default: both).")
+@click.option("--threads", type=click.IntRange(1, 64), default=None, help="torch threads (default 1: faster than 2 on a shared 2-core machine).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path(DEFAULT_OUT),
+              show_default=True, help="Folder for results.json and report.md.")
+def run_cmd(quick: bool, seeds: int | None, corpora: tuple[str, ...], threads: int | None, out_dir: Path) -> None:
+    """Train the target and every draft arm, score them, apply the pre-registered criterion."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from v22sdk.specdec.experiment import FULL, QUICK, run_experiment, total_ticks, with_overrides
+
+    cfg = with_overrides(QUICK if quick else FULL, seeds=seeds, corpora=corpora or None, threads=threads)
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} steps"),
+               TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("specdec", total=total_ticks(cfg))
+        results = run_experiment(cfg, out_dir, tick=lambda n: bar.advance(task, n),
+                                 say=lambda s: bar.update(task, description=escape(s[:60])) or console.log(s, markup=False))
+    click.echo((out_dir / "report.md").read_text())
+    click.echo(f"results: {out_dir / 'results.json'}  ({results['runtime_s']:.0f} s)")
+
+
+@specdec.command("report")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path(DEFAULT_OUT),
+              show_default=True, help="Folder holding results.json.")
+def report_cmd(out_dir: Path) -> None:
+    """Print the Markdown report of a finished (or partial) run."""
+    from v22sdk.specdec.errors import ResultsError
+    from v22sdk.specdec.experiment import render_report
+
+    path = out_dir / "results.json"
+    try:
+        results = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ResultsError(str(path), "not found; run 'v22sdk specdec run' first") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResultsError(str(path), f"unreadable: {exc}") from None
+    try:
+        click.echo(render_report(results))
+    except (KeyError, TypeError) as exc:
+        raise ResultsError(str(path), f"not a specdec results file (missing {exc})") from None
+
+
+if __name__ == "__main__":
+    # Standalone use; under ``v22sdk specdec`` the main CLI does this conversion itself.
+    import sys
+
+    from v22sdk.errors import V22Error
+
+    try:
+        specdec(standalone_mode=False)
+    except V22Error as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        sys.exit(1)
