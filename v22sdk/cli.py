@@ -29,6 +29,7 @@ LAZY_COMMANDS = {
     "memory": "v22sdk.memory.cli:memory",
     "new-plugin": "v22sdk.scaffold.cli:new_plugin",
     "specdec": "v22sdk.specdec.cli:specdec",
+    "scale": "v22sdk.scale.cli:scale",
 }
 
 
@@ -211,13 +212,29 @@ _config_option = click.option("--config", "-c", "config", multiple=True, metavar
 @click.argument("inputs", nargs=-1, required=True)
 @_modality_option
 @_config_option
-@click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write all token batches to this .npz.")
+@click.option("--out", type=click.Path(writable=True),
+              help="Write all token batches to this .npz (with --backend ray: a folder of shards).")
 @click.option("--json", "as_json", is_flag=True, help="Print the tokens as JSON on stdout.")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="ray: tokenize a folder or manifest in parallel on Ray Data (extra v22sdk[ray]).")
+@click.option("--workers", default=2, show_default=True, help="With --backend ray: Ray actors.")
+@click.option("--shard-size", default=256, show_default=True, help="With --backend ray: inputs per .npz shard.")
 def tokenize(inputs: tuple[str, ...], modality: str | None, config: tuple[str, ...], out: str | None,
-             as_json: bool) -> None:
-    """Tokenize files (or literal text) with any installed modality."""
+             as_json: bool, backend: str, workers: int, shard_size: int) -> None:
+    """Tokenize files (or literal text) with any installed modality.
+
+    With --backend ray, INPUTS is one folder or manifest (.jsonl / .txt list) and --out a folder:
+    sharded .npz outputs, manifest.json, and errors.json listing every input that failed.
+    """
     from .contract import save_batches
 
+    if backend == "ray":
+        if len(inputs) != 1 or not out:
+            raise click.UsageError("--backend ray takes one folder or manifest and --out FOLDER")
+        from .scale.cli import dispatch_tokenize
+
+        dispatch_tokenize(inputs[0], out, modality=modality, config=config, workers=workers, shard_size=shard_size)
+        return
     batches = _tokenize_all(inputs, modality, _parse_config(config))
     if out:
         save_batches(out, [b for _, b in batches])

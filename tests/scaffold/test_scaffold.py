@@ -89,10 +89,40 @@ def test_generated_package_passes_its_tests_and_fails_them_when_broken(zone, tmp
     assert "2 failed, 1 passed" in broken.stdout
 
 
+def _train_and_run(name: str, tmp_path: Path) -> dict:
+    """Train a tiny engine on the generated modality from a manifest, then `v22sdk run` one held-out input."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    data = tmp_path / "data"
+    data.mkdir()
+    lines = []
+    for i in range(16):  # bright vs dark arrays: an easy, learnable label
+        bright = i % 2 == 0
+        arr = (rng.uniform(0.6, 1.0, (12, 12)) if bright else rng.uniform(0.0, 0.3, (12, 12))).astype(np.float32)
+        np.save(data / f"x{i}.npy", arr)
+        lines.append(json.dumps({"input": f"x{i}.npy", "modality": name, "target": "亮" if bright else "暗"}))
+    (data / "train.jsonl").write_text("\n".join(lines) + "\n")
+    held_out = data / "query.npy"
+    np.save(held_out, rng.uniform(0.6, 1.0, (12, 12)).astype(np.float32))
+    cli = [PYTHON, "-c", "from v22sdk.cli import main; main()"]
+    trained = subprocess.run([*cli, "train", str(data / "train.jsonl"), "--preset", "tiny", "--epochs", "40",
+                              "--no-progress", "-o", str(tmp_path / "model.pt")],
+                             capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    ran = subprocess.run([*cli, "run", "--modality", name, "--checkpoint", str(tmp_path / "model.pt"),
+                          str(held_out), "--json"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    return json.loads(ran.stdout)
+
+
 def test_generate_install_list_and_test_end_to_end(tmp_path):
-    """generate -> pip install -e into this venv -> the registry lists it -> its pytest passes."""
+    """generate -> pip install -e into this venv -> the registry lists it -> its pytest passes ->
+    an engine trains on it from a manifest -> `v22sdk run` uses it."""
     name = f"e2e{uuid.uuid4().hex[:8]}"
-    root = generate(name, "audio", tmp_path)
+    root = generate(name, "vision", tmp_path)
     pip = [PYTHON, "-m", "pip"]
     try:
         subprocess.run([*pip, "install", "-q", "--no-deps", "--no-build-isolation", "-e", str(root)],
@@ -106,6 +136,9 @@ def test_generate_install_list_and_test_end_to_end(tmp_path):
         tested = _pytest(root, pythonpath=False)  # the installed package, not src/ on a path
         assert tested.returncode == 0, tested.stdout + tested.stderr
         assert "13 passed" in tested.stdout
+        result = _train_and_run(name, tmp_path)
+        assert result["modality"] == name and result["output"] in {"亮", "暗"}
+        assert 0.0 <= result["confidence"] <= 1.0 and result["attributes"][0]["name"].startswith(f"{name}.")
     finally:
         subprocess.run([*pip, "uninstall", "-y", "-q", f"v22sdk-{name}"], capture_output=True, timeout=300)
     after = subprocess.run([PYTHON, "-c", "from v22sdk import Registry; print(Registry().names('modalities'))"],

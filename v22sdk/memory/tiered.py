@@ -32,6 +32,7 @@ from v22sdk.memory.paths import default_memory_path
 from v22sdk.memory.ring import RingTier
 from v22sdk.memory.scoring import unit_rows
 from v22sdk.memory.sqlite_tier import SQLiteTier
+from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import Turn
 
 
@@ -63,17 +64,23 @@ class TieredMemory(MemoryHead):
     def __init__(self, path: str | os.PathLike | None = None, *, l1_size: int = 50,
                  l2_size: int = 10_000, device: str | torch.device = "cpu",
                  hit_threshold: float = 0.9, synchronous: str = "FULL", check: str = "quick",
-                 scan_l3: bool = True):
+                 scan_l3: bool = True, l3: MemoryTier | None = None):
+        """``l3``: another L3 tier (e.g. ``PostgresTier``) instead of SQLite at ``path``; it is
+        owned (and closed) by this memory from then on."""
         from v22sdk.memory.device_tier import DeviceTier
         if l1_size < 1 or l2_size < l1_size:
             raise ValueError(f"need 1 <= l1_size <= l2_size, got {l1_size}, {l2_size}")
-        self.path = os.fspath(path) if path is not None else str(default_memory_path())
         self.hit_threshold = float(hit_threshold)
         # A read that L1/L2 do not answer scans L3 (~10 us per stored turn): off for a latency
         # bound of L2 size; exhaustive search always scans.
         self.scan_l3 = bool(scan_l3)
         self._lock = threading.RLock()  # L1/L2 are plain arrays: one reader/writer at a time
-        self.l3 = SQLiteTier(self.path, synchronous=synchronous, check=check)
+        if l3 is None:
+            self.path = os.fspath(path) if path is not None else str(default_memory_path())
+            l3 = SQLiteTier(self.path, synchronous=synchronous, check=check)
+        else:
+            self.path = getattr(l3, "path", None) or str(path or "")
+        self.l3 = l3
         try:
             self.l2 = RingTier(l2_size, self.l3.vocab)
             self.l1 = DeviceTier(l1_size, self.l3.vocab, device)

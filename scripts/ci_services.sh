@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Services the scale-out tests need on a fresh Debian machine: PostgreSQL's server binaries.
+# The tests start their own throwaway server (initdb in a temp dir, loopback, free port) and run
+# it as the 'postgres' user when invoked as root; nothing is started or enabled system-wide here.
+# Idempotent; without root (or apt) it only reports what is missing and the tests skip with a reason.
+set -euo pipefail
+if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    echo "ci_services: PostgreSQL binaries present: $(ls -d /usr/lib/postgresql/*/bin | tr '\n' ' ')"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # 'postgresql' pulls the distribution's major version (15 on Debian 12); the package's
+    # post-install may start a cluster on 5432, which the tests do not use.
+    apt-get install -y -qq --no-install-recommends postgresql
+else
+    echo "ci_services: no PostgreSQL binaries and no root/apt: the PostgreSQL tests will skip" >&2
+fi
+# runuser (util-linux) runs initdb/postgres as 'postgres' when the tests run as root.
+id postgres >/dev/null 2>&1 || echo "ci_services: no 'postgres' user: run the tests as a non-root user" >&2

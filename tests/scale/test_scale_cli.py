@@ -1,0 +1,32 @@
+"""The scale CLI's argument errors are typed one-liners (no Ray, no torch started)."""
+
+import pytest
+from click.testing import CliRunner
+
+from v22sdk.errors import InputError
+from v22sdk.scale.cli import _config, scale
+
+
+def test_config_needs_a_modality():
+    with pytest.raises(InputError, match="needs --modality"):
+        _config(["grid=2"], None)
+    assert _config(["grid=2", "name=x"], "vision") == {"vision": {"grid": 2, "name": "x"}}
+
+
+def test_nproc_must_be_positive(tmp_path):
+    data = tmp_path / "d.tsv"
+    data.write_text("a\tb\n", encoding="utf-8")
+    r = CliRunner().invoke(scale, ["train", str(data), "--nproc", "0"])
+    assert isinstance(r.exception, InputError) and "--nproc" in str(r.exception)
+
+
+def test_list_items_reports_unreadable_inputs(tmp_path):
+    from v22sdk.scale.inputs import list_items
+
+    (tmp_path / "a.txt").write_text("hi", encoding="utf-8")
+    (tmp_path / "b.unknownext").write_text("?")
+    items, errors = list_items(tmp_path)
+    assert [i["modality"] for i in items] == ["text"]
+    assert errors[0]["stage"] == "resolve" and "b.unknownext" in errors[0]["input"]
+    with pytest.raises(InputError, match="no such folder"):
+        list_items(tmp_path / "missing")

@@ -1,0 +1,131 @@
+"""Click commands of the scale-out paths, for the main CLI to dispatch to.
+
+* ``tokenize_ray``: ``v22sdk tokenize DIR --backend ray --out OUTDIR`` (sharded .npz + manifest);
+* ``run_ray``: ``v22sdk run DIR --backend ray --out OUTDIR`` (batch inference, engine held by actors);
+* ``train_nproc``: ``v22sdk train DATA --nproc N`` (torch.distributed.run with N ranks).
+
+Each is also a standalone click command (``v22sdk scale tokenize|run|train`` once the group
+``scale`` is attached), and a plain function (``dispatch_tokenize``, ``dispatch_run``,
+``dispatch_train``) that the existing commands call when ``--backend ray`` / ``--nproc N > 1`` is
+given. Nothing here imports Ray or torch at module import.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Sequence
+
+import click
+
+from ..errors import InputError
+
+
+def _config(pairs: Sequence[str], modality: str | None) -> dict[str, Any]:
+    """``-c KEY=VALUE`` pairs as ``{modality: {key: value}}`` (requires ``--modality``)."""
+    if not pairs:
+        return {}
+    if modality is None:
+        raise InputError("--config", "with --backend ray, --config needs --modality (one configuration per modality)")
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError("--config", f"expected KEY=VALUE, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return {modality: out}
+
+
+def dispatch_tokenize(source: str, out: str, *, modality: str | None = None, config: Sequence[str] = (),
+                      workers: int = 2, shard_size: int = 256, progress: bool | None = None) -> dict[str, Any]:
+    from .ray_jobs import tokenize
+
+    summary = tokenize(source, out, modality=modality, config=_config(config, modality), num_workers=workers,
+                       shard_size=shard_size, progress=sys.stderr.isatty() if progress is None else progress)
+    click.echo(json.dumps(summary, ensure_ascii=False))
+    if summary["errors"]:
+        click.echo(f"{summary['errors']} input(s) could not be tokenized: see {out}/errors.json", err=True)
+    return summary
+
+
+def dispatch_run(source: str, out: str, *, checkpoint: str | None = None, modality: str | None = None,
+                 workers: int = 2, batch_size: int = 32, top: int = 5, progress: bool | None = None) -> dict[str, Any]:
+    from .ray_jobs import run
+
+    summary = run(source, out, checkpoint=checkpoint, modality=modality, num_workers=workers, batch_size=batch_size,
+                  top=top, progress=sys.stderr.isatty() if progress is None else progress)
+    click.echo(json.dumps(summary, ensure_ascii=False))
+    if summary["errors"]:
+        click.echo(f"{summary['errors']} input(s) failed: see {out}/errors.json", err=True)
+    return summary
+
+
+def dispatch_train(nproc: int, data: str, *, out: str, engine: str = "v22", preset_name: str = "small",
+                   epochs: int | None = None, sample: int | None = None, seed: int = 0, sets: Sequence[str] = (),
+                   val_frac: float = 0.1, test_frac: float = 0.1, log_path: str | None = None,
+                   threads: int = 1) -> None:
+    """Run ``python -m torch.distributed.run --nproc_per_node nproc -m v22sdk.scale.ddp ...``."""
+    from .ddp import launch
+
+    if nproc < 1:
+        raise InputError("--nproc", "must be at least 1")
+    argv = [data, "--out", out, "--engine", engine, "--preset", preset_name, "--seed", str(seed),
+            "--val-frac", str(val_frac), "--test-frac", str(test_frac), "--threads", str(threads)]
+    argv += ["--epochs", str(epochs)] if epochs is not None else []
+    argv += ["--sample", str(sample)] if sample is not None else []
+    argv += ["--log", log_path] if log_path else []
+    for s in sets:
+        argv += ["--set", s]
+    rc = launch(nproc, argv)
+    if rc != 0:
+        raise click.exceptions.Exit(rc)
+
+
+@click.group("scale")
+def scale() -> None:
+    """Scale-out paths: Ray Data tokenization and inference, multi-process training."""
+
+
+@scale.command("tokenize")
+@click.argument("source", type=click.Path(exists=True))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="output folder (shards + manifest.json)")
+@click.option("--modality", "-m", default=None)
+@click.option("--config", "-c", multiple=True, metavar="KEY=VALUE")
+@click.option("--workers", default=2, show_default=True, help="Ray actors (local CPUs when no $RAY_ADDRESS)")
+@click.option("--shard-size", default=256, show_default=True, help="inputs per .npz shard")
+def tokenize_ray(source, out, modality, config, workers, shard_size):
+    """Tokenize a folder or manifest on Ray Data into sharded .npz files."""
+    dispatch_tokenize(source, out, modality=modality, config=config, workers=workers, shard_size=shard_size)
+
+
+@scale.command("run")
+@click.argument("source", type=click.Path(exists=True))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="output folder (results.jsonl)")
+@click.option("--checkpoint", default=None, type=click.Path())
+@click.option("--modality", "-m", default=None)
+@click.option("--workers", default=2, show_default=True)
+@click.option("--batch-size", default=32, show_default=True)
+@click.option("--top", default=5, show_default=True)
+def run_ray(source, out, checkpoint, modality, workers, batch_size, top):
+    """Batch inference over a folder or manifest, one engine per Ray actor."""
+    dispatch_run(source, out, checkpoint=checkpoint, modality=modality, workers=workers, batch_size=batch_size, top=top)
+
+
+@scale.command("train")
+@click.argument("data", type=click.Path(exists=True))
+@click.option("--nproc", default=2, show_default=True)
+@click.option("--out", "-o", default="v22.pt", show_default=True)
+@click.option("--engine", default="v22", show_default=True)
+@click.option("--preset", "preset_name", default="small", show_default=True)
+@click.option("--epochs", type=int, default=None)
+@click.option("--sample", type=int, default=None)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE")
+@click.option("--log", "log_path", default=None)
+def train_nproc(data, nproc, out, engine, preset_name, epochs, sample, seed, sets, log_path):
+    """Data-parallel training with N processes (torch.distributed, gloo)."""
+    dispatch_train(nproc, data, out=out, engine=engine, preset_name=preset_name, epochs=epochs, sample=sample,
+                   seed=seed, sets=sets, log_path=log_path)

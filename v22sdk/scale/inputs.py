@@ -1,0 +1,97 @@
+"""Work items of a scale-out job: every input of a folder or a manifest, with its modality.
+
+Sources:
+
+* a folder: every file under it (recursively, sorted by path); its modality comes from the
+  extension (``--modality`` forces one). Files no installed modality reads are NOT dropped
+  silently: they become error records (``unknown_modality``) in the job's errors manifest;
+* a ``.jsonl`` manifest: one ``{"input": ..., ["modality": ...], ["target": ...]}`` per line
+  (the engine's manifest format: ``input`` is a path relative to the manifest, or the text itself
+  for text modalities); a bad line becomes an error record, not a failed job;
+* a ``.txt`` list: one path per line (relative to the list's folder).
+
+Each item is a plain dict (``idx``, ``input``, ``modality``, ``is_file``, ``target``), so it
+travels to Ray workers as an Arrow row.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+
+def _modality_by_suffix(registry) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for name in registry.names("modalities"):
+        for ext in getattr(registry.get_class("modalities", name), "extensions", ()):
+            out.setdefault(ext.lower(), []).append(name)
+    return out
+
+
+def list_items(source: str | Path, modality: str | None = None, registry=None
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(items, errors)`` of ``source``; errors are records ``{input, stage, error}``."""
+    from ..plugins import get_registry
+
+    registry = registry or get_registry()
+    if modality is not None:
+        registry.get_class("modalities", modality)  # unknown name: one typed error, up front
+    src = Path(source)
+    if not src.exists():
+        raise InputError(str(src), "no such folder or manifest")
+    by_suffix = _modality_by_suffix(registry)
+    items: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+
+    def add_file(path: Path, name: str | None, target: str | None = None, where: str | None = None) -> None:
+        if name is None:
+            names = by_suffix.get(path.suffix.lower(), [])
+            if len(names) != 1:
+                why = (f"no installed modality reads '{path.suffix or '(no extension)'}' files" if not names else
+                       f"several modalities read '{path.suffix}' files ({', '.join(names)}); pass --modality")
+                errors.append({"input": str(path), "stage": "resolve", "error": why, **({"line": where} if where else {})})
+                return
+            name = names[0]
+        items.append({"idx": len(items), "input": str(path), "modality": name, "is_file": True, "target": target})
+
+    if src.is_dir():
+        for path in sorted(p for p in src.rglob("*") if p.is_file()):
+            add_file(path, modality)
+    elif src.suffix.lower() == ".jsonl":
+        for n, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{src}:{n}"
+            try:
+                rec = json.loads(line)
+                if not isinstance(rec, dict) or not isinstance(rec.get("input"), str):
+                    raise ValueError('a manifest line needs {"input": str}')
+            except ValueError as exc:
+                errors.append({"input": where, "stage": "manifest", "error": str(exc)})
+                continue
+            name = rec.get("modality") or modality
+            target = rec.get("target") if isinstance(rec.get("target"), str) else None
+            file = src.parent / rec["input"]
+            takes_text = name is not None and name in registry.names("modalities") and \
+                getattr(registry.get_class("modalities", name).input_spec, "kind", "") == "text"
+            if takes_text and not file.is_file():
+                items.append({"idx": len(items), "input": rec["input"], "modality": name, "is_file": False,
+                              "target": target})
+            elif name is not None and name not in registry.names("modalities"):
+                errors.append({"input": where, "stage": "resolve", "error": f"unknown modality {name!r}"})
+            elif not file.is_file():
+                errors.append({"input": where, "stage": "resolve", "error": f"input file {rec['input']!r} not found"})
+            else:
+                add_file(file, name, target, where)
+    else:
+        for n, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip() and not line.startswith("#"):
+                file = src.parent / line.strip()
+                if file.is_file():
+                    add_file(file, modality)
+                else:
+                    errors.append({"input": f"{src}:{n}", "stage": "resolve", "error": f"{line.strip()!r} not found"})
+    return items, errors
