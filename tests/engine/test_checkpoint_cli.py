@@ -128,3 +128,41 @@ def test_float16_storage_halves_the_file_and_loads_as_float32(trained, tmp_path)
     assert torch.equal(model.vocab_emb, t.model.vocab_emb)
     w = dict(t.model.named_parameters())["p6.heads"]
     assert torch.allclose(dict(model.named_parameters())["p6.heads"], w, atol=1e-3)
+
+
+def test_run_sets_numpy_blas_to_one_thread():
+    """``v22sdk run`` tells the already-loaded OpenBLAS of numpy to use one thread (spinning BLAS
+    threads made a tokenizer's small QR 20–200× slower on the shared machine)."""
+    import sys
+
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if sys.platform != "linux":
+        pytest.skip("the fallback reads /proc/self/maps")
+    from v22sdk.engine.cli import _openblas_one_thread
+
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):  # restores the previous limits on exit
+        blas = [i for i in threadpoolctl.threadpool_info() if i["internal_api"] == "openblas"]
+        if not blas or any(i["num_threads"] != 2 for i in blas):
+            pytest.skip("no OpenBLAS with two threads to limit here")
+        _openblas_one_thread()
+        assert all(i["num_threads"] == 1 for i in threadpoolctl.threadpool_info() if i["internal_api"] == "openblas")
+
+
+@pytest.mark.slow
+def test_run_imports_only_what_its_input_needs():
+    """A cold ``v22sdk run`` on a text imports no image, sound or plotting library, nor rich."""
+    import subprocess
+    import sys
+
+    from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
+    from v22sdk.plugins import Registry
+
+    if not DEFAULT_CHECKPOINT.is_file() or "text" not in Registry().names("modalities"):
+        pytest.skip("needs the default checkpoint and the text plugin")
+    code = ("import sys\nfrom v22sdk.engine.cli import run\n"
+            "run(['--modality', 'text', '你好吗？', '--json'], standalone_mode=False)\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = set(eval(out.strip().splitlines()[-1]))  # a list literal we printed ourselves
+    assert "jieba" in loaded  # the check sees what the text tokenizer does import
+    assert not loaded & {"cv2", "scipy", "librosa", "soundfile", "matplotlib", "rich"}

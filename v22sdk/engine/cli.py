@@ -48,6 +48,55 @@ def _threads(n: int) -> None:
         torch.set_num_threads(n)
 
 
+#: symbols that set the thread count of the OpenBLAS builds numpy and scipy ship
+_OPENBLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads",
+                     "openblas_set_num_threads64_")
+
+
+def _one_thread() -> None:
+    """Every thread pool to one thread, before anything heavy runs (``v22sdk run``: one small input).
+
+    On a shared machine idle-spinning BLAS threads are ruinous: a tokenizer's one-off 768×256 QR
+    took 0.05–3.1 s with numpy's default two OpenBLAS threads and 12–19 ms with one. Libraries loaded
+    from now on (scipy's OpenBLAS, OpenCV, OpenMP) read the environment; numpy's OpenBLAS is
+    already loaded (``v22sdk`` imports numpy), so it is told directly.
+    """
+    import os
+
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENCV_FOR_THREADS_NUM"):
+        os.environ[var] = "1"
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # threadpoolctl is optional: on Linux, find the loaded OpenBLAS ourselves
+        _openblas_one_thread()
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _openblas_one_thread() -> None:
+    """Set every OpenBLAS loaded in this process to one thread (Linux; without threadpoolctl)."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as fh:
+            paths = {line.split()[-1] for line in fh if "openblas" in line.lower()}
+    except OSError:
+        return
+    for path in sorted(p for p in paths if p.startswith("/") and ".so" in p):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _OPENBLAS_SETTERS:
+            setter = getattr(lib, name, None)
+            if setter is not None:
+                setter(1)
+                break
+
+
 @click.command("train")
 @click.argument("data", type=click.Path(exists=True))
 @click.option("--engine", default="v22", show_default=True, help="engine name (see 'v22sdk plugins list')")
@@ -128,11 +177,9 @@ def eval_(checkpoint, data, split, as_json, threads):
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output on stdout")
 def run(input, modality, checkpoint, top, as_json):
     """Run the engine on INPUT (a file, or a text) and print its output, confidence and top attributes."""
-    import torch
-
+    _one_thread()
     from .runner import Runner, format_result
 
-    torch.set_num_threads(1)  # one small input: threads cost more than they give
     result = Runner(checkpoint).run(input, modality, top=top)
     click.echo(json.dumps(result, ensure_ascii=False) if as_json else format_result(result))
 

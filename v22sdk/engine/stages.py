@@ -78,6 +78,40 @@ def sinusoidal(length: int, dim: int) -> torch.Tensor:
     return torch.from_numpy(pe)
 
 
+#: torch's CPU flash-attention op (returns the log-sum-exp too); None on a torch without it.
+_FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+
+
+def attention_lse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None,
+                  scale: float, *, fused: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(q·kᵀ·scale + bias) @ v and the log-sum-exp of each row.
+
+    q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv), bias broadcastable to (..., Lq, Lk) or None
+    → out (..., Lq, dv), lse (..., Lq). On CPU (``fused``) this is torch's fused flash-attention
+    kernel, which never holds the (..., Lq, Lk) score tensor: for P3-L's 416 single-dimension
+    heads that tensor was 109 MB per batch, and the passes over it (mostly page faults on fresh
+    memory) were three quarters of a ``full`` training step. Same maths as the explicit path below
+    (used off CPU, for float64, and as the tests' reference); results agree to float rounding.
+    """
+    if fused and q.device.type == "cpu" and _FLASH_CPU is not None and q.dtype == torch.float32:
+        mask = None if bias is None else bias.to(q.dtype)
+        out, lse = _FLASH_CPU(q.contiguous(), k.contiguous(), v.contiguous(), attn_mask=mask, scale=scale)
+        return out, lse
+    s = (q @ k.transpose(-1, -2)) * scale
+    if bias is not None:
+        s = s + bias
+    return torch.softmax(s, dim=-1) @ v, torch.logsumexp(s, dim=-1)
+
+
+def set_fused(model: nn.Module, fused: bool) -> nn.Module:
+    """Switch every stage of ``model`` between its fused kernels (default) and the explicit
+    reference formulation (same maths; the tests compare them, the benchmark counts FLOPs on it)."""
+    for module in model.modules():
+        if hasattr(module, "fused"):
+            module.fused = fused
+    return model
+
+
 class P7CrossSentence(nn.Module):
     """P7: attention from the input tokens to the output vocabulary, with loss-conditioned gates.
 
@@ -113,6 +147,7 @@ class P7CrossSentence(nn.Module):
         self.sent_proj = _xavier(nn.Linear(256, 256), 0.5)
         self.meta_sent_mod = _xavier(nn.Linear(192, 256), 0.1)
         self.meta_sent_gate = _xavier(nn.Linear(192, 256), 0.1)
+        self.fused = True  # fused attention kernel (False: the explicit reference formulation)
 
     def reset_buffers(self) -> None:
         """Recompute the (non-persistent) sinusoidal table, e.g. after building on the meta device."""
@@ -125,9 +160,17 @@ class P7CrossSentence(nn.Module):
         k = self.k_norm(self.k_proj(vocab).view(-1, self.h, self.d)).transpose(0, 1)      # (H,V,d)
         v = torch.einsum("vm,hdm->hvd", vocab, self.v_heads)                              # (H,V,d)
         scale = (F.softplus(self.temperature) + 0.1) / math.sqrt(self.d)
-        attn = torch.softmax(torch.einsum("bhld,hvd->bhlv", q, k) * scale, dim=-1)
-        out = torch.einsum("bhlv,hvd->bhld", attn, v)                                     # (B,H,L,d)
-        out = out.view(b, self.g, self.h // self.g, n, self.d)
+        if self.fused:
+            # every query of a head, whatever its sample, attends over the same vocabulary keys:
+            # one (1, H, B·L, d) fused attention, never holding the (B, H, L, V) scores. The learned
+            # scale multiplies q (so that it keeps its gradient) instead of the scores.
+            qs = (q * scale).transpose(0, 1).reshape(1, self.h, b * n, self.d)
+            out = attention_lse(qs, k.unsqueeze(0), v.unsqueeze(0), None, 1.0)[0]
+            out = out.view(self.h, b, n, self.d).transpose(0, 1)                          # (B,H,L,d)
+        else:  # the reference formulation (tests check that both agree)
+            attn = torch.softmax(torch.einsum("bhld,hvd->bhlv", q, k) * scale, dim=-1)
+            out = torch.einsum("bhlv,hvd->bhld", attn, v)                                 # (B,H,L,d)
+        out = out.reshape(b, self.g, self.h // self.g, n, self.d)
         # group competition: within a group, heads are weighted by their agreement with the group's bias
         w = torch.softmax(torch.einsum("bghld,gd->bghl", out, self.group_bias) / 0.5, dim=2)
         grouped = (w.unsqueeze(-1) * out).sum(2)                                          # (B,G,L,d)
@@ -153,12 +196,17 @@ class P3LAttributeLinkage(nn.Module):
     Inputs: ``attr`` (B, L, 384), ``mask`` (B, L). Output: ``p3lf`` (B, p3l_feat) = per group
     [mean peak attention, attention std, attention range] (zero-padded) + a learned summary of the
     attended attribute embeddings; also ``ids`` (B, K) and ``id_mask`` (B, K).
+
+    With ``fused`` (the default) the (B, H, K, K) attention matrix is never built: the context comes
+    from a fused attention kernel, and the statistics from its per-row log-sum-exp (see
+    :meth:`_stats_from_lse`); ``fused = False`` runs the explicit reference formulation.
     """
 
     def __init__(self, cfg: EngineConfig):
         super().__init__()
         self.groups = list(cfg.p3l_groups)
         heads = sum(self.groups)
+        self.heads = heads
         self.k_active, self.feat = cfg.p3l_max_active, cfg.p3l_feat
         self.id_embed = nn.Embedding(768, 384)
         nn.init.normal_(self.id_embed.weight, std=384 ** -0.5)
@@ -168,6 +216,7 @@ class P3LAttributeLinkage(nn.Module):
         self.out = _xavier(nn.Linear(heads, 384, bias=False), 0.1)
         self.summary = _xavier(nn.Linear(384, cfg.p3l_feat), 0.5)
         self.temperature = 0.67
+        self.fused = True
 
     @staticmethod
     def active_ids(attr: torch.Tensor, mask: torch.Tensor, k: int):
@@ -183,21 +232,50 @@ class P3LAttributeLinkage(nn.Module):
     def forward(self, attr: torch.Tensor, mask: torch.Tensor):
         ids, signed, m = self.active_ids(attr, mask, self.k_active)
         e = self.id_embed(ids)                                                            # (B,K,384)
-        q, k, v = (proj(e).transpose(1, 2) for proj in (self.q, self.k, self.v))          # (B,H,K)
         # single-dimension heads: score_ij = q_i·k_j / T; absent keys get a finite -1e4 (not -inf,
         # so a sample with no active id gives zeros rather than NaN gradients)
-        bias = (~m).to(q.dtype).mul(-1e4)[:, None, None, :]                               # (B,1,1,K)
-        attn = torch.softmax(q.unsqueeze(-1) * k.unsqueeze(-2) / self.temperature + bias, dim=-1)  # (B,H,K,K)
-        ctx = (attn @ v.unsqueeze(-1)).squeeze(-1).transpose(1, 2) * signed.abs().unsqueeze(-1)     # (B,K,H)
-        pooled = masked_mean(self.out(ctx), m)                                            # (B,384)
-        stats = self._stats(attn.detach(), m)
+        if self.fused:
+            # one matmul for q, k and v (three heads-wide projections of the same embeddings)
+            qkv = F.linear(e, torch.cat([self.q.weight, self.k.weight, self.v.weight]))   # (B,K,3H)
+            q, k, v = (t.transpose(1, 2).unsqueeze(-1) for t in qkv.split(self.heads, -1))  # (B,H,K,1)
+            bias = (~m).to(q.dtype).mul(-1e4)[:, None, None, :]                           # (B,1,1,K)
+            ctx, lse = attention_lse(q, k, v, bias, 1.0 / self.temperature)               # (B,H,K,1), (B,H,K)
+            ctx = ctx.squeeze(-1).transpose(1, 2)                                         # (B,K,H)
+            stats = self._stats_from_lse(q.detach().squeeze(-1), k.detach().squeeze(-1), lse.detach(), m)
+        else:
+            q, k, v = (proj(e).transpose(1, 2) for proj in (self.q, self.k, self.v))      # (B,H,K)
+            bias = (~m).to(q.dtype).mul(-1e4)[:, None, None, :]                           # (B,1,1,K)
+            attn = torch.softmax(q.unsqueeze(-1) * k.unsqueeze(-2) / self.temperature + bias, dim=-1)  # (B,H,K,K)
+            ctx = (attn @ v.unsqueeze(-1)).squeeze(-1).transpose(1, 2)                     # (B,K,H)
+            stats = self._stats(attn.detach(), m)
+        pooled = masked_mean(self.out(ctx * signed.abs().unsqueeze(-1)), m)               # (B,384)
         return F.pad(stats, (0, self.feat - stats.shape[1])) + self.summary(pooled), ids, m
+
+    def _group_index(self, device) -> torch.Tensor:
+        """(H,) group number of each head."""
+        sizes = torch.tensor(self.groups, device=device)
+        return torch.repeat_interleave(torch.arange(len(self.groups), device=device), sizes)
+
+    def _by_group(self, x: torch.Tensor, reduce: str) -> torch.Tensor:
+        """(B, H) → (B, G): ``reduce`` ("mean", "amax", "amin") over each group's heads."""
+        idx = self._group_index(x.device).expand_as(x)
+        out = x.new_zeros(x.shape[0], len(self.groups))
+        return out.scatter_reduce_(1, idx, x, reduce=reduce, include_self=False)
+
+    def _combine(self, mean1, mean2, peak, hi, lo, m) -> torch.Tensor:
+        """Per-head (B, H) statistics → per group [mean peak, std, range] (B, 3·groups), zero for
+        samples with fewer than 2 active ids."""
+        std = (self._by_group(mean2, "mean") - self._by_group(mean1, "mean").pow(2)).clamp_min(0).sqrt()
+        rng = (self._by_group(hi, "amax") - self._by_group(lo, "amin")).clamp_min(0)
+        feats = torch.stack([self._by_group(peak, "mean"), std, rng], -1).flatten(1)     # (B,3G)
+        return feats * (m.sum(1, keepdim=True) >= 2)
 
     @torch.no_grad()
     def _stats(self, attn: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
         """Per group [mean peak attention, attention std, attention range] over the active pairs
         (B, 3·groups); zero for samples with fewer than 2 active ids. Descriptive statistics, like
-        the gate's abc_conf: no gradient (P3-L learns through the summary path)."""
+        the gate's abc_conf: no gradient (P3-L learns through the summary path). Reference
+        formulation, from the full (B, H, K, K) attention."""
         mf = m.to(attn.dtype)
         pair = (mf[:, :, None] * mf[:, None, :]).unsqueeze(1)                             # (B,1,K,K)
         npair = pair.sum((2, 3)).clamp_min(1.0)                                           # (B,1)
@@ -207,14 +285,43 @@ class P3LAttributeLinkage(nn.Module):
         peak = (attn.amax(-1) * mf[:, None, :]).sum(-1) / mf.sum(1, keepdim=True).clamp_min(1)
         hi = masked.amax((2, 3))
         lo = (attn + (1 - pair) * 2.0).amin((2, 3))
-        feats, start = [], 0
-        for n in self.groups:  # a loop over groups (≤ 29), not over tokens
-            sl = slice(start, start + n)
-            start += n
-            std = (mean2[:, sl].mean(1) - mean1[:, sl].mean(1).pow(2)).clamp_min(0).sqrt()
-            rng = (hi[:, sl].amax(1) - lo[:, sl].amin(1)).clamp_min(0)
-            feats += [peak[:, sl].mean(1), std, rng]
-        return torch.stack(feats, 1) * (m.sum(1, keepdim=True) >= 2)
+        return self._combine(mean1, mean2, peak, hi, lo, m)
+
+    @torch.no_grad()
+    def _stats_from_lse(self, q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+        """The same statistics as :meth:`_stats` from q, k (B, H, K) and the rows' log-sum-exp
+        (B, H, K), in O(B·H·K) memory. Why this is exact: a key that is absent (bias −1e4) has
+        attention exactly 0 in float32 next to any present key, so over the active pairs
+
+        * each active row sums to 1, so mean1 = n / n² (n active ids);
+        * the scores of row i are q_i·k_j/T, linear in k_j: the row's largest and smallest
+          attention are at the largest and smallest active k_j (swapped when q_i < 0), i.e.
+          exp(s_max − lse_i) and exp(s_min − lse_i);
+        * Σ_j attn_ij² = exp(lse2_i − 2·lse_i), with lse2 the log-sum-exp of the doubled scores
+          (one more fused pass, without gradient).
+        """
+        mk = m[:, None, :]                                                                # (B,1,K)
+        big = torch.finfo(q.dtype).max
+        kmax = torch.where(mk, k, -big).amax(-1, keepdim=True)                            # (B,H,1)
+        kmin = torch.where(mk, k, big).amin(-1, keepdim=True)
+        has = m.any(1)[:, None, None]
+        kmax, kmin = torch.where(has, kmax, 0.0), torch.where(has, kmin, 0.0)             # no active key: unused
+        a, b = q * kmax / self.temperature, q * kmin / self.temperature                  # (B,H,K)
+        row_max = torch.exp(torch.maximum(a, b) - lse)
+        row_min = torch.exp(torch.minimum(a, b) - lse)
+        bias = (~m).to(q.dtype).mul(-1e4)[:, None, None, :]
+        lse2 = attention_lse(q.unsqueeze(-1), k.unsqueeze(-1), q.new_zeros(k.shape).unsqueeze(-1), bias,
+                             2.0 / self.temperature)[1]
+        sumsq = torch.exp(lse2 - 2 * lse)
+        mi = m[:, None, :]                                                                # rows i that are active
+        n = m.sum(1, keepdim=True).to(q.dtype)                                            # (B,1)
+        npair = (n * n).clamp_min(1.0)
+        mean1 = (n / npair).expand(-1, q.shape[1])                                        # (B,H)
+        mean2 = torch.where(mi, sumsq, 0.0).sum(-1) / npair
+        peak = torch.where(mi, row_max, 0.0).sum(-1) / n.clamp_min(1)
+        hi = torch.where(mi, row_max, 0.0).amax(-1)
+        lo = torch.where(mi, row_min, 2.0).amin(-1)
+        return self._combine(mean1, mean2, peak, hi, lo, m)
 
 
 class ABCPrime(nn.Module):
@@ -368,5 +475,8 @@ class P6Decoder(nn.Module):
         h = self.encoder(sent)
         if gates is not None:
             h = h * gates
-        pred = torch.einsum("bpi,poi->bpo", h.unsqueeze(1) + self.pos_embed, self.heads) + self.head_bias
+        x = h.unsqueeze(0) + self.pos_embed.unsqueeze(1)                                  # (P,B,256)
+        # (P,O,I) @ (P,I,B): the heads' gradient then comes out of the backward matmul already in
+        # their (P,O,I) layout (an einsum here made autograd copy the 33 MB `full` gradient)
+        pred = torch.bmm(self.heads, x.transpose(1, 2)).permute(2, 0, 1) + self.head_bias  # (B,P,256)
         return pred @ vocab.t()

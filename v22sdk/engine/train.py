@@ -111,7 +111,7 @@ class Trainer:
         self.model = build_model(cfg, torch.from_numpy(vocab.embeddings))
         groups = self.model.stage_groups()
         self.opt = torch.optim.Adam([{"params": ps, "lr": cfg.lr * cfg.lr_mult.get(name, 1.0), "name": name}
-                                     for name, ps in groups.items() if ps], foreach=True)
+                                     for name, ps in groups.items() if ps], fused=True)
         self.data = {name: Split(ds, idx, cfg, vocab) for name, idx in split.items()}
         self.hooks = hooks or {}
         self.log_path = Path(log_path) if log_path else None
