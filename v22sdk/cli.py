@@ -26,7 +26,7 @@ LAZY_COMMANDS = {
     "train": "v22sdk.engine.cli:train",
     "eval": "v22sdk.engine.cli:eval_",
     "run": "v22sdk.engine.cli:run",
-    "memory": "v22sdk.memory.cli:memory",
+    "memory": "v22sdk.memory_command:memory",
     "new-plugin": "v22sdk.scaffold.cli:new_plugin",
     "specdec": "v22sdk.specdec.cli:specdec",
     "scale": "v22sdk.scale.cli:scale",

@@ -112,9 +112,20 @@ def _openblas_one_thread() -> None:
 @click.option("--test-frac", default=0.1, show_default=True)
 @click.option("--threads", default=1, show_default=True, help="torch threads (0: torch's default)")
 @click.option("--progress/--no-progress", default=True, show_default=True)
+@click.option("--nproc", default=1, show_default=True,
+              help="processes: N > 1 trains data-parallel through torch.distributed (gloo), rank 0 writes the checkpoint")
 def train(data, engine, preset_name, epochs, sample, seed, out, log_path, plot, sets, val_frac, test_frac,
-          threads, progress):
+          threads, progress, nproc):
     """Train an engine on DATA (a .jsonl manifest, a .tsv of text pairs, or a folder of label-named folders)."""
+    if nproc > 1:
+        if plot:
+            raise click.UsageError("--plot is not available with --nproc > 1 (use --log and plot the JSONL)")
+        from ..scale.cli import dispatch_train
+
+        dispatch_train(nproc, data, out=out, engine=engine, preset_name=preset_name, epochs=epochs, sample=sample,
+                       seed=seed, sets=sets, val_frac=val_frac, test_frac=test_frac, log_path=log_path,
+                       threads=threads)
+        return
     from rich.console import Console
     from rich.table import Table
 
@@ -175,12 +186,32 @@ def eval_(checkpoint, data, split, as_json, threads):
 @click.option("--checkpoint", "-c", default=None, type=click.Path(), help="default: the bundled demo checkpoint")
 @click.option("--top", default=5, show_default=True, help="how many named attributes to show")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output on stdout")
-def run(input, modality, checkpoint, top, as_json):
-    """Run the engine on INPUT (a file, or a text) and print its output, confidence and top attributes."""
+@click.option("--memory", "memory_path", default=None, type=click.Path(dir_okay=False),
+              help="memory store (SQLite); default: memory.sqlite3 in the user's data directory ($V22SDK_MEMORY)")
+@click.option("--no-memory", is_flag=True, help="neither read nor write the persistent memory")
+@click.option("--conversation", default="default", show_default=True, help="conversation id stored with the turn")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="ray: batch inference over a folder or manifest, the model held by Ray actors (needs --out)")
+@click.option("--out", default=None, type=click.Path(file_okay=False), help="with --backend ray: output folder")
+@click.option("--workers", default=2, show_default=True, help="with --backend ray: Ray actors")
+def run(input, modality, checkpoint, top, as_json, memory_path, no_memory, conversation, backend, out, workers):
+    """Run the engine on INPUT (a file, or a text) and print its output, confidence and top attributes.
+
+    Each run is written to the memory as a turn, and the best recall from earlier turns (what it
+    was, its score, how long ago) is shown.
+    """
+    if backend == "ray":
+        if not out:
+            raise click.UsageError("--backend ray needs --out FOLDER")
+        from ..scale.cli import dispatch_run
+
+        dispatch_run(input, out, checkpoint=checkpoint, modality=modality, workers=workers, top=top)
+        return
     _one_thread()
     from .runner import Runner, format_result
 
-    result = Runner(checkpoint).run(input, modality, top=top)
+    with Runner(checkpoint, memory=False if no_memory else memory_path, conversation=conversation) as runner:
+        result = runner.run(input, modality, top=top)
     click.echo(json.dumps(result, ensure_ascii=False) if as_json else format_result(result))
 
 

@@ -16,9 +16,17 @@ from .checkpoint import DEFAULT_CHECKPOINT
 
 
 class Runner:
-    """A loaded checkpoint plus the registry's tokenizers; ``run`` is one input end to end."""
+    """A loaded checkpoint plus the registry's tokenizers; ``run`` is one input end to end.
 
-    def __init__(self, checkpoint: str | Path | None = None, registry=None):
+    ``memory``: a :class:`~v22sdk.engine.memory_head.MemoryHead`, or a path for the built-in
+    ``tiered`` memory, or ``None`` for the tiered memory at its default place in the user's data
+    directory, or ``False`` for none. Stage E reads it for every input, and each run is written
+    back as a turn once its output is decoded, so memory persists across runs and restarts.
+    Engines without a stage E (``baseline``) neither read nor write it.
+    """
+
+    def __init__(self, checkpoint: str | Path | None = None, registry=None, *, memory=None,
+                 conversation: str = "default"):
         from ..plugins import get_registry
         from .checkpoint import load_checkpoint
 
@@ -29,6 +37,26 @@ class Runner:
         self.path = path
         self.registry = registry or get_registry()
         self.model, self.cfg, self.vocab, self.doc = load_checkpoint(path)
+        self.conversation = conversation
+        self.stage_e = getattr(self.model, "stage_e", None)
+        self.memory = None
+        if memory is not False and self.stage_e is not None:
+            if memory is None or isinstance(memory, (str, Path)):
+                from ..memory import TieredMemory
+
+                memory = TieredMemory(memory)
+            self.memory = memory
+            self.stage_e.memory = memory
+
+    def close(self) -> None:
+        if self.memory is not None:
+            self.memory.close()
+
+    def __enter__(self) -> "Runner":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def tokenize(self, source: str, modality: str | None = None):
         """Tokens of ``source``: a file (modality from its extension unless given) or a text."""
@@ -69,14 +97,61 @@ class Runner:
         batch = self.tokenize(source, modality)
         tokens, mask = to_tensors([batch], self.cfg.max_len)
         schema = self.registry.get_class("modalities", batch.modality).schema
-        texts, confs = predict(self.model, tokens, mask, self.vocab, [schema.active_names(batch)])
+        attr_set = schema.active_names(batch)
+        if self.stage_e is not None:
+            self.stage_e.last = None
+        # Memory is read during the forward pass; the turn is written below, once its output is known.
+        texts, confs = predict(self.model, tokens, mask, self.vocab, [attr_set], write_memory=False)
         mean = batch.attr.mean(0, keepdims=True)  # the input's attributes, averaged over its tokens
         attrs = schema.explain(mean, top=top)[0]
-        return {"input": source, "modality": batch.modality, "output": texts[0], "confidence": confs[0],
-                "tokens": len(batch), "truncated_to": min(len(batch), self.cfg.max_len),
-                "attributes": [{"name": n, "value": round(v, 4)} for n, v in attrs],
-                "engine": self.cfg.engine, "checkpoint": str(self.path),
-                "seconds": round(time.perf_counter() - start, 4)}
+        result = {"input": source, "modality": batch.modality, "output": texts[0], "confidence": confs[0],
+                  "tokens": len(batch), "truncated_to": min(len(batch), self.cfg.max_len),
+                  "attributes": [{"name": n, "value": round(v, 4)} for n, v in attrs],
+                  "engine": self.cfg.engine, "checkpoint": str(self.path)}
+        result["memory"] = self._remember(source, batch, texts[0], attr_set)
+        result["seconds"] = round(time.perf_counter() - start, 4)
+        return result
+
+    def encode(self, source: str, modality: str | None = None):
+        """(sent_vec (256,) float32, attribute set) of ``source``: a memory query, nothing written."""
+        import torch
+
+        from .data import to_tensors
+
+        batch = self.tokenize(source, modality)
+        tokens, mask = to_tensors([batch], self.cfg.max_len)
+        attr_set = self.registry.get_class("modalities", batch.modality).schema.active_names(batch)
+        self.model.eval()
+        old = self.stage_e.write_enabled if self.stage_e is not None else None
+        if self.stage_e is not None:
+            self.stage_e.write_enabled = False
+        try:
+            with torch.no_grad():
+                sent_vec = self.model(tokens, mask, [attr_set])["sent_vec"]
+        finally:
+            if self.stage_e is not None:
+                self.stage_e.write_enabled = old
+        return sent_vec[0].float().cpu().numpy(), attr_set
+
+    def _remember(self, source: str, batch, output: str, attr_set: frozenset[str]) -> dict[str, Any] | None:
+        """Write this run as a turn; return where it went and what the read recalled."""
+        if self.memory is None or self.stage_e is None or self.stage_e.last is None:
+            return None
+        from .memory_head import TurnInfo
+
+        sent_vec, me, recall = self.stage_e.last
+        name = Path(source).name if batch.source and batch.source != "<text>" else _clip(source, 40)
+        info = TurnInfo(conversation=self.conversation, modality=batch.modality,
+                        digest=_digest(source, batch), summary=f"{output or '(empty)'} <- {name}")
+        [turn_id] = self.memory.write(sent_vec, me, [attr_set], [info])
+        recalled = None
+        if bool(recall.found[0]):
+            then = recall.times[0] if recall.times else None
+            past = recall.info[0] if recall.info else None
+            recalled = {"turn": recall.ids[0], "score": round(float(recall.scores[0]), 4),
+                        "summary": past.summary if past else "", "modality": past.modality if past else "",
+                        "seconds_ago": round(time.time() - then, 1) if then is not None else None}
+        return {"path": getattr(self.memory, "path", None), "turn": turn_id, "recall": recalled}
 
 
 def _takes_text(registry, modality: str) -> bool:
@@ -88,5 +163,33 @@ def format_result(r: dict[str, Any]) -> str:
              f"  {r['modality']} input, {r['tokens']} token(s), engine {r['engine']}"]
     if r["attributes"]:
         lines.append("  top attributes: " + ", ".join(f"{a['name']}={a['value']:+.3f}" for a in r["attributes"]))
+    mem = r.get("memory")
+    if mem:
+        rec = mem["recall"]
+        recalled = (f"turn {rec['turn']} '{rec['summary']}', score {rec['score']:.3f}, {_ago(rec['seconds_ago'])}"
+                    if rec else "nothing yet")
+        lines.append(f"  memory: recalled {recalled}; stored as turn {mem['turn']}")
     return "\n".join(lines)
+
+
+def _ago(seconds: float | None) -> str:
+    if seconds is None:
+        return "at an unknown time"
+    for unit, n in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= n:
+            return f"{seconds / n:.1f} {unit} ago"
+    return f"{seconds:.0f} s ago"
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _digest(source: str, batch) -> str:
+    """sha256 of the input: the file's bytes, or the text's UTF-8."""
+    import hashlib
+
+    p = Path(source)
+    data = p.read_bytes() if batch.source and batch.source != "<text>" and p.is_file() else source.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
 

@@ -407,6 +407,9 @@ class StageE(nn.Module):
         self.spherical, self.gain = cfg.spherical, cfg.inject_gain
         self.memory = None  # a MemoryHead; not a submodule (its state is not a parameter)
         self.write_enabled = True
+        #: (sent_vec, me, Recall) of the last forward with a memory, all detached: lets a caller
+        #: write the turn itself once it knows what was decoded (``v22sdk run`` does).
+        self.last = None
 
     def _n(self, x: torch.Tensor) -> torch.Tensor:
         return F.normalize(x, dim=-1) if self.spherical else x
@@ -421,6 +424,7 @@ class StageE(nn.Module):
             score = recall.scores.to(rd) * recall.found.to(rd)
             if self.write_enabled:
                 self.memory.write(sent_vec.detach(), me.detach(), attr_sets)
+            self.last = (sent_vec.detach(), me.detach(), recall)
         return me, score
 
 
