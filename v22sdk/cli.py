@@ -29,7 +29,6 @@ LAZY_COMMANDS = {
     "memory": "v22sdk.memory_command:memory",
     "new-plugin": "v22sdk.scaffold.cli:new_plugin",
     "specdec": "v22sdk.specdec.cli:specdec",
-    "scale": "v22sdk.scale.cli:scale",
 }
 
 

@@ -13,7 +13,7 @@ from .memory.cli import make_memory_group
 def _encode_with_engine(source: str):
     from .engine.runner import Runner
 
-    with Runner(memory=False) as runner:
+    with Runner() as runner:  # no persistent memory: a query writes nothing
         return runner.encode(source)
 
 

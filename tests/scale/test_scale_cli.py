@@ -4,7 +4,8 @@ import pytest
 from click.testing import CliRunner
 
 from v22sdk.errors import InputError
-from v22sdk.scale.cli import _config, scale
+from v22sdk.cli import cli
+from v22sdk.scale.cli import _config
 
 
 def test_config_needs_a_modality():
@@ -16,8 +17,8 @@ def test_config_needs_a_modality():
 def test_nproc_must_be_positive(tmp_path):
     data = tmp_path / "d.tsv"
     data.write_text("a\tb\n", encoding="utf-8")
-    r = CliRunner().invoke(scale, ["train", str(data), "--nproc", "0"])
-    assert isinstance(r.exception, InputError) and "--nproc" in str(r.exception)
+    r = CliRunner().invoke(cli, ["train", str(data), "--nproc", "0"])
+    assert r.exit_code == 2 and "--nproc" in r.output and "at least 1" in r.output
 
 
 def test_list_items_reports_unreadable_inputs(tmp_path):

@@ -117,6 +117,8 @@ def _openblas_one_thread() -> None:
 def train(data, engine, preset_name, epochs, sample, seed, out, log_path, plot, sets, val_frac, test_frac,
           threads, progress, nproc):
     """Train an engine on DATA (a .jsonl manifest, a .tsv of text pairs, or a folder of label-named folders)."""
+    if nproc < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--nproc")
     if nproc > 1:
         if plot:
             raise click.UsageError("--plot is not available with --nproc > 1 (use --log and plot the JSONL)")
@@ -210,7 +212,8 @@ def run(input, modality, checkpoint, top, as_json, memory_path, no_memory, conve
     _one_thread()
     from .runner import Runner, format_result
 
-    with Runner(checkpoint, memory=False if no_memory else memory_path, conversation=conversation) as runner:
+    memory = False if no_memory else (memory_path or True)
+    with Runner(checkpoint, memory=memory, conversation=conversation) as runner:
         result = runner.run(input, modality, top=top)
     click.echo(json.dumps(result, ensure_ascii=False) if as_json else format_result(result))
 

@@ -18,14 +18,15 @@ from .checkpoint import DEFAULT_CHECKPOINT
 class Runner:
     """A loaded checkpoint plus the registry's tokenizers; ``run`` is one input end to end.
 
-    ``memory``: a :class:`~v22sdk.engine.memory_head.MemoryHead`, or a path for the built-in
-    ``tiered`` memory, or ``None`` for the tiered memory at its default place in the user's data
-    directory, or ``False`` for none. Stage E reads it for every input, and each run is written
-    back as a turn once its output is decoded, so memory persists across runs and restarts.
-    Engines without a stage E (``baseline``) neither read nor write it.
+    ``memory``: ``False`` (the default: no persistent memory, so results depend on the input
+    only), a :class:`~v22sdk.engine.memory_head.MemoryHead`, a path for the built-in ``tiered``
+    memory, or ``True`` for the tiered memory at its default place (``$V22SDK_MEMORY`` or the
+    user's data directory). Stage E reads it for every input, and each run is written back as a
+    turn once its output is decoded, so memory persists across runs and restarts. Engines
+    without a stage E (``baseline``) neither read nor write it.
     """
 
-    def __init__(self, checkpoint: str | Path | None = None, registry=None, *, memory=None,
+    def __init__(self, checkpoint: str | Path | None = None, registry=None, *, memory=False,
                  conversation: str = "default"):
         from ..plugins import get_registry
         from .checkpoint import load_checkpoint
@@ -41,10 +42,10 @@ class Runner:
         self.stage_e = getattr(self.model, "stage_e", None)
         self.memory = None
         if memory is not False and self.stage_e is not None:
-            if memory is None or isinstance(memory, (str, Path)):
+            if memory is True or isinstance(memory, (str, Path)):
                 from ..memory import TieredMemory
 
-                memory = TieredMemory(memory)
+                memory = TieredMemory(None if memory is True else memory)
             self.memory = memory
             self.stage_e.memory = memory
 

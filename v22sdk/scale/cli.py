@@ -1,13 +1,12 @@
 """Click commands of the scale-out paths, for the main CLI to dispatch to.
 
-* ``tokenize_ray``: ``v22sdk tokenize DIR --backend ray --out OUTDIR`` (sharded .npz + manifest);
-* ``run_ray``: ``v22sdk run DIR --backend ray --out OUTDIR`` (batch inference, engine held by actors);
-* ``train_nproc``: ``v22sdk train DATA --nproc N`` (torch.distributed.run with N ranks).
+* ``v22sdk tokenize DIR --backend ray --out OUTDIR`` (sharded .npz + manifest);
+* ``v22sdk run DIR --backend ray --out OUTDIR`` (batch inference, engine held by actors);
+* ``v22sdk train DATA --nproc N`` (torch.distributed.run with N ranks).
 
-Each is also a standalone click command (``v22sdk scale tokenize|run|train`` once the group
-``scale`` is attached), and a plain function (``dispatch_tokenize``, ``dispatch_run``,
-``dispatch_train``) that the existing commands call when ``--backend ray`` / ``--nproc N > 1`` is
-given. Nothing here imports Ray or torch at module import.
+Each is a plain function (``dispatch_tokenize``, ``dispatch_run``, ``dispatch_train``) that the
+existing commands call when ``--backend ray`` / ``--nproc N > 1`` is given, so there is one
+command per job. Nothing here imports Ray or torch at module import.
 """
 
 from __future__ import annotations
@@ -82,50 +81,3 @@ def dispatch_train(nproc: int, data: str, *, out: str, engine: str = "v22", pres
     rc = launch(nproc, argv)
     if rc != 0:
         raise click.exceptions.Exit(rc)
-
-
-@click.group("scale")
-def scale() -> None:
-    """Scale-out paths: Ray Data tokenization and inference, multi-process training."""
-
-
-@scale.command("tokenize")
-@click.argument("source", type=click.Path(exists=True))
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="output folder (shards + manifest.json)")
-@click.option("--modality", "-m", default=None)
-@click.option("--config", "-c", multiple=True, metavar="KEY=VALUE")
-@click.option("--workers", default=2, show_default=True, help="Ray actors (local CPUs when no $RAY_ADDRESS)")
-@click.option("--shard-size", default=256, show_default=True, help="inputs per .npz shard")
-def tokenize_ray(source, out, modality, config, workers, shard_size):
-    """Tokenize a folder or manifest on Ray Data into sharded .npz files."""
-    dispatch_tokenize(source, out, modality=modality, config=config, workers=workers, shard_size=shard_size)
-
-
-@scale.command("run")
-@click.argument("source", type=click.Path(exists=True))
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="output folder (results.jsonl)")
-@click.option("--checkpoint", default=None, type=click.Path())
-@click.option("--modality", "-m", default=None)
-@click.option("--workers", default=2, show_default=True)
-@click.option("--batch-size", default=32, show_default=True)
-@click.option("--top", default=5, show_default=True)
-def run_ray(source, out, checkpoint, modality, workers, batch_size, top):
-    """Batch inference over a folder or manifest, one engine per Ray actor."""
-    dispatch_run(source, out, checkpoint=checkpoint, modality=modality, workers=workers, batch_size=batch_size, top=top)
-
-
-@scale.command("train")
-@click.argument("data", type=click.Path(exists=True))
-@click.option("--nproc", default=2, show_default=True)
-@click.option("--out", "-o", default="v22.pt", show_default=True)
-@click.option("--engine", default="v22", show_default=True)
-@click.option("--preset", "preset_name", default="small", show_default=True)
-@click.option("--epochs", type=int, default=None)
-@click.option("--sample", type=int, default=None)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE")
-@click.option("--log", "log_path", default=None)
-def train_nproc(data, nproc, out, engine, preset_name, epochs, sample, seed, sets, log_path):
-    """Data-parallel training with N processes (torch.distributed, gloo)."""
-    dispatch_train(nproc, data, out=out, engine=engine, preset_name=preset_name, epochs=epochs, sample=sample,
-                   seed=seed, sets=sets, log_path=log_path)
