@@ -2,32 +2,29 @@
 
 from __future__ import annotations
 
-from v22sdk.errors import V22Error
+from v22sdk.errors import InputError, V22Error
 
 
 class SpecDecError(V22Error):
     """Base class of the errors raised by :mod:`v22sdk.specdec`."""
 
 
-class DistributionError(SpecDecError, ValueError):
+class DistributionError(SpecDecError, InputError):
     """A probability tensor handed to the sampler is malformed.
 
-    ``name`` names the tensor (``"p"``, ``"q"``, ``"draft_tokens"`` ...) and ``problem`` says what
-    is wrong (shape, negative or non-finite entries, a drafted token the draft gave probability 0).
+    ``name`` (= ``source``) names the tensor (``"p"``, ``"q"``, ``"draft_tokens"`` ...) and
+    ``problem`` says what is wrong (shape, negative or non-finite entries, a drafted token the
+    draft gave probability 0).
     """
 
-    exit_code = 2
-
-    def __init__(self, name: str, problem: str):
-        self.name = name
-        self.problem = problem
-        super().__init__(f"{name}: {problem}")
+    @property
+    def name(self) -> str:
+        return self.source
 
 
-class ResultsError(SpecDecError):
-    """An experiment results file is missing or unreadable (``path`` names it)."""
+class ResultsError(SpecDecError, InputError):
+    """An experiment results file is missing or unreadable (``path`` = ``source`` names it)."""
 
-    def __init__(self, path: str, problem: str):
-        self.path = path
-        self.problem = problem
-        super().__init__(f"{path}: {problem}")
+    @property
+    def path(self) -> str:
+        return self.source
