@@ -119,6 +119,11 @@ def train(data, engine, preset_name, epochs, sample, seed, out, log_path, plot, 
     """Train an engine on DATA (a .jsonl manifest, a .tsv of text pairs, or a folder of label-named folders)."""
     if nproc < 1:
         raise click.BadParameter("must be at least 1", param_hint="--nproc")
+    if plot:
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:  # say so before training, not after
+            raise click.UsageError("--plot needs matplotlib: pip install 'v22sdk[plot]'")
     if nproc > 1:
         if plot:
             raise click.UsageError("--plot is not available with --nproc > 1 (use --log and plot the JSONL)")
