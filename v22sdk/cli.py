@@ -188,7 +188,8 @@ def _tokenize_all(items: Sequence[str], modality: str | None, config: dict[str, 
     return batches
 
 
-def _parse_config(pairs: Sequence[str]) -> dict[str, Any]:
+def parse_config(pairs: Sequence[str]) -> dict[str, Any]:
+    """``-c KEY=VALUE`` pairs as a dict; a VALUE that parses as JSON (2, true, [1]) is typed."""
     config: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -234,7 +235,7 @@ def tokenize(inputs: tuple[str, ...], modality: str | None, config: tuple[str, .
 
         dispatch_tokenize(inputs[0], out, modality=modality, config=config, workers=workers, shard_size=shard_size)
         return
-    batches = _tokenize_all(inputs, modality, _parse_config(config))
+    batches = _tokenize_all(inputs, modality, parse_config(config))
     if out:
         save_batches(out, [b for _, b in batches])
     if as_json:
@@ -272,7 +273,7 @@ def _offset_label(batch, i: int) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 def explain(input: str, modality: str | None, config: tuple[str, ...], top: int, as_json: bool) -> None:
     """Show, per token, the named attributes that fired."""
-    [(m, batch)] = _tokenize_all([input], modality, _parse_config(config))
+    [(m, batch)] = _tokenize_all([input], modality, parse_config(config))
     explained = m.schema.explain(batch, top=top)
     text = None
     if "char" in batch.offsets and batch.source == "<text>":

@@ -26,15 +26,9 @@ def _config(pairs: Sequence[str], modality: str | None) -> dict[str, Any]:
         return {}
     if modality is None:
         raise InputError("--config", "with --backend ray, --config needs --modality (one configuration per modality)")
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError("--config", f"expected KEY=VALUE, got {pair!r}")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
+    from ..cli import parse_config
+
+    out = parse_config(pairs)
     return {modality: out}
 
 
