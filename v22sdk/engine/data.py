@@ -307,16 +307,41 @@ def load_dataset(source, registry=None, *, sample: int | None = None, seed: int 
     from ..plugins import get_registry
 
     registry = registry or get_registry()
-    examples = read_examples(source, registry)
-    if sample is not None and sample < len(examples):
-        keep = np.sort(np.random.default_rng(seed).choice(len(examples), size=sample, replace=False))
-        examples = [examples[i] for i in keep]
-    batches, digest = tokenize_examples(examples, registry, cache=cache, progress=progress)
+    if (Path(source) / "manifest.json").is_file():  # already tokenized: `v22sdk tokenize --backend ray` shards
+        examples, batches, digest = read_sharded(source)
+        if sample is not None and sample < len(examples):
+            keep = np.sort(np.random.default_rng(seed).choice(len(examples), size=sample, replace=False))
+            examples, batches = [examples[i] for i in keep], [batches[i] for i in keep]
+            digest = hashlib.sha256(f"{digest}:{keep.tolist()}".encode()).hexdigest()[:24]
+    else:
+        examples = read_examples(source, registry)
+        if sample is not None and sample < len(examples):
+            keep = np.sort(np.random.default_rng(seed).choice(len(examples), size=sample, replace=False))
+            examples = [examples[i] for i in keep]
+        batches, digest = tokenize_examples(examples, registry, cache=cache, progress=progress)
     sets = []
     for b in batches:
         schema = registry.get_class("modalities", b.modality).schema
         sets.append(schema.active_names(b))
     return Dataset(examples, batches, digest, aux_targets(batches, registry), sets)
+
+
+def read_sharded(folder: str | os.PathLike[str]) -> tuple[list[Example], list[TokenBatch], str]:
+    """Examples, token batches and digest of a folder written by ``v22sdk tokenize --backend ray``.
+
+    The shards are read as they are (no re-tokenization); every item needs the ``target`` its
+    input manifest gave it.
+    """
+    from ..scale.shards import load_shards
+
+    batches, items = load_shards(folder)
+    untargeted = [it["source"] for it in items if not str(it.get("target") or "").strip()]
+    if untargeted:
+        raise InputError(str(folder), f"{len(untargeted)} tokenized input(s) have no target (first: "
+                                      f"{untargeted[0]}); tokenize a JSONL manifest with targets to train on it")
+    examples = [Example(it["source"], it["modality"], it["target"], False, it.get("split"), it["idx"]) for it in items]
+    manifest = (Path(folder) / "manifest.json").read_bytes()
+    return examples, batches, hashlib.sha256(manifest).hexdigest()[:24]
 
 
 def to_tensors(batches: Sequence[TokenBatch], max_len: int):
