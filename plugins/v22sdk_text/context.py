@@ -89,7 +89,6 @@ def apply(A: np.ndarray, flags: np.ndarray, words: list[str]) -> np.ndarray:
     sid, s_starts = _segments(sent_end)
     cid, c_starts = _segments(clause_end)
     nxt, prv = _next_content(content)
-    neg_flag = _has(flags, "neg")
     idx = np.arange(W)
 
     # -- sentence mood and question type --------------------------------------------------------

@@ -53,14 +53,12 @@ import numpy as np
 
 from v22sdk.errors import MemoryStoreCorrupt, MemoryStoreError
 from v22sdk.memory.scoring import W_COS, W_JAC, AttrVocab, blob_to_mask, mask_to_blob, search_block, unit_rows
-from v22sdk.memory.sqlite_tier import row_crc
-from v22sdk.memory.tier import MemoryTier
+from v22sdk.memory.sqlite_tier import TURN_COLUMNS, SQLTurnStore, row_crc
 from v22sdk.memory.tiered import TieredMemory
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
 
 #: Environment variable holding the default connection string (``postgresql://user@host:port/db``).
 ENV_DSN = "V22SDK_PG_DSN"
-_COLS = "id, time, conversation, modality, digest, summary, attrs, attr_mask, sent_vec, mem_emb, touched, crc"
 # Advisory lock key for migrations (any constant; "v22" in ASCII).
 _MIGRATION_LOCK = 0x763232
 # SQLSTATEs after which the whole transaction may simply be run again.
@@ -117,7 +115,7 @@ def _vec_literal(v: np.ndarray) -> str:
     return "[" + ",".join(map(repr, v.astype(np.float64).tolist())) + "]"
 
 
-class PostgresTier(MemoryTier):
+class PostgresTier(SQLTurnStore):
     """Every turn in a PostgreSQL database, shared by any number of processes.
 
     ``dsn``: a libpq connection string or URI (default: ``$V22SDK_PG_DSN``). ``pool_size``: the
@@ -127,6 +125,7 @@ class PostgresTier(MemoryTier):
     """
 
     level = "L3"
+    _P = "%s"
 
     def __init__(self, dsn: str | None = None, *, pool_size: int = 4, use_pgvector: str | bool = "auto",
                  timeout_s: float = 30.0, retries: int = 5):
@@ -370,7 +369,7 @@ class PostgresTier(MemoryTier):
                 rows.append((first_id + j, when, t.conversation, t.modality, t.digest, t.summary, attrs_json,
                              mask_to_blob(vocab.mask(t.attrs, words)), sent, mem, first_touch + j, crc))
                 out.append(t.with_id(first_id + j, when, first_touch + j))
-            cur.executemany(f"INSERT INTO turns ({_COLS}) VALUES ({','.join(['%s'] * 12)})", rows)
+            cur.executemany(f"INSERT INTO turns ({TURN_COLUMNS}) VALUES ({','.join(['%s'] * 12)})", rows)
             if self.pgvector:
                 units = unit_rows(np.stack([t.sent_vec for t in turns]))
                 cur.executemany("UPDATE turns SET sent_pgv = %s::vector WHERE id = %s",
@@ -380,15 +379,6 @@ class PostgresTier(MemoryTier):
         out, vocab = self._run(body, write=True, what=f"writing {n} turn(s)")
         self._adopt(vocab)  # only names that are now committed
         return out
-
-    def put(self, turn: Turn) -> None:
-        self.commit([turn])
-
-    def batched_put(self, turns: Sequence[Turn]) -> None:
-        self.commit(turns)
-
-    def remove(self, turn_id: int) -> bool:
-        return self.batched_remove([turn_id])[0]
 
     def batched_remove(self, turn_ids) -> list[bool]:
         ids = [int(i) for i in turn_ids]
@@ -424,52 +414,19 @@ class PostgresTier(MemoryTier):
             return cur.fetchall()
         return self._run(body, write=False, what=what)
 
-    def _turn(self, row: tuple) -> Turn:
-        (id_, when, conv, mod, digest, summary, attrs_json, _mask, sent, mem, touched, crc) = row
-        sent, mem = bytes(sent), bytes(mem)
-        if len(sent) != 4 * SENT_DIM or len(mem) != 4 * MEM_DIM or crc != row_crc(
-                when, conv, mod, digest, summary, attrs_json, sent, mem):
-            raise MemoryStoreCorrupt(self.path, f"turn {id_} fails its checksum")
-        try:
-            attrs = frozenset(json.loads(attrs_json))
-        except ValueError as e:
-            raise MemoryStoreCorrupt(self.path, f"turn {id_} has unreadable attributes") from e
-        return Turn(np.frombuffer(sent, "<f4").astype(np.float32), np.frombuffer(mem, "<f4").astype(np.float32),
-                    attrs, id_, when, conv, mod, digest, summary, touched)
-
-    def contains(self, turn_id: int) -> bool:
-        return bool(self._query("SELECT 1 FROM turns WHERE id = %s", (int(turn_id),)))
-
-    def get(self, turn_id: int) -> Turn | None:
-        rows = self._query(f"SELECT {_COLS} FROM turns WHERE id = %s", (int(turn_id),))
-        return self._turn(rows[0]) if rows else None
-
     def batched_get(self, turn_ids) -> list[Turn | None]:
         ids = [int(i) for i in turn_ids]
-        rows = self._query(f"SELECT {_COLS} FROM turns WHERE id = ANY(%s)", (ids,)) if ids else []
+        rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id = ANY(%s)", (ids,)) if ids else []
         found = {r[0]: self._turn(r) for r in rows}
         return [found.get(i) for i in ids]
-
-    def __len__(self) -> int:
-        return int(self._query("SELECT count(*) FROM turns")[0][0])
-
-    def max_id(self) -> int:
-        return int(self._query("SELECT COALESCE(max(id), 0) FROM turns")[0][0])
 
     def count_where(self, conversation: str) -> int:
         return int(self._query("SELECT count(*) FROM turns WHERE conversation = %s", (conversation,))[0][0])
 
-    def recent(self, n: int, by: str = "touched") -> list[Turn]:
-        """The ``n`` most recent turns by recency (``"touched"``) or by id, newest first."""
-        col = {"touched": "touched", "id": "id"}[by]
-        rows = self._query(f"SELECT {_COLS} FROM turns ORDER BY {col} DESC LIMIT %s", (int(n),))
-        self._refresh_vocab()
-        return [self._turn(r) for r in rows]
-
     def recent_block(self, n: int, by: str = "touched") -> tuple:
         """The ``n`` most recent turns as arrays, OLDEST first (see ``SQLiteTier.recent_block``)."""
         col = {"touched": "touched", "id": "id"}[by]
-        rows = self._query(f"SELECT {_COLS} FROM turns ORDER BY {col} DESC LIMIT %s", (int(n),))[::-1]
+        rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns ORDER BY {col} DESC LIMIT %s", (int(n),))[::-1]
         self._refresh_vocab()
         words = self.vocab.words()
         for r in rows:
@@ -491,7 +448,7 @@ class PostgresTier(MemoryTier):
         """Every turn in id order (keyset pages, bounded memory)."""
         last = 0
         while True:
-            rows = self._query(f"SELECT {_COLS} FROM turns WHERE id > %s ORDER BY id LIMIT %s", (last, chunk))
+            rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id > %s ORDER BY id LIMIT %s", (last, chunk))
             if not rows:
                 return
             for r in rows:

@@ -34,7 +34,7 @@ from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
 SCHEMA_VERSION = 1
 PAGE_SIZE = 8192
 SQLITE_HEADER = b"SQLite format 3\x00"
-_COLS = "id, time, conversation, modality, digest, summary, attrs, attr_mask, sent_vec, mem_emb, touched, crc"
+TURN_COLUMNS = "id, time, conversation, modality, digest, summary, attrs, attr_mask, sent_vec, mem_emb, touched, crc"
 
 _SCHEMA = """
 CREATE TABLE turns (
@@ -73,7 +73,71 @@ def _is_corruption(err: sqlite3.Error) -> bool:
     return "malformed" in msg or "not a database" in msg or "corrupt" in msg
 
 
-class SQLiteTier(MemoryTier):
+class SQLTurnStore(MemoryTier):
+    """What the SQL L3 tiers (SQLite here, PostgreSQL in :mod:`v22sdk.memory.postgres`) share.
+
+    Both keep one ``turns`` table with the columns ``TURN_COLUMNS`` and a CRC per row; a subclass gives
+    its parameter placeholder (``_P``), ``_query``, ``commit``, ``batched_remove`` and
+    ``_refresh_vocab``, and gets the turn-level reads and writes below.
+    """
+
+    path: str
+    _P = "?"
+
+    def _query(self, sql: str, args=()) -> list[tuple]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _refresh_vocab(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def commit(self, turns: Sequence[Turn]) -> list[Turn]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def put(self, turn: Turn) -> None:
+        self.commit([turn])
+
+    def batched_put(self, turns: Sequence[Turn]) -> None:
+        self.commit(turns)
+
+    def remove(self, turn_id: int) -> bool:
+        return self.batched_remove([turn_id])[0]
+
+    def contains(self, turn_id: int) -> bool:
+        return bool(self._query(f"SELECT 1 FROM turns WHERE id = {self._P}", (int(turn_id),)))
+
+    def get(self, turn_id: int) -> Turn | None:
+        rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id = {self._P}", (int(turn_id),))
+        return self._turn(rows[0]) if rows else None
+
+    def __len__(self) -> int:
+        return int(self._query("SELECT COUNT(*) FROM turns")[0][0])
+
+    def max_id(self) -> int:
+        return int(self._query("SELECT COALESCE(MAX(id), 0) FROM turns")[0][0])
+
+    def recent(self, n: int, by: str = "touched") -> list[Turn]:
+        """The ``n`` most recent turns by recency (``"touched"``) or by id, newest first."""
+        col = {"touched": "touched", "id": "id"}[by]
+        rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns ORDER BY {col} DESC LIMIT {self._P}", (int(n),))
+        self._refresh_vocab()
+        return [self._turn(r) for r in rows]
+
+    def _turn(self, row: tuple) -> Turn:
+        """A stored row as a Turn; a row failing its checksum raises MemoryStoreCorrupt."""
+        (id_, when, conv, mod, digest, summary, attrs_json, _mask, sent, mem, touched, crc) = row
+        sent, mem = bytes(sent), bytes(mem)  # PostgreSQL returns memoryview
+        if len(sent) != 4 * SENT_DIM or len(mem) != 4 * MEM_DIM or crc != row_crc(
+                when, conv, mod, digest, summary, attrs_json, sent, mem):
+            raise MemoryStoreCorrupt(self.path, f"turn {id_} fails its checksum")
+        try:
+            attrs = frozenset(json.loads(attrs_json))
+        except ValueError as e:
+            raise MemoryStoreCorrupt(self.path, f"turn {id_} has unreadable attributes") from e
+        return Turn(np.frombuffer(sent, "<f4").astype(np.float32), np.frombuffer(mem, "<f4").astype(np.float32),
+                    attrs, id_, when, conv, mod, digest, summary, touched)
+
+
+class SQLiteTier(SQLTurnStore):
     """Every turn on disk. Thread-safe (one connection behind a lock); many processes may share
     the file (WAL, ``busy_timeout`` plus a retry loop, so no lock error escapes).
 
@@ -281,15 +345,6 @@ class SQLiteTier(MemoryTier):
         except (sqlite3.Error, MemoryStoreError):
             pass
 
-    def put(self, turn: Turn) -> None:
-        self.commit([turn])
-
-    def batched_put(self, turns: Sequence[Turn]) -> None:
-        self.commit(turns)
-
-    def remove(self, turn_id: int) -> bool:
-        return self.batched_remove([turn_id])[0]
-
     def batched_remove(self, turn_ids) -> list[bool]:
         ids = [int(i) for i in turn_ids]
         try:
@@ -323,48 +378,15 @@ class SQLiteTier(MemoryTier):
         except sqlite3.Error as e:
             raise self._fail("reading", e) from e
 
-    def _turn(self, row: tuple) -> Turn:
-        (id_, when, conv, mod, digest, summary, attrs_json, _mask, sent, mem, touched, crc) = row
-        if len(sent) != 4 * SENT_DIM or len(mem) != 4 * MEM_DIM or crc != row_crc(
-                when, conv, mod, digest, summary, attrs_json, sent, mem):
-            raise MemoryStoreCorrupt(self.path, f"turn {id_} fails its checksum")
-        try:
-            attrs = frozenset(json.loads(attrs_json))
-        except ValueError as e:
-            raise MemoryStoreCorrupt(self.path, f"turn {id_} has unreadable attributes") from e
-        return Turn(np.frombuffer(sent, "<f4").astype(np.float32),
-                    np.frombuffer(mem, "<f4").astype(np.float32),
-                    attrs, id_, when, conv, mod, digest, summary, touched)
-
-    def contains(self, turn_id: int) -> bool:
-        return bool(self._query("SELECT 1 FROM turns WHERE id = ?", (int(turn_id),)))
-
-    def get(self, turn_id: int) -> Turn | None:
-        rows = self._query(f"SELECT {_COLS} FROM turns WHERE id = ?", (int(turn_id),))
-        return self._turn(rows[0]) if rows else None
-
     def batched_get(self, turn_ids) -> list[Turn | None]:
         ids = [int(i) for i in turn_ids]
         found: dict[int, Turn] = {}
         for s in range(0, len(ids), 500):
             part = ids[s:s + 500]
-            rows = self._query(f"SELECT {_COLS} FROM turns WHERE id IN ({','.join('?' * len(part))})",
+            rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({','.join('?' * len(part))})",
                                part)
             found.update((r[0], self._turn(r)) for r in rows)
         return [found.get(i) for i in ids]
-
-    def __len__(self) -> int:
-        return self._query("SELECT COUNT(*) FROM turns")[0][0]
-
-    def max_id(self) -> int:
-        return self._query("SELECT COALESCE(MAX(id), 0) FROM turns")[0][0]
-
-    def recent(self, n: int, by: str = "touched") -> list[Turn]:
-        """The ``n`` most recent turns by recency (``"touched"``) or by id, newest first."""
-        col = {"touched": "touched", "id": "id"}[by]
-        rows = self._query(f"SELECT {_COLS} FROM turns ORDER BY {col} DESC LIMIT ?", (int(n),))
-        self._refresh_vocab()
-        return [self._turn(r) for r in rows]
 
     def recent_block(self, n: int, by: str = "touched") -> tuple:
         """The ``n`` most recent turns as arrays, OLDEST first, every row's checksum verified.
@@ -374,7 +396,7 @@ class SQLiteTier(MemoryTier):
         :meth:`RingTier.insert_block`. Builds no Turn objects: this is the restart path.
         """
         col = {"touched": "touched", "id": "id"}[by]
-        rows = self._query(f"SELECT {_COLS} FROM turns ORDER BY {col} DESC LIMIT ?", (int(n),))[::-1]
+        rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns ORDER BY {col} DESC LIMIT ?", (int(n),))[::-1]
         self._refresh_vocab()
         words = self.vocab.words()
         sb, mb = 4 * SENT_DIM, 4 * MEM_DIM
@@ -396,7 +418,7 @@ class SQLiteTier(MemoryTier):
         """Every turn in id order (streaming, bounded memory)."""
         last = 0
         while True:
-            rows = self._query(f"SELECT {_COLS} FROM turns WHERE id > ? ORDER BY id LIMIT ?",
+            rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id > ? ORDER BY id LIMIT ?",
                                (last, chunk))
             if not rows:
                 return
@@ -491,7 +513,7 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
     reader.lock_timeout_s = 5.0
 
     def rows_in(lo: int, hi: int) -> list[tuple]:
-        return conn.execute(f"SELECT {_COLS} FROM turns WHERE id >= ? AND id < ? ORDER BY id",
+        return conn.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE id >= ? AND id < ? ORDER BY id",
                             (lo, hi)).fetchall()
 
     try:
@@ -543,7 +565,7 @@ def _insert_with_ids(tier: SQLiteTier, c: sqlite3.Connection, turns: Sequence[Tu
     for t in turns:
         attrs_json = json.dumps(sorted(t.attrs), ensure_ascii=False)
         sent, mem = t.sent_vec.astype("<f4").tobytes(), t.mem_emb.astype("<f4").tobytes()
-        c.execute(f"INSERT INTO turns ({_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        c.execute(f"INSERT INTO turns ({TURN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                   (t.id, t.time, t.conversation, t.modality, t.digest, t.summary, attrs_json,
                    mask_to_blob(tier.vocab.mask(t.attrs, words)), sent, mem, t.touched,
                    row_crc(t.time, t.conversation, t.modality, t.digest, t.summary, attrs_json,

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # torch is imported where it is used, so registering the backend stays light
+    import torch
 
 from v22sdk.engine.memory_head import MEM_DIM, SENT_DIM, MemoryHead, Recall, TurnInfo
 from v22sdk.errors import InputError

@@ -31,4 +31,4 @@ def new_plugin(name: str, zone: str, directory: Path) -> None:
     click.echo("next steps:")
     click.echo(f"  pip install -e {root}")
     click.echo(f"  pytest {root / 'tests'}")
-    click.echo(f"  python -c \"from v22sdk import Registry; print(Registry().names('modalities'))\"")
+    click.echo("  python -c \"from v22sdk import Registry; print(Registry().names('modalities'))\"")

@@ -25,7 +25,6 @@ and, for bad values, the line.
 from __future__ import annotations
 
 import csv
-import io
 import os
 from pathlib import Path
 
