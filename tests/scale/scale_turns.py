@@ -1,17 +1,13 @@
-"""Deterministic turns for the scale tests (also imported by the writer subprocess)."""
+"""Deterministic turns for the scale tests (also imported by the writer subprocess): the very
+generator of the memory tests, so both backends are tested on the same turns."""
 
 from __future__ import annotations
 
-import numpy as np
+import sys
+from pathlib import Path
 
-from v22sdk.memory.turn import Turn
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 
-NAMES = [f"lang.slot{i:02d}" for i in range(24)] + [f"vis.slot{i:02d}" for i in range(24)]
+from _gen import NAMES, make_turn  # noqa: E402
 
-
-def make_turn(seq: int, tag: str = "t") -> Turn:
-    """Turn number ``seq`` of stream ``tag``: vectors and attributes depend only on (tag, seq)."""
-    rng = np.random.default_rng([seq, sum(map(ord, tag))])
-    attrs = frozenset(rng.choice(NAMES, size=int(rng.integers(0, 6)), replace=False).tolist())
-    return Turn(rng.standard_normal(256).astype(np.float32), rng.standard_normal(384).astype(np.float32),
-                attrs, conversation=tag, modality="text", digest=f"{tag}-{seq}", summary=f"{tag} #{seq}")
+__all__ = ["NAMES", "make_turn"]

@@ -55,7 +55,7 @@ from v22sdk.errors import MemoryStoreCorrupt, MemoryStoreError
 from v22sdk.memory.scoring import W_COS, W_JAC, AttrVocab, blob_to_mask, mask_to_blob, search_block, unit_rows
 from v22sdk.memory.sqlite_tier import TURN_COLUMNS, SQLTurnStore, row_crc
 from v22sdk.memory.tiered import TieredMemory
-from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
+from v22sdk.memory.turn import SENT_DIM, Turn
 
 #: Environment variable holding the default connection string (``postgresql://user@host:port/db``).
 ENV_DSN = "V22SDK_PG_DSN"
@@ -422,38 +422,6 @@ class PostgresTier(SQLTurnStore):
 
     def count_where(self, conversation: str) -> int:
         return int(self._query("SELECT count(*) FROM turns WHERE conversation = %s", (conversation,))[0][0])
-
-    def recent_block(self, n: int, by: str = "touched") -> tuple:
-        """The ``n`` most recent turns as arrays, OLDEST first (see ``SQLiteTier.recent_block``)."""
-        col = {"touched": "touched", "id": "id"}[by]
-        rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns ORDER BY {col} DESC LIMIT %s", (int(n),))[::-1]
-        self._refresh_vocab()
-        words = self.vocab.words()
-        for r in rows:
-            (id_, when, conv, mod, digest, summary, attrs_json, _m, sent, mem, _t, crc) = r
-            if len(sent) != 4 * SENT_DIM or len(mem) != 4 * MEM_DIM or crc != row_crc(
-                    when, conv, mod, digest, summary, attrs_json, bytes(sent), bytes(mem)):
-                raise MemoryStoreCorrupt(self.path, f"turn {id_} fails its checksum")
-        k = len(rows)
-        sent = np.frombuffer(b"".join(r[8] for r in rows), "<f4").astype(np.float32).reshape(k, SENT_DIM)
-        mem = np.frombuffer(b"".join(r[9] for r in rows), "<f4").astype(np.float32).reshape(k, MEM_DIM)
-        width = 8 * words
-        masks = np.frombuffer(b"".join(bytes(r[7][:width]).ljust(width, b"\0") for r in rows),
-                              "<u8").astype(np.uint64).reshape(k, words)
-        return (np.array([r[0] for r in rows], np.int64), sent, mem, masks,
-                np.array([r[1] for r in rows], np.float64), np.array([r[10] for r in rows], np.int64),
-                [(r[2], r[3], r[4], r[5]) for r in rows])
-
-    def iter_turns(self, chunk: int = 1000) -> Iterator[Turn]:
-        """Every turn in id order (keyset pages, bounded memory)."""
-        last = 0
-        while True:
-            rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id > %s ORDER BY id LIMIT %s", (last, chunk))
-            if not rows:
-                return
-            for r in rows:
-                yield self._turn(r)
-            last = rows[-1][0]
 
     def search(self, queries, qmasks, qcounts, k: int = 1, exclude: np.ndarray | None = None,
                chunk: int = 8192, approximate: bool = False):

@@ -122,6 +122,44 @@ class SQLTurnStore(MemoryTier):
         self._refresh_vocab()
         return [self._turn(r) for r in rows]
 
+    def recent_block(self, n: int, by: str = "touched") -> tuple:
+        """The ``n`` most recent turns as arrays, OLDEST first, every row's checksum verified.
+
+        Returns ``(ids (n,), sent (n, 256), mem (n, 384), masks (n, W), times (n,), touched (n,),
+        text [(conversation, modality, digest, summary)] * n)``, the arguments of
+        :meth:`RingTier.insert_block`. Builds no Turn objects: this is the restart path.
+        """
+        col = {"touched": "touched", "id": "id"}[by]
+        rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns ORDER BY {col} DESC LIMIT {self._P}", (int(n),))[::-1]
+        self._refresh_vocab()
+        words = self.vocab.words()
+        sb, mb = 4 * SENT_DIM, 4 * MEM_DIM
+        for (id_, when, conv, mod, digest, summary, attrs_json, _m, sent, mem, _t, crc) in rows:
+            if len(sent) != sb or len(mem) != mb or crc != row_crc(
+                    when, conv, mod, digest, summary, attrs_json, bytes(sent), bytes(mem)):
+                raise MemoryStoreCorrupt(self.path, f"turn {id_} fails its checksum")
+        k = len(rows)
+        sent = np.frombuffer(b"".join(r[8] for r in rows), "<f4").astype(np.float32).reshape(k, SENT_DIM)
+        mem = np.frombuffer(b"".join(r[9] for r in rows), "<f4").astype(np.float32).reshape(k, MEM_DIM)
+        width = 8 * words  # mask blobs are trimmed on disk: pad each to full width, one join
+        masks = np.frombuffer(b"".join(bytes(r[7][:width]).ljust(width, b"\0") for r in rows),
+                              "<u8").astype(np.uint64).reshape(k, words)
+        return (np.array([r[0] for r in rows], np.int64), sent, mem, masks,
+                np.array([r[1] for r in rows], np.float64), np.array([r[10] for r in rows], np.int64),
+                [(r[2], r[3], r[4], r[5]) for r in rows])
+
+    def iter_turns(self, chunk: int = 1000) -> Iterator[Turn]:
+        """Every turn in id order (keyset pages: bounded memory)."""
+        last = 0
+        while True:
+            rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id > {self._P} ORDER BY id LIMIT {self._P}",
+                               (last, chunk))
+            if not rows:
+                return
+            for r in rows:
+                yield self._turn(r)
+            last = rows[-1][0]
+
     def _turn(self, row: tuple) -> Turn:
         """A stored row as a Turn; a row failing its checksum raises MemoryStoreCorrupt."""
         (id_, when, conv, mod, digest, summary, attrs_json, _mask, sent, mem, touched, crc) = row
@@ -387,44 +425,6 @@ class SQLiteTier(SQLTurnStore):
                                part)
             found.update((r[0], self._turn(r)) for r in rows)
         return [found.get(i) for i in ids]
-
-    def recent_block(self, n: int, by: str = "touched") -> tuple:
-        """The ``n`` most recent turns as arrays, OLDEST first, every row's checksum verified.
-
-        Returns ``(ids (n,), sent (n, 256), mem (n, 384), masks (n, W), times (n,), touched (n,),
-        text [(conversation, modality, digest, summary)] * n)``, the arguments of
-        :meth:`RingTier.insert_block`. Builds no Turn objects: this is the restart path.
-        """
-        col = {"touched": "touched", "id": "id"}[by]
-        rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns ORDER BY {col} DESC LIMIT ?", (int(n),))[::-1]
-        self._refresh_vocab()
-        words = self.vocab.words()
-        sb, mb = 4 * SENT_DIM, 4 * MEM_DIM
-        for (id_, when, conv, mod, digest, summary, attrs_json, _m, sent, mem, _t, crc) in rows:
-            if len(sent) != sb or len(mem) != mb or crc != row_crc(
-                    when, conv, mod, digest, summary, attrs_json, sent, mem):
-                raise MemoryStoreCorrupt(self.path, f"turn {id_} fails its checksum")
-        k = len(rows)
-        sent = np.frombuffer(b"".join(r[8] for r in rows), "<f4").astype(np.float32).reshape(k, SENT_DIM)
-        mem = np.frombuffer(b"".join(r[9] for r in rows), "<f4").astype(np.float32).reshape(k, MEM_DIM)
-        width = 8 * words  # mask blobs are trimmed on disk: pad each to full width, one join
-        masks = np.frombuffer(b"".join(r[7][:width].ljust(width, b"\0") for r in rows),
-                              "<u8").astype(np.uint64).reshape(k, words)
-        return (np.array([r[0] for r in rows], np.int64), sent, mem, masks,
-                np.array([r[1] for r in rows], np.float64), np.array([r[10] for r in rows], np.int64),
-                [(r[2], r[3], r[4], r[5]) for r in rows])
-
-    def iter_turns(self, chunk: int = 1000) -> Iterator[Turn]:
-        """Every turn in id order (streaming, bounded memory)."""
-        last = 0
-        while True:
-            rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id > ? ORDER BY id LIMIT ?",
-                               (last, chunk))
-            if not rows:
-                return
-            for r in rows:
-                yield self._turn(r)
-            last = rows[-1][0]
 
     def _refresh_vocab(self) -> None:
         n = self._query("SELECT COUNT(*) FROM attr_vocab")[0][0]
