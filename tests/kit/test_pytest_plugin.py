@@ -199,6 +199,35 @@ def test_a_profile_the_user_chose_is_kept(project):
     project.runpytest().assert_outcomes(passed=1)
 
 
+def test_on_a_ci_machine_the_kit_profile_and_option_still_apply(project, monkeypatch):
+    # hypothesis loads its own "ci" profile at import when it sees CI=...; that is not a choice
+    # the user made, so --v22sdk-max-examples must still work there (a CI run once failed on it)
+    monkeypatch.setenv("CI", "true")
+    project.makepyfile(test_it='''
+        import os
+        from hypothesis import settings
+
+        def test_profile():
+            assert os.environ["CI"] == "true"
+            assert settings.get_current_profile_name() == "v22sdk"
+            current = settings()
+            assert current.max_examples == 7 and current.derandomize and current.deadline is None
+            assert current.print_blob  # kept from hypothesis' ci profile
+    ''')
+    project.runpytest_subprocess("--v22sdk-max-examples=7").assert_outcomes(passed=1)
+
+
+def test_the_ci_profile_chosen_on_the_command_line_is_kept(project, monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    project.makepyfile(test_it='''
+        from hypothesis import settings
+
+        def test_profile():
+            assert settings.get_current_profile_name() == "ci" and settings().max_examples == 100
+    ''')
+    project.runpytest_subprocess("--hypothesis-profile=ci").assert_outcomes(passed=1)
+
+
 def test_the_plugin_module_is_cheap_to_import():
     import subprocess
     import sys

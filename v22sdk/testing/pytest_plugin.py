@@ -9,7 +9,8 @@ It adds:
   ``--v22sdk-xfails-file FILE`` (JSON ``{"check_name": "reason"}`` or
   ``{"<modality>-check_name": "reason"}``: strict expected failures for every kit item);
 * the hypothesis profile ``v22sdk`` (deadline=None, derandomize=True, no example database,
-  max_examples as above), loaded unless the run chose another profile;
+  max_examples as above), loaded unless the run chose another profile (the ``ci`` profile
+  hypothesis loads by itself on CI machines does not count as a choice);
 * the marker ``v22sdk_check(modality, check)`` that kit items carry;
 * the fixture ``v22sdk_check``: ``check_modality`` bound to those options;
 * a terminal summary line counting the kit's items by outcome.
@@ -78,15 +79,36 @@ def _load_profile(config: Any, chosen: int | None) -> tuple[str, Any] | None:
         return None
     current = settings.get_current_profile_name()
     previous = (current, settings.get_profile(current))
-    settings.register_profile("v22sdk", deadline=None, derandomize=True, database=None,
+    automatic = current in ("default", "v22sdk") or _hypothesis_chose_ci(current)
+    # on a CI machine keep what hypothesis' own "ci" profile adds (print_blob) under ours
+    parent = settings.get_profile("ci") if current == "ci" and automatic else None
+    settings.register_profile("v22sdk", parent, deadline=None, derandomize=True, database=None,
                               max_examples=chosen or 20, suppress_health_check=[HealthCheck.too_slow])
-    if config.getoption("hypothesis_profile", None) or current not in ("default", "v22sdk"):
+    if config.getoption("hypothesis_profile", None) or not automatic:
         # the user chose a profile (option, or settings.load_profile in a conftest): keep it
         if current == "v22sdk":
             settings.register_profile("v22sdk", parent=previous[1])
         return None
     settings.load_profile("v22sdk")
     return previous
+
+
+def _hypothesis_chose_ci(current: str) -> bool:
+    """True when the active profile is the ``ci`` one hypothesis loads by itself on a CI machine.
+
+    Hypothesis loads its built-in ``ci`` profile at import when it sees a CI environment variable
+    (``CI``, ``GITHUB_ACTIONS``, ...). That is not the user's choice, so the ``v22sdk`` profile
+    and ``--v22sdk-max-examples`` still apply there; a ``ci`` profile the user registered or
+    chose with ``--hypothesis-profile`` is kept.
+    """
+    if current != "ci":
+        return False
+    try:
+        from hypothesis import _settings as hypothesis_settings
+    except ImportError:  # pragma: no cover - private module moved; treat the profile as chosen
+        return False
+    builtin = getattr(hypothesis_settings, "CI", None)
+    return builtin is not None and hypothesis_settings.settings.get_profile("ci") is builtin
 
 
 def pytest_unconfigure(config: Any) -> None:
