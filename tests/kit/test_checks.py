@@ -114,6 +114,18 @@ class HelloPaddedEnd(hello.HelloModality):
         return Encoding(enc.emb, enc.attr, {"time": time})
 
 
+class HelloNoEnds(hello.HelloModality):
+    """Writes each frame's start as its end too (window ends never filled in)."""
+
+    name = "hello_no_ends"
+
+    def encode(self, data, *, sample_rate):
+        enc = super().encode(data, sample_rate=sample_rate)
+        time = enc.offsets["time"].copy()
+        time[:, 1] = time[:, 0]
+        return Encoding(enc.emb, enc.attr, {"time": time})
+
+
 class HelloMutatesInput(hello.HelloModality):
     """Time-reverses the caller's array in place ("cheap" backwards analysis)."""
 
@@ -129,6 +141,7 @@ class HelloMutatesInput(hello.HelloModality):
     (HelloNaNOnSilence, {"check_finite"}, "is nan"),
     (HelloMilliseconds, {"check_offsets"}, "after the input's end"),
     (HelloPaddedEnd, {"check_offsets"}, "after the input's end"),
+    (HelloNoEnds, {"check_offsets"}, "0 ≤ start < end (a non-empty span)"),
     (HelloMutatesInput, {"check_determinism"}, "encode modified its input in place"),
 ], ids=lambda v: v.__name__ if isinstance(v, type) else None)
 def test_broken_signal_modality_fails_exactly_its_checks(broken, expected, phrase):

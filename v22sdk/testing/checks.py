@@ -395,7 +395,7 @@ def check_config_roundtrip(modality: Modality, *, max_examples: int | None = Non
 @contract_check(since=1)
 def check_offsets(modality: Modality, *, max_examples: int | None = None) -> None:
     """Offsets have one row per token and agree with the input: ``char`` indexes the NFC text,
-    ``time`` spans lie within the signal's duration in seconds, ``box`` lies within the image,
+    ``time`` spans are non-empty and lie within the signal's duration in seconds, ``box`` lies within the image,
     tokens are in input order."""
 
     def body(sample: Sample) -> None:
@@ -440,9 +440,12 @@ def _offset_problems(offsets: Mapping[str, Any], n: int, sample: Sample, modalit
         elif key == "time":
             start, end = value[:, 0], value[:, 1]
             duration = _duration(data, sample, modality)
-            if (start < 0).any() or (end < start).any():
-                i = int(np.argmax((start < 0) | (end < start)))
-                out.append(f"offsets['time'][{i}] = {value[i].tolist()} must satisfy 0 ≤ start ≤ end")
+            # a token stands for a stretch of signal: end == start (e.g. ends never written) is as
+            # wrong as an empty box
+            if (start < 0).any() or (end <= start).any():
+                i = int(np.argmax((start < 0) | (end <= start)))
+                out.append(f"offsets['time'][{i}] = {value[i].tolist()} must satisfy 0 ≤ start < end "
+                           "(a non-empty span)")
             elif duration is not None and (end > duration * (1 + 1e-9) + 1e-12).any():
                 i = int(np.argmax(end > duration * (1 + 1e-9) + 1e-12))
                 out.append(f"offsets['time'][{i}] ends at {end[i]:.6g} s, after the input's end at "
