@@ -58,10 +58,15 @@ def test_loading_never_unpickles_objects(tmp_path):
             return (open, (str(marker), "w"))
 
     path = tmp_path / "evil.pt"
-    with open(path, "wb") as fh:
-        pickle.dump({"format": "v22sdk.checkpoint", "x": Evil()}, fh)
+    torch.save({"format": "v22sdk.checkpoint", "x": Evil()}, path)  # a well-formed zip, hostile pickle
     with pytest.raises(CheckpointError, match="cannot be read safely"):
         read_checkpoint(path)
+    assert not marker.exists()
+    legacy = tmp_path / "legacy.pt"  # a bare pickle stream is not even opened
+    with open(legacy, "wb") as fh:
+        pickle.dump({"format": "v22sdk.checkpoint", "x": Evil()}, fh)
+    with pytest.raises(CheckpointError, match="not a complete torch.save zip archive"):
+        read_checkpoint(legacy)
     assert not marker.exists()
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(CheckpointError):
@@ -91,6 +96,34 @@ def test_cli_train_eval_run(registry, mixed_manifest, tmp_path):
     assert "confidence" in r.output and "toy.mood.question" in r.output
 
 
+def _damage(src, dst, *, where: str) -> None:
+    """Copy a checkpoint, flipping bytes inside its largest tensor's data or truncating it."""
+    import zipfile
+
+    data = bytearray(src.read_bytes())
+    if where == "truncate":
+        dst.write_bytes(data[: len(data) // 2])
+        return
+    with zipfile.ZipFile(src) as archive:
+        entry = max(archive.infolist(), key=lambda i: i.file_size)
+    start = entry.header_offset + 100  # past the local header, inside the stored tensor bytes
+    for k in range(8):
+        data[start + 37 * k] ^= 0x40
+    dst.write_bytes(data)
+
+
+@pytest.mark.parametrize("where", ["weights", "truncate"])
+def test_a_damaged_checkpoint_is_refused_not_loaded(trained, tmp_path, where):
+    out, _ = trained
+    bad = tmp_path / "damaged.pt"
+    _damage(out, bad, where=where)
+    message = "fails its CRC-32 check" if where == "weights" else "not a complete torch.save zip archive"
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(bad)
+    r = CliRunner().invoke(run, ["x", "-c", str(bad)])
+    assert isinstance(r.exception, CheckpointError) and "damaged.pt" in str(r.exception)
+
+
 def test_cli_typed_errors(registry, mixed_manifest, tmp_path):
     cli = CliRunner()
     r = cli.invoke(train, [str(mixed_manifest), "--set", "nonsense=1"])
@@ -108,6 +141,15 @@ def test_run_refuses_a_missing_file(trained):
     assert isinstance(r.exception, InputError) and "no such file" in str(r.exception)
     r = cli.invoke(run, ["missing.blip", "-m", "blip", "-c", str(out)])
     assert isinstance(r.exception, InputError)
+
+
+def test_run_refuses_a_folder_unless_told_it_is_text(trained, tmp_path):
+    out, _ = trained
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    r = CliRunner().invoke(run, [str(folder), "-c", str(out), "--no-memory"])
+    assert isinstance(r.exception, InputError) and "is a folder" in str(r.exception)
+    assert "--backend ray" in str(r.exception)
 
 
 def test_save_checkpoint_is_atomic(trained, tmp_path):

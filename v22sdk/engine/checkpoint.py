@@ -1,7 +1,8 @@
 """Checkpoints: one ``torch.save`` file of plain tensors, strings, numbers, lists and dicts.
 
 Loading uses ``torch.load(weights_only=True)``, which refuses to unpickle anything else, so a
-checkpoint cannot run code. Layout::
+checkpoint cannot run code, and the CRC-32 of every entry of the zip archive is checked first, so
+a damaged file is refused instead of loading wrong weights. Layout::
 
     {"format": "v22sdk.checkpoint", "version": 1, "engine": str, "config": {...}, "storage": str,
      "vocab": {"chars": [...], "source": str}, "state": {name: tensor}, "memory": {...} | None,
@@ -66,16 +67,30 @@ def save_checkpoint(path, model, cfg: EngineConfig, vocab: OutputVocab, *, split
 def read_checkpoint(path) -> dict[str, Any]:
     """The checkpoint document, loaded without unpickling arbitrary objects."""
     import pickle
+    import zipfile
 
     import torch
 
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    if not zipfile.is_zipfile(path):  # torch.save writes a zip archive; anything else is not ours
+        raise CheckpointError(f"{path} is not a v22sdk checkpoint: not a complete torch.save zip archive "
+                              "(truncated, or another kind of file)")
+    try:  # every entry carries a CRC-32: a flipped bit in the weights would otherwise load silently
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise CheckpointError(f"checkpoint {path} is damaged: {exc}") from None
+    if damaged is not None:
+        raise CheckpointError(f"checkpoint {path} is damaged: entry {damaged!r} fails its CRC-32 check")
     try:
         doc = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError, AttributeError) as exc:
+    except pickle.UnpicklingError as exc:
         raise CheckpointError(f"checkpoint {path} cannot be read safely: {str(exc).splitlines()[0]}") from None
+    except Exception as exc:  # noqa: BLE001 - parsing untrusted bytes: any failure means a damaged file
+        first = (str(exc).splitlines() or [""])[0]
+        raise CheckpointError(f"checkpoint {path} is damaged: {type(exc).__name__}: {first}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a v22sdk checkpoint")
     if doc.get("version") != VERSION:
