@@ -300,6 +300,15 @@ def explain(input: str, modality: str | None, config: tuple[str, ...], top: int,
 
 
 # -- entry point --------------------------------------------------------------------------------
+def _one_line(exc: click.ClickException) -> str:
+    """click's message on one line; a usage error names the command whose --help explains it."""
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        message += f" (see '{ctx.command_path} --help')"
+    return message
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI; errors become one line on stderr and a non-zero exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -309,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"error: {_one_line(exc)}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)

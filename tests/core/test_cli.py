@@ -73,6 +73,10 @@ def test_bad_input_is_one_line_and_nonzero(site, tmp_path):
         (["tokenize", "--modality", "nope", str(bad)], 2, "unknown modality 'nope'"),
         (["explain", str(tmp_path)], 2, "directory"),
         (["tokenize", "-m", "ramp", "-c", "window", str(bad)], 2, "KEY=VALUE"),
+        # usage errors too: one line naming the command's --help, not click's three-line block
+        (["tokenize"], 2, "Missing argument 'INPUTS...'. (see 'v22sdk tokenize --help')"),
+        (["no-such-command"], 2, "No such command 'no-such-command'. (see 'v22sdk --help')"),
+        (["explain", "--top", "many", str(bad)], 2, "'many' is not a valid integer"),
     ]:
         r = run_cli(*args, site=site)
         assert r.returncode == code, (args, r.stderr)

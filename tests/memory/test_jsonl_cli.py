@@ -75,20 +75,31 @@ def test_cli_stats_export_import_search_salvage(filled, tmp_path):
     assert res.exit_code == 0 and "recovered 25 turns" in res.output
 
 
-def test_cli_errors_are_one_line(tmp_path):
-    r = CliRunner()
+def _cli(args, capsys) -> tuple[int, str]:
+    """Run ``v22sdk ARGS`` through the real entry point; its exit code and stderr."""
+    from v22sdk.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    return exc.value.code, capsys.readouterr().err
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"garbage" * 50)
-    res = r.invoke(memory, ["--memory", str(bad), "stats"])
-    assert res.exit_code == 1 and "is corrupt" in res.output and "Traceback" not in res.output
-    res = r.invoke(memory, ["--memory", str(tmp_path / "none.db"), "stats"])
-    assert res.exit_code == 1 and "does not exist" in res.output
+    code, err = _cli(["memory", "--memory", str(bad), "stats"], capsys)
+    assert code == 1 and err.startswith("error: memory store") and "is corrupt" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    code, err = _cli(["memory", "--memory", str(tmp_path / "none.db"), "stats"], capsys)
+    assert code == 1 and "does not exist" in err and err.count("\n") == 1
     q = tmp_path / "q.json"
     q.write_text('{"sent_vec": [1, 2]}')
     good = str(tmp_path / "g.db")
     SQLiteTier(good).close()
-    res = r.invoke(memory, ["--memory", good, "search", str(q)])
-    assert res.exit_code == 1 and "256 finite numbers" in res.output
+    code, err = _cli(["memory", "--memory", good, "search", str(q)], capsys)
+    assert code == 2 and "256 finite numbers" in err and err.count("\n") == 1  # bad input: exit 2
+    code, err = _cli(["memory", "--memory", good, "search"], capsys)  # usage error, still one line
+    assert code == 2 and err == "error: Missing argument 'QUERY_INPUT'. (see 'v22sdk memory search --help')\n"
 
 
 def test_search_hook_uses_the_encoder(filled):

@@ -65,6 +65,9 @@ class Runner:
         if p.is_file():
             name = modality or self.modality_for(p)
             return self.registry.modality(name).tokenize_file(p)
+        if p.is_dir() and modality is None:
+            raise InputError(source, "is a folder; give one file or a text (to run a whole folder or "
+                                     "manifest use --backend ray --out DIR; for this text, --modality text)")
         suffix = p.suffix.lower()
         if modality is None and suffix and any(
                 suffix in getattr(self.registry.get_class("modalities", n), "extensions", ())

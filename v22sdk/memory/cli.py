@@ -26,11 +26,11 @@ EncodeQuery = Callable[[str], "tuple[np.ndarray, frozenset[str]]"]
 
 @contextlib.contextmanager
 def _errors():
-    """Turn typed errors into one-line click errors (no traceback)."""
+    """Let typed errors through to the entry point; turn OS errors into one-line click errors."""
     try:
         yield
-    except V22Error as e:
-        raise click.ClickException(str(e)) from e
+    except V22Error:
+        raise  # the CLI's entry point prints it on one line with its own exit code
     except OSError as e:
         raise click.ClickException(f"{e.filename or ''}: {e.strerror}".lstrip(": ")) from e
 
