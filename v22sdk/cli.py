@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import click
 
 from . import __version__
+from ._paths import is_dir, is_file
 from .errors import InputError, V22Error
 
 #: Subcommands that live in their own subsystem, imported only when used: name -> "module:attr".
@@ -153,9 +154,9 @@ def _resolve_inputs(items: Sequence[str], modality: str | None) -> list[tuple[st
     out = []
     for item in items:
         path = Path(item)
-        if path.exists():
-            if path.is_dir():
-                raise InputError(item, "is a directory; give files")
+        if is_dir(path):
+            raise InputError(item, "is a directory; give files")
+        if is_file(path):
             out.append((modality or registry.modality_for_path(path), path))
             continue
         name = modality

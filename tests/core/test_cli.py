@@ -121,3 +121,13 @@ def test_built_in_plugins_register_through_entry_points_without_torch():
     assert {"text", "vision", "audio"} <= set(modalities)
     assert engines == ["baseline", "v22"] and {"fifo", "tiered"} <= set(memories)
     assert broken == [] and torch_loaded is False
+
+
+def test_a_text_longer_than_a_file_name_is_text_not_an_internal_error(tmp_path):
+    # Path.is_file() raises ENAMETOOLONG for such a string; it must be tokenized as text
+    text = "今天天气很好。" * 40
+    r = run_cli("explain", text, "--top", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)["tokens"]) == len(text)
+    r = run_cli("tokenize", "--modality", "vision", text)
+    assert r.returncode == 2 and "no such file" in r.stderr and r.stderr.count("\n") == 1

@@ -94,3 +94,33 @@ def test_cache_key_follows_the_plugin_code(registry, mixed_manifest, monkeypatch
     first = load_dataset(mixed_manifest, registry)
     monkeypatch.setattr(data, "code_digest", lambda cls: "edited")
     assert load_dataset(mixed_manifest, registry).digest != first.digest
+
+
+def test_a_text_modality_reads_a_file_it_names_and_long_texts_stay_text(registry, tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.toy").write_text("你好吗？", encoding="utf-8")
+    long_text = "今天天气很好" * 60  # 1,080 UTF-8 bytes: longer than any file name may be
+    lines = [{"input": "notes/a.toy", "modality": "toytext", "target": "好"},
+             {"input": "notes/missing.toy", "modality": "toytext", "target": "好"},  # no such file: text
+             {"input": "notes/a.txt", "modality": "toytext", "target": "好"},        # not its extension
+             {"input": long_text, "modality": "toytext", "target": "好"},
+             {"input": long_text, "target": "好"}]                                  # modality left out
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
+    ex = read_examples(manifest, registry)
+    assert [e.is_file for e in ex] == [True, False, False, False, False]
+    assert ex[0].input == str(tmp_path / "notes" / "a.toy") and ex[1].input == "notes/missing.toy"
+    assert ex[3].input == long_text and ex[4].modality == "text"
+    manifest.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines[:4]) + "\n", encoding="utf-8")
+    ds = load_dataset(manifest, registry, cache=False)
+    assert ds.batches[0].emb.shape[0] == 4  # the file's four characters, not the eleven of its name
+    assert ds.batches[3].emb.shape[0] == len(long_text)
+
+
+def test_strings_that_cannot_be_paths_name_no_file(tmp_path):
+    from v22sdk._paths import is_dir, is_file
+
+    (tmp_path / "f").write_text("x")
+    assert is_file(tmp_path / "f") and not is_dir(tmp_path / "f") and is_dir(tmp_path)
+    for text in ("今" * 200, "a" * 5000, "nul\x00byte", str(tmp_path / "missing")):
+        assert not is_file(text) and not is_dir(text)

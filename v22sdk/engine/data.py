@@ -3,7 +3,9 @@
 A data set is read from one of:
 
 * a JSONL manifest, one ``{"input": ..., "modality": ..., "target": ..., ["split": ...]}`` per
-  line; ``input`` is the text itself for text inputs, otherwise a path relative to the manifest;
+  line; ``input`` is the text itself for text inputs (unless it names an existing file next to
+  the manifest with one of the modality's extensions, e.g. ``notes/a.txt``: then that file is
+  read), otherwise a path relative to the manifest;
   ``modality`` may be left out for files (it is taken from the extension); ``split`` (``train``,
   ``val`` or ``test``) pins an example to a split (held-out sets such as unseen tone frequencies);
 * a ``.tsv`` of ``input<TAB>target`` text pairs (``#`` lines skipped);
@@ -35,6 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._paths import is_file
 from ..contract import TokenBatch, load_batches, save_batches
 from ..errors import InputError
 from ..schema import ZONES
@@ -107,10 +110,15 @@ def read_examples(source: str | os.PathLike[str], registry=None) -> list[Example
         modality = rec.get("modality")
         if modality is not None and not isinstance(modality, str):
             raise InputError(f"{path}:{n}", "modality must be a string")
-        if modality is None and not (path.parent / rec["input"]).is_file():
+        if modality is None and not is_file(path.parent / rec["input"]):
             modality = "text"
         if modality is not None and _is_text(registry, modality):
-            out.append(Example(rec["input"], modality, rec["target"], False, split, n))
+            named = path.parent / rec["input"]
+            if _reads_extension(registry, modality, named) and is_file(named):
+                # "notes/a.txt" next to the manifest is that file's text, not the 11 characters
+                out.append(Example(str(named), modality, rec["target"], True, split, n))
+            else:
+                out.append(Example(rec["input"], modality, rec["target"], False, split, n))
             continue
         file = path.parent / rec["input"]
         if not file.is_file():
@@ -125,6 +133,12 @@ def _is_text(registry, modality: str) -> bool:
     if modality == "text":
         return True
     return getattr(registry.get_class("modalities", modality).input_spec, "kind", "") == "text"
+
+
+def _reads_extension(registry, modality: str, path: Path) -> bool:
+    """Whether ``modality`` declares ``path``'s extension as one of its file formats."""
+    suffix = path.suffix.lower()
+    return bool(suffix) and suffix in getattr(registry.get_class("modalities", modality), "extensions", ())
 
 
 def _read_text(path: Path) -> str:

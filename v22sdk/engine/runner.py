@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 
+from .._paths import is_dir, is_file
 from ..errors import CheckpointError, InputError
 from .checkpoint import DEFAULT_CHECKPOINT
 
@@ -62,10 +63,10 @@ class Runner:
     def tokenize(self, source: str, modality: str | None = None):
         """Tokens of ``source``: a file (modality from its extension unless given) or a text."""
         p = Path(source)
-        if p.is_file():
+        if is_file(p):
             name = modality or self.modality_for(p)
             return self.registry.modality(name).tokenize_file(p)
-        if p.is_dir() and modality is None:
+        if modality is None and is_dir(p):
             raise InputError(source, "is a folder; give one file or a text (to run a whole folder or "
                                      "manifest use --backend ray --out DIR; for this text, --modality text)")
         suffix = p.suffix.lower()
@@ -194,6 +195,6 @@ def _digest(source: str, batch) -> str:
     import hashlib
 
     p = Path(source)
-    data = p.read_bytes() if batch.source and batch.source != "<text>" and p.is_file() else source.encode("utf-8")
+    data = p.read_bytes() if batch.source and batch.source != "<text>" and is_file(p) else source.encode("utf-8")
     return hashlib.sha256(data).hexdigest()
 

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .._paths import is_file
 from ..errors import InputError
 
 
@@ -77,12 +78,12 @@ def list_items(source: str | Path, modality: str | None = None, registry=None
             file = src.parent / rec["input"]
             takes_text = name is not None and name in registry.names("modalities") and \
                 getattr(registry.get_class("modalities", name).input_spec, "kind", "") == "text"
-            if takes_text and not file.is_file():
+            if takes_text and not is_file(file):
                 items.append({"idx": len(items), "input": rec["input"], "modality": name, "is_file": False,
                               "target": target})
             elif name is not None and name not in registry.names("modalities"):
                 errors.append({"input": where, "stage": "resolve", "error": f"unknown modality {name!r}"})
-            elif not file.is_file():
+            elif not is_file(file):
                 errors.append({"input": where, "stage": "resolve", "error": f"input file {rec['input']!r} not found"})
             else:
                 add_file(file, name, target, where)
@@ -90,7 +91,7 @@ def list_items(source: str | Path, modality: str | None = None, registry=None
         for n, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
             if line.strip() and not line.startswith("#"):
                 file = src.parent / line.strip()
-                if file.is_file():
+                if is_file(file):
                     add_file(file, modality)
                 else:
                     errors.append({"input": f"{src}:{n}", "stage": "resolve", "error": f"{line.strip()!r} not found"})
