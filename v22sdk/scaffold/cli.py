@@ -17,7 +17,8 @@ def new_plugin(name: str, zone: str, directory: Path) -> None:
     """Generate an installable modality plugin package v22sdk-NAME.
 
     The package holds a working tokenizer for the zone's kind of input, its named slots, a
-    hypothesis strategy of valid inputs and a test file running the contract kit.
+    hypothesis strategy of valid inputs, a test file running the contract kit and
+    examples/make_manifest.py (a seeded toy data set to train on with v22sdk train).
 
     Example: v22sdk new-plugin thermal --zone vision --dir ./plugins
     """
@@ -32,3 +33,4 @@ def new_plugin(name: str, zone: str, directory: Path) -> None:
     click.echo(f"  pip install -e {root}")
     click.echo(f"  pytest {root / 'tests'}")
     click.echo("  python -c \"from v22sdk import Registry; print(Registry().names('modalities'))\"")
+    click.echo(f"  python {root / 'examples' / 'make_manifest.py'} data/{name}   # a toy data set to train on")

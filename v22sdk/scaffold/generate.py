@@ -51,6 +51,7 @@ def generate(name: str, zone: str = "vision", directory: str | Path = ".") -> Pa
         f"src/{values['package']}/modality.py": templates.MODALITY[zone],
         "tests/test_contract.py": templates.TEST_CONTRACT,
         "tests/test_tokens.py": templates.TEST_TOKENS[zone],
+        "examples/make_manifest.py": templates.MAKE_MANIFEST[zone],
     }
     for relative, text in files.items():
         path = root / relative

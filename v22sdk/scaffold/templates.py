@@ -163,8 +163,8 @@ _AUDIO = '''\
 """The ${name} modality: a 1-D signal plus its sample rate -> one ${zone}-zone token per segment.
 
 Segments are ``segment_s`` seconds (the last one may be shorter). emb: each segment resampled to
-256 points, made zero-mean and unit-std, projected by a fixed seeded orthogonal matrix and
-L2-normalised. attr: the ``${name}.*`` slots below. offsets["time"]: segment start/end in seconds.
+256 points, its log power spectrum (129 bins, as shares of the segment's power) made zero-mean
+and unit-std, projected by a fixed seeded orthogonal matrix and L2-normalised. attr: the ``${name}.*`` slots below. offsets["time"]: segment start/end in seconds.
 """
 
 from __future__ import annotations
@@ -177,6 +177,7 @@ import numpy as np
 from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample, Unit
 
 POINTS = 256
+BINS = POINTS // 2 + 1
 
 SCHEMA = AttributeSchema.build("${zone}", [
     ("${name}.rms", "root mean square of the segment", "x / (1 + x)"),
@@ -237,10 +238,15 @@ class ${cls}(Modality):
         frac = pos - lo
         rows = np.arange(n)[:, None]
         res = frames[rows, lo] * (1 - frac) + frames[rows, hi] * frac
-        res = res - res.mean(axis=1, keepdims=True)
-        std = res.std(axis=1, keepdims=True)
-        res = np.where(std > 1e-12, res / np.where(std > 1e-12, std, 1.0), 0.0)
-        emb = _unit_rows(res @ _projection(256, POINTS).T)
+        # Log power spectrum, not the waveform: two tones of one pitch but different phase must
+        # be near neighbours. Shares of the segment's power, so loudness is left to the slots.
+        power = np.abs(np.fft.rfft(res - res.mean(axis=1, keepdims=True), axis=1)) ** 2   # (n, POINTS // 2 + 1)
+        total = power.sum(axis=1, keepdims=True)
+        spec = np.log10(1e-6 + power / np.where(total > 1e-300, total, 1.0))
+        spec = spec - spec.mean(axis=1, keepdims=True)
+        std = spec.std(axis=1, keepdims=True)
+        spec = np.where(std > 1e-12, spec / np.where(std > 1e-12, std, 1.0), 0.0)
+        emb = _unit_rows(spec @ _projection(256, BINS).T)
         mean = (frames * valid).sum(axis=1) / length
         rms = np.sqrt((frames ** 2 * valid).sum(axis=1) / length)
         peak = np.abs(frames * valid).max(axis=1)
@@ -462,6 +468,17 @@ python -c "from v22sdk import Registry; print(Registry().names('modalities'))"  
 pytest tests            # runs the v22sdk contract kit: one item per check
 ```
 
+## Train and run on a toy data set
+
+```bash
+python examples/make_manifest.py data      # seeded toy files + data/manifest.jsonl + a held-out data/query.*
+v22sdk train data/manifest.jsonl --preset tiny --epochs 40 -o ${name}.pt
+v22sdk run --modality ${name} --checkpoint ${name}.pt data/query.*
+```
+
+`examples/make_manifest.py` writes a small, learnable set in this plugin's own file format
+(two classes); replace its `make` with real recordings of your signal.
+
 `tests/test_contract.py` runs every contract check on `${cls}()`. A check you cannot pass yet
 goes into `EXPECTED_FAILED_CHECKS` with its reason; it then shows as xfailed (and turns red
 when it starts passing, so the entry is removed).
@@ -475,3 +492,139 @@ See `SCHEMA` in `src/${package}/modality.py`; `${cls}.schema.markdown_table()` p
 `python -m build` and upload the wheel; users `pip install ${dist}` and v22sdk finds the
 modality through the `v22sdk` entry point in `pyproject.toml`.
 '''
+
+# -- examples/make_manifest.py: a seeded toy data set in the plugin's own file format ----------
+# One head (what the script is) + one zone part (how an example is made and saved) + one tail
+# (the manifest writer, shared). The manifest is what `v22sdk train` reads (v22sdk.engine.data):
+# one {"input", "modality", "target"} per line, ``input`` a path relative to the manifest, or,
+# for a text modality, the text itself.
+
+_MANIFEST_HEAD = '''\
+"""Write a small, learnable toy data set for the ${name} modality.
+
+    python examples/make_manifest.py DIR
+
+DIR receives ${what},
+``manifest.jsonl`` (one {"input", "modality": "${name}", "target"} per line: what
+``v22sdk train`` reads) and ``${query}``, one held-out input of class ${first!r}. The data are
+seeded, so every run writes the same bytes. Replace ``make`` with real recordings of your signal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+MODALITY = "${name}"
+SEED = 0
+PER_CLASS = 24
+'''
+
+_MANIFEST_VISION = '''\
+SUFFIX = ".npy"
+LABELS = ("亮", "暗")  # bright, dark
+INLINE = False  # manifest inputs are file paths
+
+
+def make(rng: np.random.Generator, label: str) -> np.ndarray:
+    """A (12, 12) float32 scene, a warm disc on a cooler ground, lit at a level in [0.7, 1] (bright)
+    or [0.1, 0.3] (dark), plus a little noise. One scene for all: only the brightness tells the
+    classes apart, so nothing else can be learnt by heart."""
+    low, high = (0.7, 1.0) if label == LABELS[0] else (0.1, 0.3)
+    y, x = np.mgrid[:12, :12] - 5.5
+    scene = 0.6 + 0.4 * np.exp(-(x ** 2 + y ** 2) / 12.0)
+    return (rng.uniform(low, high) * scene + rng.normal(0.0, 0.01, scene.shape)).astype(np.float32)
+
+
+def save(path: Path, data: np.ndarray) -> None:
+    np.save(path, data)
+'''
+
+_MANIFEST_AUDIO = '''\
+SUFFIX = ".npz"
+LABELS = ("低", "高")  # low tone, high tone
+INLINE = False  # manifest inputs are file paths
+SAMPLE_RATE = 1000.0  # Hz
+
+
+def make(rng: np.random.Generator, label: str) -> np.ndarray:
+    """1 s of float32 signal at SAMPLE_RATE: a 20-40 Hz (low) or 150-250 Hz (high) tone plus noise."""
+    low, high = (20.0, 40.0) if label == LABELS[0] else (150.0, 250.0)
+    t = np.arange(int(SAMPLE_RATE)) / SAMPLE_RATE
+    tone = 0.5 * np.sin(2 * np.pi * rng.uniform(low, high) * t + rng.uniform(0, 2 * np.pi))
+    return (tone + rng.normal(0.0, 0.02, t.size)).astype(np.float32)
+
+
+def save(path: Path, data: np.ndarray) -> None:
+    np.savez(path, signal=data, sample_rate=np.float64(SAMPLE_RATE))  # the file carries its unit
+'''
+
+_MANIFEST_LANGUAGE = '''\
+SUFFIX = ".txt"
+LABELS = ("数", "词")  # numbers, words
+# v22sdk train reads a text modality's manifest "input" as the text itself, so the training
+# examples live in the manifest; only the held-out query is a file (v22sdk run reads files).
+INLINE = True
+
+
+def make(rng: np.random.Generator, label: str) -> str:
+    """3-6 space-separated words: digit strings (numbers) or lower-case letter strings (words)."""
+    chars = "0123456789" if label == LABELS[0] else "abcdefghijklmnopqrstuvwxyz"
+    sizes = (2, 6) if label == LABELS[0] else (3, 9)
+    words = ["".join(rng.choice(list(chars), size=rng.integers(*sizes))) for _ in range(rng.integers(3, 7))]
+    return " ".join(words)
+
+
+def save(path: Path, data: str) -> None:
+    path.write_text(data + "\\n", encoding="utf-8")
+'''
+
+_MANIFEST_TAIL = '''\
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=f"Write a toy {MODALITY} data set: files, manifest.jsonl, query{SUFFIX}.")
+    parser.add_argument("dir", type=Path, help="output folder (created; files of the same names are replaced)")
+    out = parser.parse_args(argv).dir
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(SEED)
+    lines = []
+    for i in range(2 * PER_CLASS):
+        label = LABELS[i % 2]
+        data = make(rng, label)
+        if INLINE:
+            source = data
+        else:
+            source = f"{i:03d}{SUFFIX}"
+            save(out / source, data)
+        lines.append(json.dumps({"input": source, "modality": MODALITY, "target": label}, ensure_ascii=False))
+    manifest = out / "manifest.jsonl"
+    manifest.write_text("\\n".join(lines) + "\\n", encoding="utf-8")
+    query = out / f"query{SUFFIX}"
+    save(query, make(rng, LABELS[0]))
+    kind = "inline texts" if INLINE else f"{SUFFIX} files"
+    print(f"wrote {len(lines)} examples ({PER_CLASS} {LABELS[0]}, {PER_CLASS} {LABELS[1]}; {kind}) to {manifest}")
+    print(f"held-out query: {query} (class {LABELS[0]})")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+#: zone -> (description of the files written, query file name, the query's class)
+_MANIFEST_FILES = {
+    "vision": ("48 ``.npy`` arrays (12x12 float32; 24 bright 亮, 24 dark 暗)", "query.npy", "亮", _MANIFEST_VISION),
+    "audio": ("48 ``.npz`` files (``signal``: 1 s at 1000 Hz, ``sample_rate``; 24 low tones 低, 24 high 高)",
+              "query.npz", "低", _MANIFEST_AUDIO),
+    "language": ("no input files: the 48 texts (24 of numbers 数, 24 of words 词) go into the manifest",
+                 "query.txt", "数", _MANIFEST_LANGUAGE),
+}
+
+MAKE_MANIFEST = {
+    zone: _MANIFEST_HEAD.replace("${what}", what).replace("${query}", query).replace("${first!r}", repr(first))
+    + "\n" + body + _MANIFEST_TAIL
+    for zone, (what, query, first, body) in _MANIFEST_FILES.items()
+}
