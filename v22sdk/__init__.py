@@ -15,6 +15,7 @@ from .errors import (
     ContractViolation,
     DuplicateNameError,
     InputError,
+    MemoryCommitInDoubt,
     MemoryStoreCorrupt,
     MemoryStoreError,
     PluginError,
@@ -33,4 +34,5 @@ __all__ = [
     "Modality", "Sample", "Encoding", "InputSpec", "Unit", "Registry", "get_registry", "hookimpl",
     "V22Error", "ContractViolation", "InputError", "UnitsError", "PluginError", "DuplicateNameError",
     "UnknownNameError", "CheckpointError", "MemoryStoreError", "MemoryStoreCorrupt",
+    "MemoryCommitInDoubt",
 ]

@@ -77,6 +77,11 @@ class MemoryStoreError(V22Error):
     """A memory store operation failed; the turn it concerned was not acknowledged."""
 
 
+class MemoryCommitInDoubt(MemoryStoreError):
+    """The connection broke while a write was COMMITting: the write was not acknowledged and may or
+    may not be stored (whole, never partly). Look the turn up before writing it again."""
+
+
 class MemoryStoreCorrupt(MemoryStoreError):
     """A memory store on disk is damaged. It is never opened as empty; use ``v22sdk memory salvage``."""
 

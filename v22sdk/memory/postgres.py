@@ -9,9 +9,14 @@ module imports them only when a tier is opened.
 Durability promise (the same as SQLite's): a write returns only after its transaction has
 COMMITted with ``synchronous_commit = on`` on the session, i.e. after the server has flushed its
 WAL. A write that fails, at any statement or at COMMIT itself, raises :class:`MemoryStoreError`
-and nothing of it is visible. If the connection breaks *during* COMMIT the outcome is unknown to
-the client: the error says so, the write is not acknowledged, and the turn may or may not be
-there (at most that one in-flight batch, exactly as with a killed SQLite writer).
+and nothing of it is visible. A connection lost *before* COMMIT was sent (a stale pooled
+connection, a cut mid-statement) rolled the transaction back on the server, so it is run again on
+a fresh connection (twice at most) before an error is raised. If the connection breaks *during*
+COMMIT the outcome is unknown to the client: it raises :class:`MemoryCommitInDoubt` (a
+MemoryStoreError; "commit in doubt"), the write is
+not acknowledged and not run again, and the turn may or may not be there, whole (at most that one
+in-flight batch, exactly as with a killed SQLite writer). tests/scale/test_pg_conn_drop.py cuts
+connections at each of these points through a TCP proxy.
 
 Ids and recency are allocated from a counter row (``v22_counters``) locked inside the write
 transaction, not from a sequence: a sequence hands out numbers outside transactions, so a failed
@@ -51,7 +56,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from v22sdk.errors import MemoryStoreCorrupt, MemoryStoreError
+from v22sdk.errors import MemoryCommitInDoubt, MemoryStoreCorrupt, MemoryStoreError
 from v22sdk.memory.scoring import W_COS, W_JAC, AttrVocab, blob_to_mask, mask_to_blob, search_block, unit_rows
 from v22sdk.memory.sqlite_tier import TURN_COLUMNS, SQLTurnStore, row_crc
 from v22sdk.memory.tiered import TieredMemory
@@ -63,6 +68,8 @@ ENV_DSN = "V22SDK_PG_DSN"
 _MIGRATION_LOCK = 0x763232
 # SQLSTATEs after which the whole transaction may simply be run again.
 _RETRYABLE = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
+# Times a transaction is run again after its connection was lost before COMMIT (see _run).
+_RECONNECTS = 2
 
 _V1 = [
     """CREATE TABLE turns (
@@ -173,17 +180,24 @@ class PostgresTier(SQLTurnStore):
         return self._pool
 
     def _run(self, body, *, write: bool, what: str, isolation: str | None = None):
-        """Run ``body(conn)`` in one transaction; retry only on serialization failure/deadlock.
+        """Run ``body(conn)`` in one transaction; returns only after COMMIT succeeded.
 
-        Returns only after COMMIT succeeded. Any other error -> :class:`MemoryStoreError`.
+        Run again: on serialization failure/deadlock, and (at most ``_RECONNECTS`` times) when the
+        connection was lost before COMMIT was sent. Then the server rolls the transaction back
+        (nothing stored, no id used), so a fresh connection may run it again; this is what makes a
+        pooled connection that went stale (network blip, server restart) invisible to the caller.
+        A connection lost *during* COMMIT is never run again (the outcome is unknown).
+        Any other error -> :class:`MemoryStoreError`.
         """
         import psycopg
+        from psycopg.pq import ConnStatus
 
         pool = self._require()
-        attempt = 0
+        attempt = reconnects = 0
+        lost_before = ""  # the first connection loss that was retried, for the final message
         while True:
             attempt += 1
-            committing = False
+            committing = lost = False
             try:
                 with pool.connection(timeout=self.timeout_s) as conn:
                     if isolation:
@@ -195,6 +209,7 @@ class PostgresTier(SQLTurnStore):
                         conn.commit()  # raises if COMMIT fails: then nothing was stored
                         return out
                     except BaseException:
+                        lost = conn.pgconn.status == ConnStatus.BAD
                         if not conn.closed and not committing:
                             try:
                                 conn.rollback()
@@ -212,16 +227,28 @@ class PostgresTier(SQLTurnStore):
                 if code in _RETRYABLE and attempt <= self.retries:
                     time.sleep(0.005 * attempt)
                     continue
+                if lost and not committing and reconnects < _RECONNECTS:
+                    reconnects += 1
+                    lost_before = lost_before or f" (after a lost connection: {_first_line(e)})"
+                    try:
+                        pool.check()  # discard the pool's other dead connections too, not one per call
+                    except Exception:  # e.g. the pool was closed meanwhile: the next attempt says so
+                        pass
+                    continue
                 if write and committing and isinstance(e, psycopg.OperationalError):
-                    raise MemoryStoreError(
-                        f"memory store {self.path}: {what}: the connection broke during COMMIT; the "
-                        f"write was NOT acknowledged and may or may not have been stored: {_first_line(e)}") from e
+                    raise MemoryCommitInDoubt(
+                        f"memory store {self.path}: {what}: the connection broke during COMMIT, so its outcome "
+                        f"is unknown (commit in doubt): the write was NOT acknowledged and may or may not "
+                        f"have been stored: {_first_line(e)}") from e
                 verb = "nothing was stored" if write else "read failed"
-                raise MemoryStoreError(f"memory store {self.path}: {what} failed, {verb}: {_first_line(e)}") from e
+                raise MemoryStoreError(
+                    f"memory store {self.path}: {what} failed, {verb}: {_first_line(e)}{lost_before}") from e
             except Exception as e:  # pool timeout, closed pool
                 if isinstance(e, (MemoryStoreError, MemoryStoreCorrupt)):
                     raise
-                raise MemoryStoreError(f"memory store {self.path}: {what} failed: {_first_line(e)}") from e
+                verb = ", nothing was stored" if write else ""
+                raise MemoryStoreError(
+                    f"memory store {self.path}: {what} failed{verb}: {_first_line(e)}{lost_before}") from e
 
     # -- schema ------------------------------------------------------------------------------
 
