@@ -9,8 +9,10 @@ photographs (astronaut, coffee, chelsea, rocket, immunohistochemistry, camera), 
 
 Figures: per-image median time of ``tokenize_file`` (and of its parts: decode, attributes,
 embedding), the folder throughput (every file tokenized once, in order, wall clock), the cost of
-a 4×4 patch grid, and — as a peer measured in the same run — scikit-image's own GLCM + LBP + HOG
-on the same 128×128 texture images next to ours. OpenCV and BLAS are pinned to ``--threads``
+a 4×4 patch grid (``tokenize_file``, wall) and of 4×4 and 8×8 grids on the decoded array (CPU ms,
+with the ratio to global-only ``tokenize`` of the same array in the same run), and — as a peer
+measured in the same run — scikit-image's own GLCM + LBP + HOG on the same 128×128 texture
+images next to ours. OpenCV and BLAS are pinned to ``--threads``
 threads (default 1: one-core figures).
 """
 
@@ -50,6 +52,7 @@ def main() -> None:
     names = ["astronaut", "coffee", "chelsea", "rocket", "immunohistochemistry", "camera"]
     m = VisionModality()
     m4 = VisionModality(grid=4)
+    m8 = VisionModality(grid=8)
 
     cpu_log: list[float] = []
 
@@ -81,8 +84,9 @@ def main() -> None:
                 files.append(path)
 
         print(f"\n{'file':28s} {'bytes':>8s} {'total ms':>9s} {'cpu ms':>7s} {'decode':>7s} {'attrs':>7s} {'embed':>7s} "
-              f"{'grid=4':>7s}")
+              f"{'grid=4':>7s} {'g0 cpu':>7s} {'g4 cpu':>7s} {'g8 cpu':>7s}")
         totals, totals_cpu = [], []
+        g0_cpu, g4_cpu, g8_cpu = [], [], []
         for path in files:
             arr = load_image(path)
             rgb = prepare(arr, "x")
@@ -92,12 +96,25 @@ def main() -> None:
             att = median_ms(lambda: attributes(rgb))
             emb = median_ms(lambda: embed(rgb))
             grid = median_ms(lambda: m4.tokenize_file(path), repeat=max(3, args.repeat // 3))
+            # patch grids on the decoded array (no decode): CPU ms, and the ratio to global-only
+            few = max(3, args.repeat // 5)
+            median_ms(lambda: m.tokenize(arr), repeat=few)
+            g0_cpu.append(cpu_log[-1])
+            median_ms(lambda: m4.tokenize(arr), repeat=few)
+            g4_cpu.append(cpu_log[-1])
+            median_ms(lambda: m8.tokenize(arr), repeat=few)
+            g8_cpu.append(cpu_log[-1])
             totals.append(total)
             print(f"{path.name:28s} {path.stat().st_size:8d} {total:9.2f} {totals_cpu[-1]:7.2f} {dec:7.2f} {att:7.2f} {emb:7.2f} "
-                  f"{grid:7.1f}")
+                  f"{grid:7.1f} {g0_cpu[-1]:7.2f} {g4_cpu[-1]:7.1f} {g8_cpu[-1]:7.1f}")
         print(f"\n512×512 photo, full tokenize_file: median {statistics.median(totals):.2f} ms, "
               f"max {max(totals):.2f} ms over {len(totals)} files; CPU time median "
               f"{statistics.median(totals_cpu):.2f} ms, max {max(totals_cpu):.2f} ms (target ≤ 20 ms)")
+
+        g0, g4, g8 = (statistics.median(v) for v in (g0_cpu, g4_cpu, g8_cpu))
+        print(f"patch grids, tokenize(array) of a 512×512 photo, CPU ms (median of {len(files)} files): "
+              f"global only {g0:.2f}, grid=4 (17 tokens) {g4:.1f} = {g4 / g0:.1f}× global, "
+              f"grid=8 (65 tokens) {g8:.1f} = {g8 / g0:.1f}× global")
 
         # folder throughput: every file tokenized once, in order (as `v22sdk tokenize DIR` would)
         throughput_dir = folder / "many"

@@ -10,6 +10,8 @@ OpenCV 5 removed ``HOGDescriptor``; nothing here needs it.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .scaling import clip
@@ -79,6 +81,40 @@ def glcm_props(p: np.ndarray) -> dict[str, np.ndarray]:
 
 
 # -- LBP -----------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=32)
+def _lbp_plan(h: int, w: int, radius: float) -> tuple:
+    """Per neighbour k: corner slice starts and interpolation weights for an (h, w) image.
+
+    They depend only on the shape, so they are built once per shape (a grid's crops share few
+    shapes). ``None`` weights mark a neighbour whose offset is whole pixels: both fractional
+    parts are exactly 0, so the bilinear value is exactly the top-left corner
+    ((1 - 0)·a + 0·b = a for finite a, b; a signed zero compares the same) and the interpolation
+    is skipped.
+    """
+    p = np.arange(LBP_P, dtype=np.float64)
+    rp = np.round(-radius * np.sin(2 * np.pi * p / LBP_P), 5)
+    cp = np.round(radius * np.cos(2 * np.pi * p / LBP_P), 5)
+    pad = int(np.ceil(radius)) + 1
+    rows = np.arange(h, dtype=np.float64)[:, None]
+    cols = np.arange(w, dtype=np.float64)[None, :]
+    plan = []
+    for k in range(LBP_P):
+        # floor(row + rp) = row + floor(rp) for every integer row, so the four interpolation
+        # corners are plain shifted slices; only the fractional weights are per row/column
+        # (they carry the rounding of row + rp, exactly as scikit-image computes them).
+        r, c = rows + rp[k], cols + cp[k]
+        dr, dc = r - np.floor(r), c - np.floor(c)
+        r0, r1 = int(np.floor(rp[k])) + pad, int(np.ceil(rp[k])) + pad
+        c0, c1 = int(np.floor(cp[k])) + pad, int(np.ceil(cp[k])) + pad
+        weights = None
+        if dr.any() or dc.any():
+            weights = tuple(np.ascontiguousarray(a) for a in (1 - dc, dc, 1 - dr, dr))
+            for a in weights:
+                a.flags.writeable = False
+        plan.append((r0, r1, c0, c1, weights))
+    return pad, tuple(plan)
+
+
 def lbp_uniform(img: np.ndarray, radius: float = 1.0) -> np.ndarray:
     """Rotation-invariant uniform LBP codes (0..P+1) with P = 8, as scikit-image computes them.
 
@@ -88,34 +124,42 @@ def lbp_uniform(img: np.ndarray, radius: float = 1.0) -> np.ndarray:
     """
     x = np.asarray(img, dtype=np.float64)
     h, w = x.shape
-    p = np.arange(LBP_P, dtype=np.float64)
-    rp = np.round(-radius * np.sin(2 * np.pi * p / LBP_P), 5)
-    cp = np.round(radius * np.cos(2 * np.pi * p / LBP_P), 5)
-    pad = int(np.ceil(radius)) + 1
+    pad, plan = _lbp_plan(h, w, float(radius))
     xp = np.pad(x, pad)  # constant 0 outside, like skimage's mode 'C'
-    rows = np.arange(h, dtype=np.float64)[:, None]
-    cols = np.arange(w, dtype=np.float64)[None, :]
-    bits = np.empty((LBP_P, h, w), dtype=np.int8)
-    for k in range(LBP_P):  # 8 whole-image array ops
-        # floor(row + rp) = row + floor(rp) for every integer row, so the four interpolation
-        # corners are plain shifted slices; only the fractional weights are per row/column
-        # (they carry the rounding of row + rp, exactly as scikit-image computes them).
-        r, c = rows + rp[k], cols + cp[k]
-        dr, dc = r - np.floor(r), c - np.floor(c)
-        r0, r1 = int(np.floor(rp[k])) + pad, int(np.ceil(rp[k])) + pad
-        c0, c1 = int(np.floor(cp[k])) + pad, int(np.ceil(cp[k])) + pad
-        tl, tr = xp[r0:r0 + h, c0:c0 + w], xp[r0:r0 + h, c1:c1 + w]
-        bl, br = xp[r1:r1 + h, c0:c0 + w], xp[r1:r1 + h, c1:c1 + w]
-        top = (1 - dc) * tl + dc * tr
-        bottom = (1 - dc) * bl + dc * br
-        value = (1 - dr) * top + dr * bottom
-        bits[k] = (value - x) >= 0
-    changes = (bits[1:] != bits[:-1]).sum(axis=0)
-    ones = bits.sum(axis=0, dtype=np.int64)
-    return np.where(changes <= 2, ones, LBP_P + 1)
+    bits = np.empty((LBP_P, h, w), dtype=np.bool_)
+    for k, (r0, r1, c0, c1, weights) in enumerate(plan):  # 8 whole-image array ops
+        tl = xp[r0:r0 + h, c0:c0 + w]
+        if weights is None:
+            value = tl
+        else:
+            one_dc, dc, one_dr, dr = weights
+            tr = xp[r0:r0 + h, c1:c1 + w]
+            bl, br = xp[r1:r1 + h, c0:c0 + w], xp[r1:r1 + h, c1:c1 + w]
+            top = one_dc * tl + dc * tr
+            bottom = one_dc * bl + dc * br
+            value = one_dr * top + dr * bottom
+        np.greater_equal(value - x, 0, out=bits[k])
+    # Integer counts (exact in any order): bit changes around the circle (P - 1 neighbouring
+    # pairs, as scikit-image counts them) and the number of set bits, in uint8 sums of 2-D arrays.
+    changes = np.zeros((h, w), dtype=np.uint8)
+    ones = bits[0].astype(np.uint8)
+    for k in range(1, LBP_P):
+        changes += bits[k] != bits[k - 1]
+        ones += bits[k]
+    return np.where(changes <= 2, ones, LBP_P + 1).astype(np.int64)
 
 
 # -- HOG -----------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=32)
+def _hog_cell_base(hh: int, ww: int) -> np.ndarray:
+    """(hh, ww) int64: each pixel's cell number × 9, the first histogram bin of its cell."""
+    ncc = ww // HOG_CELL
+    cell = (np.arange(hh)[:, None] // HOG_CELL) * ncc + (np.arange(ww)[None, :] // HOG_CELL)
+    base = cell * HOG_ORIENTATIONS
+    base.flags.writeable = False
+    return base
+
+
 def hog_blocks(img: np.ndarray) -> np.ndarray:
     """Block-normalised HOG, shape (n_blocks_r, n_blocks_c, 2, 2, 9), as scikit-image's ``hog``
     (orientations=9, pixels_per_cell=8×8, cells_per_block=2×2, block_norm='L2-Hys',
@@ -136,8 +180,7 @@ def hog_blocks(img: np.ndarray) -> np.ndarray:
     b = np.minimum((ori / width).astype(np.int64), HOG_ORIENTATIONS - 1)
     ncr, ncc = x.shape[0] // HOG_CELL, x.shape[1] // HOG_CELL
     hh, ww = ncr * HOG_CELL, ncc * HOG_CELL
-    cell = (np.arange(hh)[:, None] // HOG_CELL) * ncc + (np.arange(ww)[None, :] // HOG_CELL)
-    index = cell * HOG_ORIENTATIONS + b[:hh, :ww]
+    index = _hog_cell_base(hh, ww) + b[:hh, :ww]
     hist = np.bincount(index.ravel(), weights=mag[:hh, :ww].ravel(), minlength=ncr * ncc * HOG_ORIENTATIONS)
     hist = hist.reshape(ncr, ncc, HOG_ORIENTATIONS) / (HOG_CELL * HOG_CELL)
     from numpy.lib.stride_tricks import sliding_window_view
@@ -152,6 +195,20 @@ def hog_blocks(img: np.ndarray) -> np.ndarray:
 
 
 # -- spectrum ------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=32)
+def _spectrum_plan(h: int, w: int) -> tuple:
+    """Shape-only constants of :func:`spectral_stats` for an (h, w) spectrum, built once per shape:
+    the non-DC mask, the flat integer radius of each frequency, the frequency count per radius
+    (at least 1), the radii 2..h/2 of the slope fit and the mask of radii above h/4."""
+    yy, xx = np.indices((h, w))
+    radius = np.hypot(yy - h // 2, xx - w // 2)
+    rbin = radius.astype(np.int64).ravel()
+    consts = (radius > 0, rbin, np.maximum(np.bincount(rbin), 1), np.arange(2, h // 2), radius > h / 4)
+    for a in consts:
+        a.flags.writeable = False
+    return consts
+
+
 def spectral_stats(x: np.ndarray) -> tuple[float, float, float]:
     """(dispersion, slope, high-frequency ratio) of the mean-removed amplitude spectrum of ``x``.
 
@@ -160,23 +217,18 @@ def spectral_stats(x: np.ndarray) -> tuple[float, float, float]:
     = share of the non-DC power above half the Nyquist radius. A flat image gives (0, 0, 0).
     """
     f = np.fft.fftshift(np.abs(np.fft.fft2(x - x.mean())))
-    n = x.shape[0]
-    yy, xx = np.indices(f.shape)
-    radius = np.hypot(yy - n // 2, xx - x.shape[1] // 2)
-    nondc = radius > 0
+    nondc, rbin, counts, rr, above = _spectrum_plan(*x.shape)
     amp = f[nondc]
     if amp.sum() <= 1e-9 * x.size:
         return 0.0, 0.0, 0.0
     dispersion = float(amp.std() / amp.mean())
     power = f ** 2
-    rbin = radius.astype(np.int64)
-    radial = np.bincount(rbin.ravel(), weights=power.ravel()) / np.maximum(np.bincount(rbin.ravel()), 1)
-    rr = np.arange(2, n // 2)
+    radial = np.bincount(rbin, weights=power.ravel()) / counts
     good = radial[rr] > 0
     slope = 0.0
     if good.sum() >= 2:
         slope = float(np.polyfit(np.log(rr[good]), np.log(radial[rr][good]), 1)[0])
-    high = float(power[radius > n / 4].sum() / power[nondc].sum())
+    high = float(power[above].sum() / power[nondc].sum())
     return dispersion, slope, high
 
 
