@@ -18,6 +18,7 @@ from .errors import (
     MemoryCommitInDoubt,
     MemoryStoreCorrupt,
     MemoryStoreError,
+    OutputError,
     PluginError,
     UnitsError,
     UnknownNameError,
@@ -34,5 +35,5 @@ __all__ = [
     "Modality", "Sample", "Encoding", "InputSpec", "Unit", "Registry", "get_registry", "hookimpl",
     "V22Error", "ContractViolation", "InputError", "UnitsError", "PluginError", "DuplicateNameError",
     "UnknownNameError", "CheckpointError", "MemoryStoreError", "MemoryStoreCorrupt",
-    "MemoryCommitInDoubt",
+    "MemoryCommitInDoubt", "OutputError",
 ]

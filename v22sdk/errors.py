@@ -69,6 +69,16 @@ class UnknownNameError(PluginError, LookupError):
     exit_code = 2
 
 
+class OutputError(V22Error):
+    """An output cannot be written: ``path`` names it, ``problem`` says why (a missing folder, a
+    full disk ...). Whatever was at ``path`` before is left as it was."""
+
+    def __init__(self, path: str, problem: str):
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
 class CheckpointError(V22Error):
     """A checkpoint is missing, unreadable, or was written for another configuration."""
 
