@@ -153,6 +153,8 @@ def _resolve_inputs(items: Sequence[str], modality: str | None) -> list[tuple[st
         registry.get_class("modalities", modality)  # unknown name -> one-line error listing choices
     out = []
     for item in items:
+        if not item:  # Path("") is "." (a folder): say what is really wrong
+            raise InputError("''", "an empty argument: give a file or a non-empty text")
         path = Path(item)
         if is_dir(path):
             raise InputError(item, "is a directory; give files")
@@ -182,7 +184,9 @@ def _tokenize_all(items: Sequence[str], modality: str | None, config: dict[str, 
         if name not in instances:
             try:
                 instances[name] = registry.modality(name, **config)
-            except TypeError as exc:
+            except InputError:
+                raise
+            except (TypeError, ValueError) as exc:  # an unknown key, or a value its validator refuses
                 raise InputError("--config", f"invalid configuration for {name}: {exc}") from None
         m = instances[name]
         batches.append((m, m.tokenize_file(item) if isinstance(item, Path) else m.tokenize(item)))
@@ -270,7 +274,8 @@ def _offset_label(batch, i: int) -> str:
 @click.argument("input")
 @_modality_option
 @_config_option
-@click.option("--top", "-k", default=8, show_default=True, help="Named values shown per token.")
+@click.option("--top", "-k", default=8, show_default=True, type=click.IntRange(min=1),
+              help="Named values shown per token.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 def explain(input: str, modality: str | None, config: tuple[str, ...], top: int, as_json: bool) -> None:
     """Show, per token, the named attributes that fired."""
@@ -310,6 +315,15 @@ def _one_line(exc: click.ClickException) -> str:
     return message
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI; errors become one line on stderr and a non-zero exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -332,6 +346,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)
+    except BrokenPipeError:  # `v22sdk memory export --jsonl | head -1`: the reader left, not an error
+        _silence_stdout()
+        sys.exit(141)  # 128 + SIGPIPE, as a shell reports a command killed by the signal
+    except OSError as exc:  # the environment, not a bug: a full disk, a closed terminal, no permission
+        if debug:
+            raise
+        where = exc.filename if exc.filename is not None else "output"
+        click.echo(f"error: {where}: {exc.strerror or exc}", err=True)
+        sys.exit(1)
     except Exception as exc:  # the last line of defence: one line, never a traceback
         if debug:
             raise

@@ -282,16 +282,22 @@ def save_batches(path: str | os.PathLike[str], batches: Iterable[TokenBatch]) ->
         header.append({"modality": batch.modality, "source": batch.source, "offsets": list(batch.offsets)})
     arrays["header"] = np.frombuffer(
         json.dumps({"format": "v22sdk.tokens", "version": _FORMAT_VERSION, "batches": header}).encode(), dtype=np.uint8)
-    with open(path, "wb") as fh:
+    from ._io import atomic_output
+
+    with atomic_output(path) as fh:  # a failure keeps the previous file whole
         np.savez(fh, **arrays)
 
 
 def load_batches(path: str | os.PathLike[str]) -> list[TokenBatch]:
     """Read the batches written by :func:`save_batches` (never unpickles objects)."""
+    import zipfile
+
     try:
+        if not zipfile.is_zipfile(path):
+            raise InputError(str(path), "not a v22sdk token file (not a complete .npz archive)")
         with np.load(path, allow_pickle=False) as npz:
             header = json.loads(npz["header"].tobytes().decode())
-            if header.get("format") != "v22sdk.tokens":
+            if not isinstance(header, dict) or header.get("format") != "v22sdk.tokens":
                 raise InputError(str(path), "not a v22sdk token file")
             return [
                 TokenBatch(
@@ -300,7 +306,7 @@ def load_batches(path: str | os.PathLike[str]) -> list[TokenBatch]:
                 )
                 for i, h in enumerate(header["batches"])
             ]
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError, zipfile.BadZipFile) as exc:
         if isinstance(exc, InputError):
             raise
-        raise InputError(str(path), f"cannot read token file: {exc}") from None
+        raise InputError(str(path), f"cannot read token file: {type(exc).__name__}: {exc}") from None

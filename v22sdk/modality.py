@@ -127,7 +127,10 @@ class Modality:
             source = data.source
             data = data.data
         units = self.check_units(units, source or f"<{self.name} input>")
-        enc = self.encode(data, **units)
+        try:
+            enc = self.encode(data, **units)
+        except InputError as exc:
+            raise _named(exc, source) from None
         batch = TokenBatch(emb=enc.emb, attr=enc.attr, modality=self.name, offsets=enc.offsets,
                            source=source)
         self.schema.check_declared(batch)
@@ -216,3 +219,16 @@ def default_invalid_inputs(spec: InputSpec, valid: Sample) -> list[tuple[str, Sa
     for unit in spec.units:
         cases.append(("missing_units", Sample(valid.data, {k: v for k, v in units.items() if k != unit.name}, src)))
     return cases
+
+
+def _named(exc: InputError, source: str | None) -> InputError:
+    """``exc`` naming ``source`` where encode only knew a placeholder (``<text>``, ``<vision array>``):
+    an error in a file's content names the file."""
+    placeholder = exc.source.startswith("<") and exc.source.endswith(">")
+    if not source or not placeholder:
+        return exc
+    try:
+        renamed = type(exc)(source, exc.problem)
+    except TypeError:  # a plugin's subclass with another constructor: keep its type's family
+        renamed = InputError(source, exc.problem)
+    return renamed

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import unicodedata
+from typing import Any
 
 import attrs
 import numpy as np
@@ -136,6 +137,16 @@ def language_rows(text: str) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(attr[:, :128]), cps
 
 
+def _check_max_chars(_instance: Any, _attribute: Any, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"max_chars must be a positive integer, got {value!r}")
+
+
+def _too_long(n: int, limit: int) -> str:
+    return (f"holds {n:,} characters, more than max_chars={limit:,} (each is a 2,560-byte token: "
+            f"{n * 2560 / 1e9:.1f} GB); split it, or raise the bound with -c max_chars=N")
+
+
 @attrs.frozen
 class TextModality(Modality):
     """Text -> one token per character of the NFC-normalised text.
@@ -143,6 +154,11 @@ class TextModality(Modality):
     ``keep_whitespace`` (default True) keeps whitespace characters as tokens, so token ``i`` is
     character ``i`` of the NFC text; with False they are dropped (``offsets["char"]`` still gives
     each token's position in the NFC text) and a text made only of whitespace is an error.
+
+    ``max_chars`` (default 250,000) bounds one input: every character is a 2,560-byte token, so
+    250k characters are 640 MB of tokens, and a 10 MB file would need 25 GB. A longer text is an
+    ``InputError`` before anything is allocated (a file: before it is read); split it, or raise
+    the bound (``-c max_chars=N``).
     """
 
     name = "text"
@@ -151,10 +167,18 @@ class TextModality(Modality):
     input_spec = InputSpec(kind="text", dtypes=(), ndim=(), units=(),
                            description="a str (NFC-normalised), or a UTF-8/UTF-16 .txt/.md file")
     keep_whitespace: bool = True
+    max_chars: int = attrs.field(default=250_000, validator=_check_max_chars)
 
     def load(self, path: str | os.PathLike[str]) -> Sample:
         from .textio import read_text_file
 
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = 0  # read_text_file names the problem
+        if size > 4 * self.max_chars:  # no encoding we read spends more than 4 bytes per character
+            raise InputError(str(path), f"is {size:,} bytes, more than max_chars={self.max_chars:,} characters "
+                                        "can take; split it, or raise the bound with -c max_chars=N")
         return Sample(read_text_file(path), {}, str(path))
 
     def encode(self, data, **units: float) -> Encoding:
@@ -166,9 +190,13 @@ class TextModality(Modality):
             raise InputError(str(data), "is a path: use tokenize_file(path) to read a text file")
         if not isinstance(data, str):
             raise InputError(source, f"the text modality takes a str, got {type(data).__name__}")
+        if len(data) > 4 * self.max_chars:  # NFC can shrink a text, not by 4x: refuse before normalising
+            raise InputError(source, _too_long(len(data), self.max_chars))
         text = unicodedata.normalize("NFC", data)
         if not text:
             raise InputError(source, "is empty; the text modality needs at least one character")
+        if len(text) > self.max_chars:
+            raise InputError(source, _too_long(len(text), self.max_chars))
         # the language zone is attr[:, 0:128], in schema order (checked at import above)
         attr, cps, char = language_zone(text, self.keep_whitespace, source)
         emb = embed_code_points(cps)

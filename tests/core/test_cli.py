@@ -1,3 +1,4 @@
+import io
 import json
 import os
 import subprocess
@@ -131,3 +132,43 @@ def test_a_text_longer_than_a_file_name_is_text_not_an_internal_error(tmp_path):
     assert len(json.loads(r.stdout)["tokens"]) == len(text)
     r = run_cli("tokenize", "--modality", "vision", text)
     assert r.returncode == 2 and "no such file" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_empty_arguments_and_bad_modality_config_are_one_line_input_errors(tmp_path):
+    for args, needle in [
+        (["explain", ""], "an empty argument: give a file or a non-empty text"),
+        (["tokenize", "-m", "text", "-c", "max_chars=0", "hi"], "--config: invalid configuration for text"),
+        (["explain", "--top", "-3", "hi"], "-3 is not in the range x>=1"),
+    ]:
+        r = run_cli(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert needle in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_output_failures_are_one_line_and_a_closed_pipe_is_quiet(tmp_path, monkeypatch, capsys):
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([sys.executable, "-c", "from v22sdk.cli import main; main()", "explain", "hello"],
+                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert r.returncode == 1 and r.stderr == "error: output: No space left on device\n"
+    # the reader of a pipe went away (`| head -1`): exit quietly, no "error:" line (click itself
+    # pacifies stdout and exits 1 for a pipe closed inside a command; main() gives 141 after it)
+    from v22sdk import cli as cli_module
+
+    class ClosedPipe(io.StringIO):
+        def write(self, _text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    with pytest.raises(SystemExit) as exc:
+        cli_module.main(["explain", "hello", "--json"])
+    monkeypatch.undo()
+    assert exc.value.code in (1, 141) and capsys.readouterr().err == ""
+    keep = tmp_path / "keep.npz"
+    assert run_cli("tokenize", "first", "--out", str(keep)).returncode == 0
+    before = keep.read_bytes()
+    r = run_cli("tokenize", "second", "--out", str(tmp_path / "nodir" / "x.npz"))
+    assert r.returncode == 2 and "does not exist" in r.stderr and r.stderr.count("\n") == 1
+    r = run_cli("tokenize", "second", "--out", str(tmp_path))
+    assert r.returncode == 2 and "is a folder" in r.stderr
+    assert keep.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["keep.npz"]

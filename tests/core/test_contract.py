@@ -110,6 +110,19 @@ def test_bad_token_files_raise_input_error(tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(InputError, match="junk.npz"):
         load_batches(tmp_path / "junk.npz")
+    good = tmp_path / "good.npz"
+    save_batches(good, [batch(seed=1)])
+    data = good.read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match="cut.npz: not a v22sdk token file"):
+        load_batches(tmp_path / "cut.npz")
+    np.savez(tmp_path / "list.npz", header=np.frombuffer(b"[1, 2]", dtype=np.uint8))
+    with pytest.raises(InputError, match="list.npz: not a v22sdk token file"):
+        load_batches(tmp_path / "list.npz")
+    np.savez(tmp_path / "nobatch.npz", header=np.frombuffer(
+        json.dumps({"format": "v22sdk.tokens", "batches": [{"modality": "x"}]}).encode(), dtype=np.uint8))
+    with pytest.raises(InputError, match="nobatch.npz: cannot read token file: KeyError"):
+        load_batches(tmp_path / "nobatch.npz")
     with pytest.raises(InputError):
         TokenBatch.from_json("{not json")
     with pytest.raises(InputError):

@@ -62,9 +62,12 @@ class Runner:
 
     def tokenize(self, source: str, modality: str | None = None):
         """Tokens of ``source``: a file (modality from its extension unless given) or a text."""
+        if not source:  # Path("") is "." (a folder): say what is really wrong
+            raise InputError("''", "an empty input: give a file or a non-empty text")
         p = Path(source)
         if is_file(p):
             name = modality or self.modality_for(p)
+            self.check_modality(source, name)
             return self.registry.modality(name).tokenize_file(p)
         if modality is None and is_dir(p):
             raise InputError(source, "is a folder; give one file or a text (to run a whole folder or "
@@ -75,8 +78,23 @@ class Runner:
                 for n in self.registry.names("modalities")):
             raise InputError(source, "no such file")  # looks like a file name: do not read it as text
         if modality is None or modality == "text" or _takes_text(self.registry, modality):
+            self.check_modality(source, modality or "text")
             return self.registry.modality(modality or "text").tokenize(source)
         raise InputError(source, f"no such file (the {modality} modality reads files)")
+
+    @property
+    def trained_modalities(self) -> list[str]:
+        """The modalities of the checkpoint's training data (empty when it does not record them)."""
+        return list(self.doc.get("data", {}).get("modalities") or [])
+
+    def check_modality(self, source: str, name: str) -> None:
+        """InputError when the checkpoint was never trained on ``name`` input: it would answer
+        with confident garbage rather than say it cannot read it."""
+        trained = self.trained_modalities
+        if trained and name not in trained:
+            shown = source if len(source) <= 60 else _clip(source, 60)
+            raise InputError(shown, f"is {name} input, but checkpoint {self.path} was trained on "
+                                    f"{', '.join(trained)} only")
 
     def modality_for(self, path: Path) -> str:
         """The modality reading ``path``'s extension; when several do (``.png``: vision and depth),
@@ -164,8 +182,11 @@ def _takes_text(registry, modality: str) -> bool:
 
 
 def format_result(r: dict[str, Any]) -> str:
+    tokens = f"{r['tokens']} token(s)"
+    if r.get("truncated_to") is not None and r["truncated_to"] < r["tokens"]:
+        tokens = f"{r['tokens']} tokens, the engine read the first {r['truncated_to']}"
     lines = [f"{r['output'] or '(empty)'}    confidence {r['confidence']:.3f}",
-             f"  {r['modality']} input, {r['tokens']} token(s), engine {r['engine']}"]
+             f"  {r['modality']} input, {tokens}, engine {r['engine']}"]
     if r["attributes"]:
         lines.append("  top attributes: " + ", ".join(f"{a['name']}={a['value']:+.3f}" for a in r["attributes"]))
     mem = r.get("memory")
