@@ -68,9 +68,23 @@ def test_cli_command_generates_and_reports(tmp_path):
     assert '[project.entry-points.v22sdk]\nlidar = "v22sdk_lidar"' in pyproject
     assert 'dependencies = ["v22sdk>=0.1"]' in pyproject
     again = CliRunner().invoke(new_plugin, ["lidar", "--dir", str(tmp_path)])
-    assert again.exit_code == 1 and "already exists" in again.output
+    assert isinstance(again.exception, ScaffoldError) and "already exists" in str(again.exception)
     bad = CliRunner().invoke(new_plugin, ["lidar", "--zone", "smell", "--dir", str(tmp_path)])
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize(("name", "problem"), [
+    ("text", "a modality named 'text' is already installed (from v22sdk)"),  # the built-in one
+    ("../../etc", "must be a lower-case identifier"),
+    ("", "must be a lower-case identifier"),
+])
+def test_taken_or_bad_names_are_one_line_usage_errors(name, problem, tmp_path):
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", "from v22sdk.cli import main; main()", "new-plugin", name,
+                        "--dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and problem in r.stderr and r.stderr.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
 
 
 # vision runs by default; the other two zones take ~20 s each on 2 shared cores, so they are slow.

@@ -22,12 +22,16 @@ def new_plugin(name: str, zone: str, directory: Path) -> None:
 
     Example: v22sdk new-plugin thermal --zone vision --dir ./plugins
     """
-    from .generate import ScaffoldError, generate
+    from ..plugins import get_registry
+    from .generate import ScaffoldError, generate, names_for
 
-    try:
-        root = generate(name, zone, directory)
-    except ScaffoldError as exc:
-        raise click.ClickException(str(exc)) from None
+    names_for(name)  # a bad name is refused before the registry is loaded
+    registry = get_registry()
+    if name in registry.names("modalities"):
+        dist = registry.provider("modalities", name).dist
+        raise ScaffoldError(f"a modality named {name!r} is already installed (from {dist}); two plugins "
+                            "cannot register one name, so choose another")
+    root = generate(name, zone, directory)  # ScaffoldError: one line, exit 2, via the CLI's entry point
     click.echo(f"created {root}")
     click.echo("next steps:")
     click.echo(f"  pip install -e {root}")

@@ -16,7 +16,10 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]{0,38}$")
 
 
 class ScaffoldError(V22Error):
-    """The plugin cannot be generated (bad name or zone, or the target directory exists)."""
+    """The plugin cannot be generated (bad name or zone, a name already taken, or the target
+    directory exists). Bad usage, so the CLI exits with 2."""
+
+    exit_code = 2
 
 
 def names_for(name: str) -> dict[str, str]:
