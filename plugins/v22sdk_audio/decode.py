@@ -53,7 +53,10 @@ def read(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
     if head[:4] in (b"RIFF", b"RIFX") and head[8:12] == b"WAVE":
         check_wav(name, size, big_endian=head[:4] == b"RIFX")
     try:
-        data, rate = sf.read(name, dtype="float64", always_2d=False)
+        # through a Python file object: libsndfile cannot open a name that is not valid UTF-8
+        # (bytes from another system's file names), and the format is sniffed from the content anyway
+        with open(name, "rb") as fh:
+            data, rate = sf.read(fh, dtype="float64", always_2d=False)
     except (sf.SoundFileError, RuntimeError, TypeError, ValueError) as exc:
         hint = ""
         if head[:8] == b"\x89PNG\r\n\x1a\n":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import soundfile as sf
@@ -120,3 +122,19 @@ def test_big_endian_rifx_wav_is_checked_with_its_byte_order(audio, tmp_path):
     cut.write_bytes(bytes(raw[:3_000]))
     with pytest.raises(InputError, match="truncated"):
         check_wav(str(cut), 3_000, big_endian=True)
+
+
+def test_a_file_name_that_is_not_utf8_is_read(tmp_path):
+    # names are bytes on POSIX; one written on another system may not decode as UTF-8
+    import soundfile as sf
+
+    from v22sdk_audio import AudioModality
+
+    t = np.arange(16000) / 16000
+    good = tmp_path / "tone.wav"
+    sf.write(good, 0.5 * np.sin(2 * np.pi * 440 * t), 16000, subtype="PCM_16")
+    odd = os.path.join(os.fsencode(tmp_path), b"b\xffad.wav")
+    os.rename(good, odd)
+    name = os.fsdecode(odd)  # 'b\udcffad.wav'
+    batch = AudioModality().tokenize_file(name)
+    assert batch.source == name and len(batch) == 2

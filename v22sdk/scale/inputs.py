@@ -17,6 +17,7 @@ travels to Ray workers as an Arrow row.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,13 @@ def list_items(source: str | Path, modality: str | None = None, registry=None
     errors: list[dict[str, Any]] = []
 
     def add_file(path: Path, name: str | None, target: str | None = None, where: str | None = None) -> None:
+        try:
+            str(path).encode("utf-8")
+        except UnicodeEncodeError:  # Arrow (Ray Data's blocks) holds only UTF-8 strings: report, don't abort
+            errors.append({"input": os.fsencode(path).decode("utf-8", "backslashreplace"), "stage": "resolve",
+                           "error": "the file name is not valid UTF-8; rename it",
+                           **({"line": where} if where else {})})
+            return
         if name is None:
             names = by_suffix.get(path.suffix.lower(), [])
             if len(names) != 1:
