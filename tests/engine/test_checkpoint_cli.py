@@ -208,3 +208,20 @@ def test_run_imports_only_what_its_input_needs():
     loaded = set(eval(out.strip().splitlines()[-1]))  # a list literal we printed ourselves
     assert "jieba" in loaded  # the check sees what the text tokenizer does import
     assert not loaded & {"cv2", "scipy", "librosa", "soundfile", "matplotlib", "rich"}
+
+
+def test_a_plugin_edit_keeps_the_recorded_split_but_a_data_edit_does_not(trained, registry, mixed_manifest,
+                                                                        monkeypatch):
+    from v22sdk.engine import data as data_module
+    from v22sdk.engine.pipeline import evaluate_checkpoint
+
+    out, _ = trained
+    before = evaluate_checkpoint(out)["metrics"]
+    data_module.code_digest.cache_clear()
+    monkeypatch.setattr(data_module, "code_digest", lambda cls: "the tokenizer was edited")
+    assert evaluate_checkpoint(out)["metrics"] == before  # token cache key changed, identity did not
+    lines = mixed_manifest.read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace('"target": "', '"target": "X', 1)  # one target edited
+    mixed_manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(CheckpointError, match="changed since checkpoint"):
+        evaluate_checkpoint(out)

@@ -13,10 +13,11 @@ a damaged file is refused instead of loading wrong weights. Layout::
 from __future__ import annotations
 
 import dataclasses
-import os
+import io
 from pathlib import Path
 from typing import Any
 
+from .._io import atomic_output
 from ..errors import CheckpointError
 from .config import EngineConfig
 from .vocab import OutputVocab
@@ -58,9 +59,13 @@ def save_checkpoint(path, model, cfg: EngineConfig, vocab: OutputVocab, *, split
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(doc, tmp)
-    os.replace(tmp, path)  # never leave a half-written checkpoint under the real name
+    # Serialised in memory first, so a failing write is an OSError (→ OutputError naming the
+    # path) rather than torch's RuntimeError; atomic_output replaces a regular file atomically,
+    # writes through a device or FIFO (never renaming over it) and refuses a folder.
+    buf = io.BytesIO()
+    torch.save(doc, buf)
+    with atomic_output(path, "wb") as fh:
+        fh.write(buf.getbuffer())
     return path
 
 
@@ -106,7 +111,10 @@ def load_checkpoint(path, expect: EngineConfig | None = None):
     from .v22 import build_model
 
     doc = read_checkpoint(path)
-    cfg = EngineConfig.from_dict(doc["config"])
+    try:
+        cfg = EngineConfig.from_dict(doc["config"])
+    except CheckpointError as exc:
+        raise CheckpointError(f"checkpoint {path}: {exc}") from None
     if expect is not None:
         skip = {"epochs", "seed", "lr", "batch_size", "stop_loss"}
         diff = [f.name for f in dataclasses.fields(EngineConfig)

@@ -15,16 +15,29 @@ import click
 from ..errors import InputError
 
 
+#: config fields with an option of their own: ``--set`` refuses them and names the option
+_OWN_OPTION = {"engine": "--engine NAME", "preset": "--preset NAME", "seed": "--seed N", "epochs": "--epochs N"}
+
+
 def _overrides(pairs: tuple[str, ...]) -> dict:
     """``--set key=value`` pairs, typed after the EngineConfig field they name."""
+    return _parse_sets(pairs)[0]
+
+
+def _parse_sets(pairs: tuple[str, ...]) -> tuple[dict, dict]:
+    """The ``--set`` values by field, and for error messages the ``--set`` text that gave each."""
     from .config import EngineConfig
 
     fields = {f.name: f for f in dataclasses.fields(EngineConfig)}
     out: dict = {}
+    given: dict = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or key not in fields:
-            raise InputError(f"--set {pair}", f"expected KEY=VALUE with KEY one of {', '.join(sorted(fields))}")
+            settable = sorted(set(fields) - set(_OWN_OPTION))
+            raise InputError(f"--set {pair}", f"expected KEY=VALUE with KEY one of {', '.join(settable)}")
+        if key in _OWN_OPTION:
+            raise InputError(f"--set {pair}", f"{key} has its own option: use {_OWN_OPTION[key]}")
         default = getattr(EngineConfig(), key)
         try:
             if isinstance(default, bool):
@@ -38,7 +51,54 @@ def _overrides(pairs: tuple[str, ...]) -> dict:
         except (ValueError, json.JSONDecodeError):
             raise InputError(f"--set {pair}", f"{raw!r} is not a valid {type(default).__name__}") from None
         out[key] = value
-    return out
+        given[key] = f"--set {pair}"
+    return out, given
+
+
+def build_config(preset_name: str, engine: str, seed: int, epochs: int | None, sets: tuple[str, ...]):
+    """The EngineConfig ``train`` would use; a bad value is an InputError naming the option that set it."""
+    from .config import ConfigError, preset
+
+    changes, given = _parse_sets(sets)
+    given.update(seed="--seed", engine="--engine", preset="--preset")
+    if epochs is not None:
+        changes["epochs"] = epochs
+        given["epochs"] = "--epochs"
+    try:
+        return preset(preset_name, engine=engine, seed=seed, **changes)
+    except ConfigError as exc:
+        # the option that set the field, else every override (a clash between fields), else the preset
+        source = given.get(exc.field) or " ".join(given[k] for k in changes) or f"--preset {preset_name}"
+        raise InputError(source, exc.problem) from None
+
+
+#: suffixes ``--plot`` writes (matplotlib's own backends, no extra dependency)
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+def _check_outputs(out: str, log_path: str | None, plot: str | None, data: str | None = None) -> None:
+    """Every path ``train`` will write, checked before any work (InputError naming the option):
+    a folder, a missing folder, two outputs on one file, or an output over the data itself."""
+    import os
+    from pathlib import Path
+
+    from .._io import check_output_path
+
+    named = {"--out": out, "--log": log_path, "--plot": plot}
+    seen: dict = {Path(os.path.realpath(data)): "DATA"} if data else {}
+    for option, path in named.items():
+        if not path:
+            continue
+        try:
+            target = check_output_path(path)
+        except InputError as exc:
+            raise InputError(f"{option} {path}", exc.problem) from None
+        if target in seen:
+            raise InputError(f"{option} {path}", f"is also {seen[target]}; give each output its own file")
+        seen[target] = option
+    if plot and Path(plot).suffix.lower() not in PLOT_SUFFIXES:
+        raise InputError(f"--plot {plot}", f"the file name must end in {', '.join(PLOT_SUFFIXES)} "
+                                           "(the format is taken from it)")
 
 
 def _threads(n: int) -> None:
@@ -97,36 +157,71 @@ def _openblas_one_thread() -> None:
                 break
 
 
-@click.command("train")
+def _fraction(ctx, param, value):
+    """A split fraction: finite, in [0, 1) (click's FloatRange lets NaN through)."""
+    import math
+
+    if value is not None and (not math.isfinite(value) or not 0 <= value < 1):
+        raise click.BadParameter(f"must be a number in [0, 1), not {value}")
+    return value
+
+
+#: the main group's help options, set here too: click caches a command's help option, so a command
+#: first invoked on its own (tests, ``python -m``) would otherwise lose ``-h`` in the group's help
+_CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+@click.command("train", context_settings=_CONTEXT)
 @click.argument("data", type=click.Path(exists=True))
 @click.option("--engine", default="v22", show_default=True, help="engine name (see 'v22sdk plugins list')")
 @click.option("--preset", "preset_name", default="small", show_default=True, type=click.Choice(["small", "full", "tiny"]))
-@click.option("--epochs", type=int, default=None, help="maximum epochs (auto-stop may end sooner)")
-@click.option("--sample", type=int, default=None, help="use N examples drawn with the seed (upstream's --sample)")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--epochs", type=click.IntRange(min=1), default=None, help="maximum epochs (auto-stop may end sooner)")
+@click.option("--sample", type=click.IntRange(min=1), default=None,
+              help="use N examples drawn with the seed (upstream's --sample)")
+@click.option("--seed", type=click.IntRange(min=0, max=2 ** 63 - 1), default=0, show_default=True)
+@click.option("--modality", default=None,
+              help="modality of the files in a folder data set and of manifest lines without one "
+                   "(default: from each file's extension)")
 @click.option("--out", "-o", default="v22.pt", show_default=True, type=click.Path(), help="checkpoint to write")
 @click.option("--log", "log_path", default=None, type=click.Path(), help="metrics log (JSONL, one line per epoch)")
-@click.option("--plot", default=None, type=click.Path(), help="write a PNG of the loss curves")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="override a config field (repeatable)")
-@click.option("--val-frac", default=0.1, show_default=True)
-@click.option("--test-frac", default=0.1, show_default=True)
-@click.option("--threads", default=1, show_default=True, help="torch threads (0: torch's default)")
+@click.option("--plot", default=None, type=click.Path(), help="write the loss curves (.png, .pdf or .svg)")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="override a config field (repeatable; engine, preset, seed and epochs have their own options)")
+@click.option("--val-frac", default=0.1, show_default=True, callback=_fraction, help="fraction held out for validation")
+@click.option("--test-frac", default=0.1, show_default=True, callback=_fraction, help="fraction held out for test")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=0),
+              help="torch threads (0: torch's default)")
 @click.option("--progress/--no-progress", default=True, show_default=True)
-@click.option("--nproc", default=1, show_default=True,
+@click.option("--nproc", default=1, show_default=True, type=click.IntRange(min=1),
               help="processes: N > 1 trains data-parallel through torch.distributed (gloo), rank 0 writes the checkpoint")
-def train(data, engine, preset_name, epochs, sample, seed, out, log_path, plot, sets, val_frac, test_frac,
+def train(data, engine, preset_name, epochs, sample, seed, modality, out, log_path, plot, sets, val_frac, test_frac,
           threads, progress, nproc):
     """Train an engine on DATA (a .jsonl manifest, a .tsv of text pairs, or a folder of label-named folders)."""
-    if nproc < 1:
-        raise click.BadParameter("must be at least 1", param_hint="--nproc")
+    # Everything is checked before any work: a bad value must not surface after training.
+    from ..plugins import get_registry
+
+    if val_frac + test_frac >= 1:
+        raise InputError(f"--val-frac {val_frac} --test-frac {test_frac}",
+                         "together they must leave part of the data for training (sum < 1)")
+    _check_outputs(out, log_path, plot, data)
     if plot:
         import importlib.util
 
         if importlib.util.find_spec("matplotlib") is None:  # say so before training, not after
             raise click.UsageError("--plot needs matplotlib: pip install 'v22sdk[plot]'")
+    registry = get_registry()
+    registry.get_class("engines", engine)  # unknown engine → UnknownNameError naming the installed ones
+    if modality is not None:
+        registry.get_class("modalities", modality)  # likewise for the modality
+    cfg = build_config(preset_name, engine, seed, epochs, sets)
+    if cfg.memory and cfg.memory_backend != "fifo" and engine == "v22":
+        registry.get_class("memory_backends", cfg.memory_backend)
     if nproc > 1:
         if plot:
             raise click.UsageError("--plot is not available with --nproc > 1 (use --log and plot the JSONL)")
+        if modality:
+            raise click.UsageError("--modality is not available with --nproc > 1 (give each manifest line "
+                                   "its modality)")
         from ..scale.cli import dispatch_train
 
         dispatch_train(nproc, data, out=out, engine=engine, preset_name=preset_name, epochs=epochs, sample=sample,
@@ -136,22 +231,16 @@ def train(data, engine, preset_name, epochs, sample, seed, out, log_path, plot, 
     from rich.console import Console
     from rich.table import Table
 
-    from ..plugins import get_registry
-    from .config import preset
     from .pipeline import metrics_table, train_engine, write_plot
 
     _threads(threads)
-    get_registry().get_class("engines", engine)  # unknown engine → UnknownNameError naming the installed ones
-    changes = _overrides(sets)
-    if epochs is not None:
-        changes["epochs"] = epochs
-    cfg = preset(preset_name, engine=engine, seed=seed, **changes)
     result = train_engine(data, cfg, out, sample=sample, val_frac=val_frac, test_frac=test_frac,
-                          log_path=log_path, progress=progress and sys.stderr.isatty())
+                          log_path=log_path, progress=progress and sys.stderr.isatty(), modality=modality)
     m = result["metrics"]
     console = Console(stderr=False)
+    loss = "n/a" if m["final_loss"] is None else f"{m['final_loss']:.4g}"
     table = Table(title=f"{engine} ({preset_name}), {m['parameters']:,} parameters, {m['epochs']} epochs, "
-                        f"final loss {m['final_loss']:.4g}")
+                        f"final loss {loss}")
     for col in ("split", "modality", "exact match", "char accuracy", "n"):
         table.add_column(col)
     for split, mod, exact, char, n in metrics_table(m):
@@ -166,19 +255,26 @@ def train(data, engine, preset_name, epochs, sample, seed, out, log_path, plot, 
     console.print(f"checkpoint: {out}")
 
 
-@click.command("eval")
+@click.command("eval", context_settings=_CONTEXT)
 @click.argument("checkpoint", type=click.Path())
 @click.argument("data", required=False, type=click.Path(exists=True))
 @click.option("--split", type=click.Choice(["train", "val", "test", "all"]), default=None,
               help="default: the checkpoint's own test split, or all of DATA")
+@click.option("--modality", default=None,
+              help="modality of DATA's files and of manifest lines without one (default: as at training)")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output on stdout")
-@click.option("--threads", default=1, show_default=True)
-def eval_(checkpoint, data, split, as_json, threads):
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=0),
+              help="torch threads (0: torch's default)")
+def eval_(checkpoint, data, split, modality, as_json, threads):
     """Exact match and character accuracy of CHECKPOINT, per modality, on held-out data."""
     from .pipeline import dumps, evaluate_checkpoint, metrics_table
 
+    if modality is not None:
+        from ..plugins import get_registry
+
+        get_registry().get_class("modalities", modality)  # unknown → UnknownNameError naming the installed ones
     _threads(threads)
-    result = evaluate_checkpoint(checkpoint, data, split=split)
+    result = evaluate_checkpoint(checkpoint, data, split=split, modality=modality)
     if as_json:
         click.echo(dumps(result))
         return
@@ -187,11 +283,12 @@ def eval_(checkpoint, data, split, as_json, threads):
         click.echo(f"  {mod:<10} exact {exact:.3f}  char {char:.3f}  n={n}")
 
 
-@click.command("run")
+@click.command("run", context_settings=_CONTEXT)
 @click.argument("input")
 @click.option("--modality", "-m", default=None, help="modality name (default: from the file extension; text otherwise)")
 @click.option("--checkpoint", "-c", default=None, type=click.Path(), help="default: the bundled demo checkpoint")
-@click.option("--top", default=5, show_default=True, help="how many named attributes to show")
+@click.option("--top", default=5, show_default=True, type=click.IntRange(min=0),
+              help="how many named attributes to show")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output on stdout")
 @click.option("--memory", "memory_path", default=None, type=click.Path(dir_okay=False),
               help="memory store (SQLite); default: memory.sqlite3 in the user's data directory ($V22SDK_MEMORY)")
@@ -200,7 +297,8 @@ def eval_(checkpoint, data, split, as_json, threads):
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="ray: batch inference over a folder or manifest, the model held by Ray actors (needs --out)")
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="with --backend ray: output folder")
-@click.option("--workers", default=2, show_default=True, help="with --backend ray: Ray actors")
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
+              help="with --backend ray: Ray actors")
 def run(input, modality, checkpoint, top, as_json, memory_path, no_memory, conversation, backend, out, workers):
     """Run the engine on INPUT (a file, or a text) and print its output, confidence and top attributes.
 

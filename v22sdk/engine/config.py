@@ -10,10 +10,36 @@ A config round-trips through :meth:`EngineConfig.to_dict` / :meth:`EngineConfig.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..errors import CheckpointError
+from ..errors import CheckpointError, InputError
+
+#: the presets :func:`preset` knows
+PRESETS = ("full", "small", "tiny")
+
+#: integer fields and their smallest allowed value (sizes, counts, the batch, the epochs)
+_MIN_INT = {"max_len": 1, "out_positions": 2, "p7_heads": 1, "p7_head_dim": 1, "p7_groups": 1,
+            "p3l_max_active": 1, "p3l_feat": 1, "abc_hidden": 1, "a_hidden": 1, "a_classes": 1, "b_hidden": 1,
+            "c_hidden": 1, "c_dim": 1, "d_relations": 1, "gate_hidden": 1, "p6_hidden": 1, "memory_capacity": 1,
+            "base_layers": 1, "base_heads": 1, "base_ff": 1, "batch_size": 1, "epochs": 1, "seed": 0}
+#: seeds go to numpy's and torch's generators: non-negative and below 2**63
+_MAX_SEED = 2 ** 63 - 1
+#: float fields: finite, and either ≥ 0 or > 0
+_NON_NEGATIVE = ("inject_gain", "abc_init_gain", "w_a", "w_b", "w_c", "w_d", "clip_grad", "stop_loss")
+_POSITIVE = ("lr", "spike_floor")
+_BOOLS = ("spherical", "loss_a", "loss_b", "loss_c", "loss_d", "memory")
+
+
+class ConfigError(InputError):
+    """An engine config field has a value the engine cannot use. ``field`` names it; a
+    :class:`~v22sdk.errors.InputError` (so also a ``ValueError``): the CLI names the option that
+    set it, a checkpoint's loader turns it into a :class:`~v22sdk.errors.CheckpointError`."""
+
+    def __init__(self, field: str, problem: str):
+        self.field = field
+        super().__init__("engine config", problem)
 
 #: upstream's P3-L head counts: 23 language groups (312 heads) + 6 vision groups (104 heads).
 UPSTREAM_P3L_GROUPS = (24, 24, 20, 16, 12, 16, 16, 8, 16, 16, 16, 16, 8, 8, 12, 12, 8,
@@ -83,6 +109,9 @@ class EngineConfig:
     spike_floor: float = 5.0       # CE spike: CE > max(3·EMA, spike_floor)
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        self.check()
+
     # -- (de)serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -95,10 +124,10 @@ class EngineConfig:
         unknown = sorted(set(data) - names)
         if unknown:
             raise CheckpointError(f"engine config has unknown field(s) {', '.join(unknown)}")
-        d = dict(data)
-        if "p3l_groups" in d:
-            d["p3l_groups"] = tuple(int(x) for x in d["p3l_groups"])
-        return cls(**d)
+        try:
+            return cls(**data)
+        except ConfigError as exc:
+            raise CheckpointError(f"checkpoint's engine config: {exc.problem}") from None
 
     def replace(self, **changes: Any) -> "EngineConfig":
         return dataclasses.replace(self, **changes)
@@ -108,19 +137,56 @@ class EngineConfig:
         return 256
 
     def check(self) -> "EngineConfig":
-        """Raise ValueError on inconsistent sizes (called when a model is built)."""
-        if self.p7_heads * self.p7_head_dim != 256:
-            raise ValueError("p7_heads × p7_head_dim must be 256")
-        if self.p7_heads % self.p7_groups:
-            raise ValueError("p7_heads must be a multiple of p7_groups")
-        if 3 * len(self.p3l_groups) > self.p3l_feat:
-            raise ValueError("3 × number of P3-L groups must fit in p3l_feat")
-        if self.gate not in ("sigmoid", "vmf"):
-            raise ValueError(f"gate must be 'sigmoid' or 'vmf', not {self.gate!r}")
-        if self.out_positions < 2:
-            raise ValueError("out_positions must be ≥ 2")
-        return self
+        """Raise :class:`ConfigError` (a ``ValueError``) on a value out of range or inconsistent
+        sizes; run on every construction (``__post_init__``), so no config the engine cannot use
+        exists. Returns ``self``."""
+        def bad(name: str, problem: str) -> ConfigError:
+            return ConfigError(name, f"{name} {problem}, not {getattr(self, name)!r}")
 
+        for name in ("engine", "memory_backend"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise bad(name, "must be a non-empty name")
+        if self.preset not in PRESETS:
+            raise bad("preset", f"must be one of {', '.join(PRESETS)}")
+        for name, low in _MIN_INT.items():
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise bad(name, "must be an integer ≥ 1" if low == 1 else f"must be an integer ≥ {low}")
+        if self.seed > _MAX_SEED:
+            raise bad("seed", "must be below 2**63")
+        for name in _NON_NEGATIVE + _POSITIVE:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise bad(name, "must be a finite number")
+            if v < 0 or (v == 0 and name in _POSITIVE):
+                raise bad(name, "must be > 0" if name in _POSITIVE else "must be ≥ 0")
+        for name in _BOOLS:
+            if not isinstance(getattr(self, name), bool):
+                raise bad(name, "must be true or false")
+        groups = self.p3l_groups
+        if (not isinstance(groups, (tuple, list)) or not groups
+                or any(isinstance(g, bool) or not isinstance(g, int) or g < 1 for g in groups)):
+            raise bad("p3l_groups", "must be a non-empty list of integers ≥ 1")
+        self.p3l_groups = tuple(groups)  # a list from JSON or --set: one canonical form
+        mult = self.lr_mult
+        if not isinstance(mult, dict) or any(
+                not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, (int, float))
+                or not math.isfinite(v) or v < 0 for k, v in mult.items()):
+            raise bad("lr_mult", "must map stage names to finite numbers ≥ 0")
+        if self.gate not in ("sigmoid", "vmf"):
+            raise bad("gate", "must be 'sigmoid' or 'vmf'")
+        if self.p7_heads * self.p7_head_dim != 256:
+            raise ConfigError("p7_heads", f"p7_heads × p7_head_dim must be 256, not "
+                                          f"{self.p7_heads} × {self.p7_head_dim}")
+        if self.p7_heads % self.p7_groups:
+            raise ConfigError("p7_groups", f"p7_heads ({self.p7_heads}) must be a multiple of p7_groups "
+                                           f"({self.p7_groups})")
+        if 3 * len(self.p3l_groups) > self.p3l_feat:
+            raise ConfigError("p3l_feat", f"3 × number of P3-L groups ({3 * len(self.p3l_groups)}) must fit in "
+                                          f"p3l_feat ({self.p3l_feat})")
+        if 256 % self.base_heads:
+            raise bad("base_heads", "must divide the model width 256")
+        return self
 
 def preset(name: str, **overrides: Any) -> EngineConfig:
     """The ``full`` or ``small`` preset (``tiny`` is for tests), with overrides applied."""
@@ -138,5 +204,5 @@ def preset(name: str, **overrides: Any) -> EngineConfig:
                            p6_hidden=64, memory_capacity=32, base_layers=1, base_ff=64, batch_size=8,
                            epochs=5)
     else:
-        raise ValueError(f"unknown preset {name!r}; presets are full, small, tiny")
+        raise ConfigError("preset", f"preset {name!r} is unknown; presets are {', '.join(PRESETS)}")
     return cfg.replace(**overrides).check()

@@ -65,24 +65,33 @@ def _modality_for(registry, path: str) -> str:
     return registry.modality_for_path(path)
 
 
-def read_examples(source: str | os.PathLike[str], registry=None) -> list[Example]:
-    """Examples from a JSONL manifest, a TSV of text pairs or a folder of label-named sub-folders."""
+def read_examples(source: str | os.PathLike[str], registry=None, *, modality: str | None = None) -> list[Example]:
+    """Examples from a JSONL manifest, a TSV of text pairs or a folder of label-named sub-folders.
+
+    ``modality`` is the modality of a folder's files, of manifest lines that name none and of a
+    TSV's texts (default: from each file's extension; ``text`` for texts). Hidden entries
+    (``.DS_Store``, ``.git``) of a folder data set are skipped.
+    """
     from ..plugins import get_registry
 
     registry = registry or get_registry()
     path = Path(source)
     if not path.exists():
         raise InputError(str(path), "no such data set (a .jsonl manifest, a .tsv file or a folder)")
+    if modality is not None:
+        registry.get_class("modalities", modality)  # an unknown name: UnknownNameError naming the installed ones
     if path.is_dir():
         out = []
-        for sub in sorted(p for p in path.iterdir() if p.is_dir()):
-            for f in sorted(p for p in sub.iterdir() if p.is_file()):
-                out.append(Example(str(f), _modality_for(registry, str(f)), sub.name, True))
+        for sub in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            for f in sorted(p for p in sub.iterdir() if p.is_file() and not p.name.startswith(".")):
+                out.append(Example(str(f), modality or _modality_for(registry, str(f)), sub.name, True))
         if not out:
             raise InputError(str(path), "folder holds no label-named sub-folders with files")
         return out
     text = _read_text(path)
     if path.suffix.lower() == ".tsv":
+        if modality is not None and not _is_text(registry, modality):
+            raise InputError(str(path), f"a .tsv holds text pairs; the {modality} modality does not read texts")
         out = []
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip() or line.startswith("#"):
@@ -90,7 +99,7 @@ def read_examples(source: str | os.PathLike[str], registry=None) -> list[Example
             parts = line.split("\t")
             if len(parts) < 2 or not parts[0].strip() or not parts[1].strip():
                 raise InputError(f"{path}:{n}", "a TSV line needs input<TAB>target, both non-empty")
-            out.append(Example(parts[0].strip(), "text", parts[1].strip(), False, line=n))
+            out.append(Example(parts[0].strip(), modality or "text", parts[1].strip(), False, line=n))
         return _nonempty(out, path)
     out = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -107,24 +116,25 @@ def read_examples(source: str | os.PathLike[str], registry=None) -> list[Example
         split = rec.get("split")
         if split is not None and split not in SPLITS:
             raise InputError(f"{path}:{n}", f"split must be one of {', '.join(SPLITS)}, not {split!r}")
-        modality = rec.get("modality")
-        if modality is not None and not isinstance(modality, str):
+        line_modality = rec.get("modality")
+        if line_modality is not None and not isinstance(line_modality, str):
             raise InputError(f"{path}:{n}", "modality must be a string")
-        if modality is None and not is_file(path.parent / rec["input"]):
-            modality = "text"
-        if modality is not None and _is_text(registry, modality):
+        line_modality = line_modality or modality
+        if line_modality is None and not is_file(path.parent / rec["input"]):
+            line_modality = "text"
+        if line_modality is not None and _is_text(registry, line_modality):
             named = path.parent / rec["input"]
-            if _reads_extension(registry, modality, named) and is_file(named):
+            if _reads_extension(registry, line_modality, named) and is_file(named):
                 # "notes/a.txt" next to the manifest is that file's text, not the 11 characters
-                out.append(Example(str(named), modality, rec["target"], True, split, n))
+                out.append(Example(str(named), line_modality, rec["target"], True, split, n))
             else:
-                out.append(Example(rec["input"], modality, rec["target"], False, split, n))
+                out.append(Example(rec["input"], line_modality, rec["target"], False, split, n))
             continue
         file = path.parent / rec["input"]
         if not file.is_file():
             raise InputError(f"{path}:{n}", f"input file {rec['input']!r} not found next to the manifest")
-        modality = modality or _modality_for(registry, str(file))
-        out.append(Example(str(file), modality, rec["target"], True, split, n))
+        line_modality = line_modality or _modality_for(registry, str(file))
+        out.append(Example(str(file), line_modality, rec["target"], True, split, n))
     return _nonempty(out, path)
 
 
@@ -184,6 +194,17 @@ def example_key(ex: Example, modality) -> str:
                          modality.config(), code_digest(type(modality))], sort_keys=True, default=str).encode())
     h.update(Path(ex.input).read_bytes() if ex.is_file else ex.input.encode())
     return h.hexdigest()
+
+
+def examples_identity(examples: Sequence[Example]) -> str:
+    """Digest of what a data set *is*: every example's input (a file's bytes, or the text), modality,
+    target and pinned split, in order. Unlike the token cache key it leaves out the plugins' code,
+    so a checkpoint's recorded split still applies after a tokenizer is edited."""
+    h = hashlib.sha256()
+    for ex in examples:
+        content = hashlib.sha256(Path(ex.input).read_bytes() if ex.is_file else ex.input.encode()).hexdigest()
+        h.update(json.dumps([ex.modality, ex.target, ex.split, content], ensure_ascii=False).encode())
+    return h.hexdigest()[:24]
 
 
 def cache_dir() -> Path:
@@ -309,6 +330,9 @@ class Dataset:
     digest: str
     aux: AuxTargets
     attr_sets: list[frozenset[str]] = field(default_factory=list)
+    #: :func:`examples_identity` (for tokenized shards: their manifest's digest); ``digest`` is the
+    #: token cache key, which also changes when a plugin's code does
+    identity: str = ""
 
     @property
     def modalities(self) -> list[str]:
@@ -316,8 +340,11 @@ class Dataset:
 
 
 def load_dataset(source, registry=None, *, sample: int | None = None, seed: int = 0, cache: bool = True,
-                 progress=None) -> Dataset:
-    """Read, (optionally) sample N examples with ``seed`` before anything else, tokenize."""
+                 progress=None, modality: str | None = None) -> Dataset:
+    """Read, (optionally) sample N examples with ``seed`` before anything else, tokenize.
+
+    ``modality``: see :func:`read_examples` (not used for already-tokenized shards, which name theirs).
+    """
     from ..plugins import get_registry
 
     registry = registry or get_registry()
@@ -327,17 +354,19 @@ def load_dataset(source, registry=None, *, sample: int | None = None, seed: int 
             keep = np.sort(np.random.default_rng(seed).choice(len(examples), size=sample, replace=False))
             examples, batches = [examples[i] for i in keep], [batches[i] for i in keep]
             digest = hashlib.sha256(f"{digest}:{keep.tolist()}".encode()).hexdigest()[:24]
+        identity = digest
     else:
-        examples = read_examples(source, registry)
+        examples = read_examples(source, registry, modality=modality)
         if sample is not None and sample < len(examples):
             keep = np.sort(np.random.default_rng(seed).choice(len(examples), size=sample, replace=False))
             examples = [examples[i] for i in keep]
         batches, digest = tokenize_examples(examples, registry, cache=cache, progress=progress)
+        identity = examples_identity(examples)
     sets = []
     for b in batches:
         schema = registry.get_class("modalities", b.modality).schema
         sets.append(schema.active_names(b))
-    return Dataset(examples, batches, digest, aux_targets(batches, registry), sets)
+    return Dataset(examples, batches, digest, aux_targets(batches, registry), sets, identity)
 
 
 def read_sharded(folder: str | os.PathLike[str]) -> tuple[list[Example], list[TokenBatch], str]:

@@ -6,27 +6,40 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import CheckpointError
+from ..errors import CheckpointError, InputError, OutputError
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import EngineConfig
-from .data import load_dataset, make_split
+from .data import load_dataset, make_split, read_examples, read_sharded
 from .vocab import OutputVocab
 
 
 def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, sample: int | None = None,
                  val_frac: float = 0.1, test_frac: float = 0.1, log_path=None, progress: bool = False,
                  use_text_plugin: bool = True, cache: bool = True, hooks=None,
-                 on_epoch: Callable | None = None, storage: str = "float32") -> dict[str, Any]:
-    """Read, tokenize, split, train, evaluate on every split, save; returns the metrics."""
+                 on_epoch: Callable | None = None, storage: str = "float32",
+                 modality: str | None = None) -> dict[str, Any]:
+    """Read, tokenize, split, train, evaluate on every split, save; returns the metrics.
+
+    ``modality`` reads the files of a folder data set and the manifest lines that name none
+    (needed when several modalities read one extension). ``out`` and ``log_path`` are checked
+    (:func:`v22sdk._io.check_output_path`) before anything else is done.
+    """
+    from .._io import check_output_path
     from .train import Trainer
     from .v22 import parameter_count
 
-    ds = load_dataset(source, registry, sample=sample, seed=cfg.seed, cache=cache)
+    check_output_path(out)
+    if log_path:
+        check_output_path(log_path)
+    ds = load_dataset(source, registry, sample=sample, seed=cfg.seed, cache=cache, modality=modality)
     split = make_split(ds.examples, cfg.seed, val_frac, test_frac)
     # the output vocabulary comes from the training targets only: held-out characters map to <unk>
     vocab = OutputVocab.build([ds.examples[i].target for i in split["train"]], use_text_plugin=use_text_plugin)
     if log_path:
-        Path(log_path).write_text("", encoding="utf-8")
+        try:
+            Path(log_path).write_text("", encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(str(log_path), exc.strerror or str(exc)) from None
     trainer = Trainer(cfg, ds, split, vocab, hooks=hooks, log_path=log_path)
     trainer.fit(progress=progress, on_epoch=on_epoch)
     metrics = {name: trainer.evaluate(name) for name in ("train", "val", "test") if trainer.data[name].size}
@@ -38,22 +51,28 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
     metrics["safeguards"] = {"spikes": trainer.spikes, "rollbacks": trainer.rollbacks, "ac_alarms": trainer.ac_alarms}
     import os
 
-    data = {"source": str(Path(source).resolve()), "digest": ds.digest,
+    data = {"source": str(Path(source).resolve()), "digest": ds.digest, "identity": ds.identity,
             # relative to the checkpoint too, so a checkpoint shipped next to its data finds it anywhere
             "source_rel": os.path.relpath(Path(source).resolve(), Path(out).resolve().parent), "n": len(ds.examples),
-            "modalities": sorted(set(ds.modalities)), "sample": sample}
+            "modalities": sorted(set(ds.modalities)), "sample": sample, "modality": modality}
     save_checkpoint(out, trainer.model, cfg, vocab, split=split, data=data, metrics=metrics,
                     history=[{k: v for k, v in h.items() if not isinstance(v, dict)} for h in trainer.history],
                     storage=storage)
     return {"metrics": metrics, "trainer": trainer, "dataset": ds, "split": split, "vocab": vocab}
 
 
-def evaluate_checkpoint(checkpoint, source=None, *, split: str | None = None, registry=None) -> dict[str, Any]:
-    """Metrics of a checkpoint on a split of its own data set (default ``test``) or on all of ``source``."""
+def evaluate_checkpoint(checkpoint, source=None, *, split: str | None = None, registry=None,
+                        modality: str | None = None) -> dict[str, Any]:
+    """Metrics of a checkpoint on a split of its own data set (default ``test``) or on all of ``source``.
+
+    Refused before anything is tokenized: a split with no examples, and data of a modality the
+    checkpoint was not trained on (it would answer with confident garbage).
+    """
     from .train import Split, evaluate
 
     model, cfg, vocab, doc = load_checkpoint(checkpoint)
     data_info = doc.get("data", {})
+    modality = modality or data_info.get("modality")
     if source is None:
         source = data_info.get("source")
         rel = data_info.get("source_rel")
@@ -61,23 +80,56 @@ def evaluate_checkpoint(checkpoint, source=None, *, split: str | None = None, re
             source = str(Path(checkpoint).resolve().parent / rel)
         if not source or not Path(source).exists():
             raise CheckpointError(f"checkpoint {checkpoint} was trained on {source!r}, which is not here; pass DATA")
-        ds = load_dataset(source, registry, sample=data_info.get("sample"), seed=cfg.seed)
-        if ds.digest != data_info.get("digest"):
+        split = split or "test"
+        indices = list(range(data_info.get("n", 0))) if split == "all" else doc["split"][split]
+        if not indices:
+            sizes = ", ".join(f"{len(doc['split'].get(s, []))} {s}" for s in ("train", "val", "test"))
+            raise InputError(str(checkpoint), f"the {split} split of checkpoint {checkpoint} is empty "
+                                              f"({data_info.get('n', '?')} examples: {sizes}); nothing to evaluate")
+        ds = load_dataset(source, registry, sample=data_info.get("sample"), seed=cfg.seed, modality=modality)
+        # the examples' identity, not the token digest: a tokenizer edit must not orphan every split
+        # (checkpoints written before the identity was recorded can only compare the token digest)
+        same = (ds.identity == data_info["identity"]) if "identity" in data_info else (ds.digest == data_info.get("digest"))
+        if not same:
             raise CheckpointError(f"the data set {source} changed since checkpoint {checkpoint} was trained "
                                   "(its recorded split no longer applies); pass DATA to evaluate on all of it")
-        split = split or "test"
-        indices = doc["split"][split]
     else:
-        ds = load_dataset(source, registry, seed=cfg.seed)
+        _check_modalities(source, _modalities_of(source, registry, modality), checkpoint, data_info)
+        ds = load_dataset(source, registry, seed=cfg.seed, modality=modality)
         split = split or "all"
         indices = list(range(len(ds.examples))) if split == "all" else make_split(ds.examples, cfg.seed)[split]
+        if not indices:
+            raise InputError(str(source), f"its {split} split is empty ({len(ds.examples)} examples); "
+                                          "nothing to evaluate (try --split all)")
     result = evaluate(model, Split(ds, indices, cfg, vocab), vocab)
     return {"checkpoint": str(checkpoint), "data": str(source), "split": split, "engine": cfg.engine,
             "metrics": result}
 
 
+def _modalities_of(source, registry, modality: str | None) -> list[str]:
+    """The modality of every example of ``source``, read without tokenizing anything."""
+    if (Path(source) / "manifest.json").is_file():  # tokenized shards: their items name their modality
+        return [ex.modality for ex in read_sharded(source)[0]]
+    return [ex.modality for ex in read_examples(source, registry, modality=modality)]
+
+
+def _check_modalities(source, modalities: list[str], checkpoint, data_info: dict[str, Any]) -> None:
+    """InputError when ``source`` holds a modality the checkpoint was not trained on."""
+    trained = data_info.get("modalities")
+    if not trained:  # a checkpoint that does not record them: nothing to compare with
+        return
+    foreign = sorted(set(modalities) - set(trained))
+    if foreign:
+        n = sum(m in foreign for m in modalities)
+        raise InputError(str(source), f"holds {', '.join(foreign)} input ({n} of {len(modalities)} examples), but "
+                                      f"checkpoint {checkpoint} was trained on {', '.join(trained)} only")
+
+
 def write_plot(history: list[dict[str, Any]], path: str | Path) -> Path:
-    """A PNG of the loss curves (total, CE and the auxiliaries) by epoch."""
+    """The loss curves (total, CE and the auxiliaries) by epoch, as PNG, PDF or SVG (from the suffix),
+    written through :func:`v22sdk._io.atomic_output`."""
+    from .._io import atomic_output
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -94,8 +146,12 @@ def write_plot(history: list[dict[str, Any]], path: str | Path) -> Path:
     ax.set_ylabel("loss")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    fmt = Path(path).suffix.lower().lstrip(".") or "png"
+    try:
+        with atomic_output(path, "wb") as fh:
+            fig.savefig(fh, dpi=100, format=fmt)
+    finally:
+        plt.close(fig)
     return Path(path)
 
 

@@ -251,8 +251,13 @@ class Trainer:
     def _log(self, rec: dict[str, Any]) -> None:
         self.history.append(rec)
         if self.log_path:
-            with open(self.log_path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            try:
+                with open(self.log_path, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            except OSError as exc:  # a full disk, a removed folder: name the log, not a traceback
+                from ..errors import OutputError
+
+                raise OutputError(str(self.log_path), exc.strerror or str(exc)) from None
 
     def evaluate(self, split: str = "test") -> dict[str, dict[str, float]]:
         return evaluate(self.model, self.data[split], self.vocab)
