@@ -37,9 +37,12 @@ OFFSET_FIELDS: dict[str, tuple[tuple[int, ...], str]] = {
 _FORMAT_VERSION = 1
 
 
-def _freeze(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
+def _frozen_view(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array``: the batch cannot be written through, and the caller's own
+    array (which may be the same object, since valid float32 input is not copied) keeps its flags."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 def _first_bad(mask: np.ndarray) -> int:
@@ -133,8 +136,9 @@ class TokenBatch:
                 raise ContractViolation("offsets", f"offsets[{key!r}] holds non-finite values")
             if array.dtype.kind not in "biuf":
                 raise ContractViolation("offsets", f"offsets[{key!r}] must be numeric", value=str(array.dtype))
-        for array in (self.emb, self.attr, *self.offsets.values()):
-            _freeze(array)
+        object.__setattr__(self, "emb", _frozen_view(self.emb))
+        object.__setattr__(self, "attr", _frozen_view(self.attr))
+        object.__setattr__(self, "offsets", {k: _frozen_view(v) for k, v in self.offsets.items()})
 
     # -- views -----------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -153,3 +153,17 @@ def test_norm_tolerance_is_decided_exactly_near_the_edge(scale, ok):
     else:
         with pytest.raises(ContractViolation, match="unit_norm_emb"):
             TokenBatch(e, np.zeros((3, 384), np.float32), "t")
+
+
+def test_a_batch_is_read_only_but_leaves_the_callers_arrays_writable():
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(3, 256)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    attr = np.zeros((3, 384), dtype=np.float32)
+    char = np.arange(3)
+    b = TokenBatch(emb=emb, attr=attr, modality="m", offsets={"char": char})
+    assert emb.flags.writeable and attr.flags.writeable and char.flags.writeable
+    for array in (b.emb, b.attr, b.offsets["char"]):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 0
+    assert np.shares_memory(b.emb, emb)  # valid float32 input is not copied
