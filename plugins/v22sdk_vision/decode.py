@@ -88,6 +88,8 @@ def decode_bytes(buf: bytes, source: str) -> np.ndarray:
 
     fmt = headers.sniff(buf)
     if fmt is None:
+        if buf[:6] in (b"GIF87a", b"GIF89a"):
+            raise InputError(source, "is a GIF image, which is not supported; convert it to PNG")
         raise InputError(source, "not a PNG, JPEG, BMP, WebP or TIFF file (unknown magic bytes)")
     problem = headers.truncation(buf)
     if problem:

@@ -21,6 +21,7 @@ def test_manifest_mixed_modalities(registry, mixed_manifest):
     ('{"input": "x"}', "needs"),
     ('{"input": "x", "target": "y", "split": "dev"}', "split must be"),
     ('{"input": "missing.blip", "modality": "blip", "target": "y"}', "not found"),
+    ('{"input": "x", "modality": "smell", "target": "y"}', "unknown modality 'smell' (installed: blip, toytext)"),
 ])
 def test_bad_manifest_lines_name_the_line(registry, tmp_path, line, problem):
     p = tmp_path / "m.jsonl"
@@ -40,6 +41,12 @@ def test_tsv_and_folder_shortcuts(registry, tmp_path, monkeypatch):
     bad.write_text("only one column\n", encoding="utf-8")
     with pytest.raises(InputError, match="bad.tsv:1"):
         read_examples(bad, registry)
+    bad.write_text("in\tout\tnotes\n", encoding="utf-8")  # a third column is not silently dropped
+    with pytest.raises(InputError, match=r"bad.tsv:1: .*\(found 3 columns\)"):
+        read_examples(bad, registry)
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes("\ufeff".encode() + '{"input": "好", "modality": "toytext", "target": "好"}\n'.encode())
+    assert read_examples(bom, registry)[0].input == "好"  # a byte-order mark is not part of line 1
     root = tmp_path / "folder"
     for label, pitch in (("低音", -0.5), ("高音", 0.5)):
         (root / label).mkdir(parents=True)

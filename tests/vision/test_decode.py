@@ -250,6 +250,7 @@ def test_jpeg_with_trailing_bytes_is_fine():
 @pytest.mark.parametrize("content, fragment", [
     (b"", "empty"),
     (b"hello, I am text", "unknown magic"),
+    (b"GIF89a\x01\x00\x01\x00" + bytes(20), "is a GIF image, which is not supported; convert it to PNG"),
     (b"\x89PNG\r\n\x1a\n" + bytes(200), "corrupt"),
     (b"\xff\xd8\xff\xe0" + bytes(100), "JPEG"),
     (b"RIFF\x10\x00\x00\x00WEBPVP8 " + bytes(8), "corrupt"),

@@ -97,8 +97,9 @@ def read_examples(source: str | os.PathLike[str], registry=None, *, modality: st
             if not line.strip() or line.startswith("#"):
                 continue
             parts = line.split("\t")
-            if len(parts) < 2 or not parts[0].strip() or not parts[1].strip():
-                raise InputError(f"{path}:{n}", "a TSV line needs input<TAB>target, both non-empty")
+            if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+                found = f" (found {len(parts)} columns)" if len(parts) != 2 else ""
+                raise InputError(f"{path}:{n}", f"a TSV line needs input<TAB>target, both non-empty{found}")
             out.append(Example(parts[0].strip(), modality or "text", parts[1].strip(), False, line=n))
         return _nonempty(out, path)
     out = []
@@ -120,6 +121,9 @@ def read_examples(source: str | os.PathLike[str], registry=None, *, modality: st
         if line_modality is not None and not isinstance(line_modality, str):
             raise InputError(f"{path}:{n}", "modality must be a string")
         line_modality = line_modality or modality
+        if line_modality is not None and line_modality not in registry.names("modalities"):
+            installed = ", ".join(registry.names("modalities")) or "none"
+            raise InputError(f"{path}:{n}", f"unknown modality {line_modality!r} (installed: {installed})")
         if line_modality is None and not is_file(path.parent / rec["input"]):
             line_modality = "text"
         if line_modality is not None and _is_text(registry, line_modality):
@@ -153,7 +157,7 @@ def _reads_extension(registry, modality: str, path: Path) -> bool:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors write one) is not data
     except UnicodeDecodeError:
         raise InputError(str(path), "not UTF-8 text") from None
     except OSError as exc:
