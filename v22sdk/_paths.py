@@ -25,3 +25,10 @@ def is_dir(path: str | os.PathLike[str]) -> bool:
         return Path(path).is_dir()
     except (OSError, ValueError):
         return False
+
+
+def display(text: str) -> str:
+    """``text`` with the undecodable bytes of a command-line argument or file name (which Python
+    holds as lone surrogates) written as ``\\xff`` escapes, so it can be printed or put in JSON as
+    valid UTF-8."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -76,3 +76,14 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     r = v22sdk("run", "--memory", str(corrupt), str(APPLE))
     assert r.returncode == 1 and "corrupt" in r.stderr and str(corrupt) in r.stderr
     assert corrupt.read_bytes() == b"this is not a database" * 100  # never loaded as empty, never touched
+
+
+def test_an_argument_that_is_not_utf8_is_run_and_remembered_escaped(tmp_path):
+    store = str(tmp_path / "m.sqlite3")
+    text = os.fsdecode(b"ab\xffcd")  # what Python makes of a shell argument with a stray byte
+    out = run_json("--memory", store, text)
+    assert out["tokens"] == 5
+    r = v22sdk("memory", "--memory", store, "export", "--jsonl")
+    assert r.returncode == 0 and "ab\\\\xffcd" in r.stdout  # the summary shows the byte, escaped
+    r = v22sdk("run", "--memory", store, "--conversation", os.fsdecode(b"c\xff"), "hi")
+    assert r.returncode == 2 and "not valid UTF-8" in r.stderr and r.stderr.count("\n") == 1

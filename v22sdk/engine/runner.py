@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 
-from .._paths import is_dir, is_file
+from .._paths import display, is_dir, is_file
 from ..errors import CheckpointError, InputError
 from .checkpoint import DEFAULT_CHECKPOINT
 
@@ -127,7 +127,7 @@ class Runner:
         texts, confs = predict(self.model, tokens, mask, self.vocab, [attr_set], write_memory=False)
         mean = batch.attr.mean(0, keepdims=True)  # the input's attributes, averaged over its tokens
         attrs = schema.explain(mean, top=top)[0]
-        result = {"input": source, "modality": batch.modality, "output": texts[0], "confidence": confs[0],
+        result = {"input": display(source), "modality": batch.modality, "output": texts[0], "confidence": confs[0],
                   "tokens": len(batch), "truncated_to": min(len(batch), self.cfg.max_len),
                   "attributes": [{"name": n, "value": round(v, 4)} for n, v in attrs],
                   "engine": self.cfg.engine, "checkpoint": str(self.path)}
@@ -212,10 +212,12 @@ def _clip(text: str, n: int) -> str:
 
 
 def _digest(source: str, batch) -> str:
-    """sha256 of the input: the file's bytes, or the text's UTF-8."""
+    """sha256 of the input: the file's bytes, or the text's UTF-8 (an argument's undecodable bytes,
+    which Python holds as surrogates, hashed as the bytes they came from)."""
     import hashlib
 
     p = Path(source)
-    data = p.read_bytes() if batch.source and batch.source != "<text>" and is_file(p) else source.encode("utf-8")
+    data = (p.read_bytes() if batch.source and batch.source != "<text>" and is_file(p)
+            else source.encode("utf-8", "surrogateescape"))
     return hashlib.sha256(data).hexdigest()
 

@@ -9,16 +9,17 @@ encode (the lead wires the engine's encoder there; this package never imports th
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import sys
-import tempfile
 import time
 from typing import Callable
 
 import click
 import numpy as np
 
+from v22sdk._io import atomic_output
 from v22sdk.errors import InputError, V22Error
 
 EncodeQuery = Callable[[str], "tuple[np.ndarray, frozenset[str]]"]
@@ -29,10 +30,16 @@ def _errors():
     """Let typed errors through to the entry point; turn OS errors into one-line click errors."""
     try:
         yield
-    except V22Error:
-        raise  # the CLI's entry point prints it on one line with its own exit code
+    except (V22Error, BrokenPipeError):
+        raise  # the entry point prints it on one line (a closed pipe: quietly) with its exit code
     except OSError as e:
         raise click.ClickException(f"{e.filename or ''}: {e.strerror}".lstrip(": ")) from e
+
+
+def _same_file(a: str, b: str) -> bool:
+    """True when ``a`` is the store ``b`` or one of its companion files (-wal, -shm)."""
+    ra = os.path.realpath(a)
+    return any(ra == os.path.realpath(b + suffix) for suffix in ("", "-wal", "-shm", "-journal"))
 
 
 def _open(ctx: click.Context, check: str = "quick"):
@@ -49,27 +56,43 @@ def load_query_file(path: str) -> tuple[np.ndarray, list[frozenset[str]]]:
     if path.endswith(".npy"):
         try:
             arr = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, EOFError) as e:
             raise InputError(path, f"not a readable .npy array ({e})") from e
-        arr = np.atleast_2d(np.asarray(arr, np.float32))
-        attrs = [frozenset()] * len(arr)
+        attrs_list: object = []
     else:
         try:
             with open(path, encoding="utf-8") as f:
                 obj = json.load(f)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
             raise InputError(path, f"not a readable JSON query ({e})") from e
         if not isinstance(obj, dict) or "sent_vec" not in obj:
             raise InputError(path, "expected a JSON object with a 'sent_vec' list (and optional 'attrs')")
-        arr = np.atleast_2d(np.asarray(obj["sent_vec"], np.float32))
-        attrs = [frozenset(obj.get("attrs", []))] * len(arr)
-    if arr.ndim != 2 or arr.shape[1] != 256 or not np.isfinite(arr).all():
-        raise InputError(path, f"sent_vec must be 256 finite numbers per row, got shape {arr.shape}")
-    return arr, attrs
+        arr, attrs_list = obj["sent_vec"], obj.get("attrs", [])
+        if not isinstance(attrs_list, list) or not all(isinstance(a, str) for a in attrs_list):
+            raise InputError(path, "'attrs' must be a list of slot names")
+    try:  # in float64 first: 1e308 is reported, not cast to inf with a numpy warning
+        wide = np.atleast_2d(np.asarray(arr, np.float64))
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(path, "sent_vec must be 256 finite numbers per row, not "
+                               f"{type(arr).__name__} {getattr(arr, 'dtype', '')}".rstrip()) from None
+    if wide.ndim != 2 or wide.shape[1] != 256 or not (np.abs(wide) <= np.finfo(np.float32).max).all():
+        raise InputError(path, f"sent_vec must be 256 finite numbers per row, got shape {wide.shape}")
+    arr = wide.astype(np.float32)
+    return arr, [frozenset(attrs_list)] * len(arr)
+
+
+def _when(t: float | None) -> str:
+    """A stored time as local date and time; any stored value is shown (never an error)."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    except (OverflowError, OSError, ValueError, TypeError):
+        return f"{t!r} (not a valid time)"
 
 
 def _age(t: float) -> str:
     s = max(0.0, time.time() - t)
+    if not s < 1e12:  # a stored time far in the past (or not a number): no unit makes sense
+        return "long ago"
     for unit, n in (("d", 86400), ("h", 3600), ("min", 60)):
         if s >= n:
             return f"{s / n:.1f} {unit} ago"
@@ -106,7 +129,7 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
             return
         for k, v in s.items():
             if k.endswith("_time") and v is not None:
-                v = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v))
+                v = _when(v)
             click.echo(f"{k:17} {v}")
 
     @memory.command()
@@ -152,21 +175,19 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
         with _errors():
             store = _open(ctx)
             with store:
-                if out is None:
-                    n = export_jsonl(store, sys.stdout)
-                else:
-                    d = os.path.dirname(os.path.abspath(out))
-                    fd, tmp = tempfile.mkstemp(dir=d, prefix=".export-", suffix=".jsonl")
+                if out is None:  # JSONL is UTF-8 whatever the terminal's encoding
+                    sys.stdout.flush()
+                    f = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n")
                     try:
-                        with os.fdopen(fd, "w", encoding="utf-8") as f:
-                            n = export_jsonl(store, f)
-                            f.flush()
-                            os.fsync(f.fileno())
-                        os.replace(tmp, out)
-                    except BaseException:
-                        with contextlib.suppress(OSError):
-                            os.unlink(tmp)
-                        raise
+                        n = export_jsonl(store, f)
+                        f.flush()
+                    finally:
+                        f.detach()
+                else:
+                    if _same_file(out, store.path):
+                        raise InputError(out, "is the memory store itself; choose another file")
+                    with atomic_output(out, "w", encoding="utf-8") as f:
+                        n = export_jsonl(store, f)
                     click.echo(f"exported {n} turns to {out}", err=True)
 
     @memory.command("import")
@@ -192,8 +213,9 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
         with _errors():
             r = salvage(src, dst)
         skipped = r["skipped_ids"]
+        shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
         click.echo(f"recovered {r['recovered']} turns into {dst}; "
-                   f"{len(skipped)} unreadable" + (f" (ids {skipped[:10]}...)" if skipped else ""))
+                   f"{len(skipped)} unreadable" + (f" (ids {shown})" if skipped else ""))
 
     return memory
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 import zlib
@@ -26,7 +28,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from v22sdk.errors import MemoryStoreCorrupt, MemoryStoreError
+from v22sdk.errors import InputError, MemoryStoreCorrupt, MemoryStoreError
 from v22sdk.memory.scoring import AttrVocab, blob_to_mask, mask_to_blob, search_block, unit_rows
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
@@ -492,41 +494,136 @@ class SQLiteTier(SQLTurnStore):
                     self._conn = None
 
 
+def _page_layout(path: str) -> tuple[int, int, int]:
+    """``(page_size, pages_in_header, file_size)`` of an SQLite file; InputError when ``path`` is
+    not one (empty, another format), MemoryStoreError when its header is damaged beyond use."""
+    with open(path, "rb") as f:
+        head = f.read(100)
+        size = os.fstat(f.fileno()).st_size
+    if not head:
+        raise InputError(path, "the file is empty: not a memory store, nothing to salvage")
+    if not head.startswith(SQLITE_HEADER):
+        raise InputError(path, "not an SQLite database (bad header): not a memory store, "
+                               "nothing to salvage")
+    if len(head) < 100:
+        raise MemoryStoreError(f"{path}: only {len(head)} bytes, the SQLite header is cut short; "
+                               "nothing can be salvaged")
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1):
+        raise MemoryStoreError(f"{path}: the SQLite header gives an invalid page size {page}; "
+                               "nothing can be salvaged")
+    # The header's page count is only valid when written by the same change as its counter.
+    pages = int.from_bytes(head[28:32], "big") if head[24:28] == head[92:96] else 0
+    return page, pages, size
+
+
 def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
     """Copy every readable, checksum-valid turn of ``src`` into a NEW store ``dst``.
 
-    ``src`` is opened read-only and never modified. Rows are read in id ranges; a range that
-    SQLite cannot read is retried one id at a time, so one damaged page costs only its own rows.
-    Returns ``{"recovered": n, "skipped_ids": [...], "unreadable_ranges": m}``. Ids are kept.
+    ``src`` is never modified, nor is anything written next to it: it (with its WAL, if any) is
+    copied to a temporary folder next to ``dst``, so salvage needs free space for one copy. A file
+    cut short (a truncated copy, a full disk) is padded there with zero bytes to its header's page
+    count, so SQLite reads every page that survived (it refuses a file that is not a whole number
+    of pages and would recover nothing). Rows are read in id ranges; a range that SQLite cannot read is retried one id at a
+    time, so one damaged page costs only its own rows. ``dst`` is written under a temporary name
+    and appears only when complete. Ids are kept.
+
+    Returns ``{"recovered": n, "skipped_ids": [...], "unreadable_ranges": m, "padded_bytes": p}``:
+    ``skipped_ids`` are ids known to have been stored (listed by the ``turns_touched`` index, or
+    at most the highest id ever assigned when the index is unreadable) whose rows could not be read
+    or fail their checksum. A file that is not an SQLite v22sdk store raises InputError; one whose
+    schema cannot be read, MemoryStoreError.
     """
     src, dst = os.fspath(src), os.fspath(dst)
     if os.path.exists(dst):
         raise MemoryStoreError(f"salvage target {dst} already exists; choose a new file")
     if not os.path.exists(src):
         raise MemoryStoreError(f"salvage source {src} does not exist")
+    folder = os.path.dirname(os.path.abspath(dst))
     try:
-        conn = sqlite3.connect(f"file:{src}?mode=ro", uri=True, isolation_level=None)
+        page, pages, size = _page_layout(src)
+        os.makedirs(folder, exist_ok=True)
+        work = tempfile.mkdtemp(dir=folder, prefix=".salvage-")
+    except OSError as e:
+        raise MemoryStoreError(f"salvage of {src} into {dst}: {e.strerror or e}") from e
+    try:
+        want = max(pages * page, -(-size // page) * page)
+        read_from = os.path.join(work, "source.db")
+        try:
+            shutil.copyfile(src, read_from)
+            if os.path.exists(src + "-wal"):  # a hot WAL holds committed turns
+                shutil.copyfile(src + "-wal", read_from + "-wal")
+            if want != size:  # cut short: pad to whole pages (sparse, costs no disk)
+                os.truncate(read_from, want)
+        except OSError as e:
+            raise MemoryStoreError(f"salvage of {src}: cannot copy it next to {dst}: "
+                                   f"{e.strerror or e}") from e
+        recovered, skipped, bad_ranges = _read_salvageable(src, read_from)
+        tmp_dst = os.path.join(work, "salvaged.db")
+        out = SQLiteTier(tmp_dst)
+        try:
+            out._transaction(lambda c: _insert_with_ids(out, c, recovered))
+        except sqlite3.Error as e:
+            raise MemoryStoreError(f"salvage into {dst} failed: {e}") from e
+        finally:
+            out.close()
+        try:
+            os.link(tmp_dst, dst)  # never replaces a file that appeared meanwhile
+        except FileExistsError:
+            raise MemoryStoreError(f"salvage target {dst} already exists; choose a new file") from None
+        except OSError:
+            os.replace(tmp_dst, dst)  # a file system without hard links
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"recovered": len(recovered), "skipped_ids": skipped, "unreadable_ranges": bad_ranges,
+            "padded_bytes": want - size}
+
+
+def _read_salvageable(src: str, path: str) -> tuple[list[Turn], list[int], int]:
+    """The readable turns of the SQLite file ``path`` (the source ``src``, or its padded copy),
+    the ids known to be stored but unreadable, and the number of id ranges that failed."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
     except sqlite3.Error as e:
         raise MemoryStoreError(f"cannot open {src} for salvage: {e}") from e
     reader = SQLiteTier.__new__(SQLiteTier)  # reuse row decoding without the checks of open()
     reader.path, reader._conn, reader._lock = src, conn, threading.RLock()
     reader.lock_timeout_s = 5.0
 
+    def one(sql: str, args=()):
+        try:
+            return conn.execute(sql, args).fetchall()
+        except sqlite3.Error:
+            return None
+
     def rows_in(lo: int, hi: int) -> list[tuple]:
         return conn.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE id >= ? AND id < ? ORDER BY id",
                             (lo, hi)).fetchall()
 
     try:
-        try:
-            top = conn.execute("SELECT seq FROM sqlite_sequence WHERE name='turns'").fetchone()
-            top = int(top[0]) if top else 0
-        except sqlite3.Error:
-            top = 0
+        tables = one("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if tables is None:
+            raise MemoryStoreError(f"{src}: the SQLite schema is unreadable; nothing can be salvaged")
+        if "turns" not in {t[0] for t in tables}:
+            raise InputError(src, "an SQLite database without a 'turns' table: not a v22sdk "
+                                  "memory store, nothing to salvage")
+        seq = one("SELECT seq FROM sqlite_sequence WHERE name = 'turns'")
+        top = int(seq[0][0]) if seq else 0
+        # The recency index lists every stored id on pages of its own: when it reads whole,
+        # it tells exactly which ids are lost (gaps left by removed turns are not).
+        listed = one("SELECT id FROM turns INDEXED BY turns_touched WHERE touched > -1")
+        known = {int(r[0]) for r in listed} if listed is not None else None
+        if known:
+            top = max(top, max(known))
         recovered: list[Turn] = []
-        skipped: list[int] = []
+        failed: list[int] = []
+        bad_rows: list[int] = []
         bad_ranges = 0
-        lo, step, empty_after_top = 1, 256, 0
-        while lo <= top or empty_after_top < 16:
+        lo, step, quiet = 1, 256, 0
+        # Past the highest known id keep looking for readable rows (the counter itself may be
+        # lost) until 16 ranges in a row hold none; failures there are not counted as turns.
+        while lo <= top or quiet < 16:
             hi = lo + step
             try:
                 got = rows_in(lo, hi)
@@ -537,25 +634,24 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
                     try:
                         got += rows_in(i, i + 1)
                     except sqlite3.Error:
-                        skipped.append(i)
+                        failed.append(i)
             for r in got:
                 try:
                     recovered.append(reader._turn(r))
-                except (MemoryStoreCorrupt, TypeError, ValueError):
-                    skipped.append(r[0])
+                except (MemoryStoreCorrupt, InputError, TypeError, ValueError):
+                    bad_rows.append(int(r[0]))
             if lo > top:
-                empty_after_top = 0 if got else empty_after_top + 1
+                quiet = 0 if got else quiet + 1
+                if got:
+                    top = max(top, int(got[-1][0]))
             lo = hi
     finally:
         conn.close()
-    out = SQLiteTier(dst)
-    try:
-        out._transaction(lambda c: _insert_with_ids(out, c, recovered))
-    except sqlite3.Error as e:
-        raise MemoryStoreError(f"salvage into {dst} failed: {e}") from e
-    finally:
-        out.close()
-    return {"recovered": len(recovered), "skipped_ids": skipped, "unreadable_ranges": bad_ranges}
+    if known is not None:
+        lost = known - {t.id for t in recovered}
+    else:
+        lost = {i for i in failed if i <= top} | set(bad_rows)
+    return recovered, sorted(lost), bad_ranges
 
 
 def _insert_with_ids(tier: SQLiteTier, c: sqlite3.Connection, turns: Sequence[Turn]) -> None:

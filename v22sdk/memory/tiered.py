@@ -36,7 +36,7 @@ from v22sdk.memory.ring import RingTier
 from v22sdk.memory.scoring import unit_rows
 from v22sdk.memory.sqlite_tier import SQLiteTier
 from v22sdk.memory.tier import MemoryTier
-from v22sdk.memory.turn import Turn
+from v22sdk.memory.turn import Turn, check_conversation
 
 
 def _merge(ids_a, sc_a, ids_b, sc_b, k: int):
@@ -131,6 +131,8 @@ class TieredMemory(MemoryHead):
             raise InputError("memory.write", f"batch sizes differ: sent_vec {b}, mem_emb {len(mem)}, "
                              f"attr_sets {len(attr_sets)}, info {None if info is None else len(info)}")
         infos = list(info) if info is not None else [TurnInfo()] * b
+        for i in infos:  # an id that cannot be stored or matched is the caller's input error
+            check_conversation(i.conversation, "conversation")
         turns = [Turn(sent[i], mem[i], frozenset(attr_sets[i]), conversation=infos[i].conversation,
                       modality=infos[i].modality, digest=infos[i].digest, summary=infos[i].summary)
                  for i in range(b)]

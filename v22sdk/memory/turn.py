@@ -11,6 +11,8 @@ This module imports numpy only (no torch), so the CLI and the L3 store stay ligh
 from __future__ import annotations
 
 import math
+import re
+import time as _time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +21,63 @@ from v22sdk.errors import InputError
 
 SENT_DIM = 256
 MEM_DIM = 384
+
+#: Latest accepted turn time: a day past the clock, so a store can be copied between machines
+#: whose clocks differ a little, while a time in the far future (1e15 s) is refused.
+FUTURE_SLACK_S = 86400.0
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _escape_surrogate(m: re.Match) -> str:
+    code = ord(m.group())
+    # U+DC80..U+DCFF is how Python carries an undecodable byte of argv or a file name
+    # (surrogateescape): show the byte itself, as "\xff"; any other lone surrogate as "\ud800".
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def display_text(value: str) -> str:
+    """``value`` with every lone surrogate (text that is not valid Unicode, such as an undecodable
+    byte of a command-line argument) written as a backslash escape, so it can be stored as UTF-8.
+    Valid text is returned unchanged."""
+    return _SURROGATE.sub(_escape_surrogate, value)
+
+
+def shown(value: str, limit: int = 60) -> str:
+    """A short, printable, quoted form of ``value`` for error messages (``repr`` escapes lone
+    surrogates and control characters, so the message itself can always be printed)."""
+    return repr(value) if len(value) <= limit else repr(value[:limit]) + "..."
+
+
+def check_conversation(value: object, source: str = "conversation") -> str:
+    """``value`` as a conversation id; :class:`InputError` when it is not a string or holds text
+    that cannot be stored (lone surrogates, i.e. bytes that are not UTF-8) or control characters
+    (NUL, newline, escape ...). Ids are compared exactly, so they are refused rather than mended."""
+    if not isinstance(value, str):
+        raise InputError(source, f"must be a string, not {type(value).__name__}")
+    if _SURROGATE.search(value):
+        raise InputError(f"{source} {shown(value)}", "is not valid UTF-8 text")
+    if _CONTROL.search(value):
+        raise InputError(f"{source} {shown(value)}", "contains a control character")
+    return value
+
+
+def check_time(value: object, source: str = "time", now: float | None = None) -> float:
+    """``value`` as a turn time in Unix seconds; :class:`InputError` unless it is a real number in
+    ``[0, now + FUTURE_SLACK_S]`` (``0`` means "the time of writing")."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(source, f"must be a number of Unix seconds, not {type(value).__name__}")
+    try:
+        t = float(value)
+    except OverflowError:
+        raise InputError(source, "is too large a number") from None
+    if not math.isfinite(t):
+        raise InputError(source, f"not finite: {t!r}")
+    latest = (_time.time() if now is None else now) + FUTURE_SLACK_S
+    if not 0.0 <= t <= latest:
+        raise InputError(source, f"{t!r} is outside [0, now + 1 day] (Unix seconds)")
+    return t
 
 
 def as_vector(value, dim: int, what: str) -> np.ndarray:
@@ -59,12 +118,25 @@ class Turn:
         attrs = self.attrs
         if isinstance(attrs, str) or not all(isinstance(a, str) and a for a in attrs):
             raise InputError("turn.attrs", "must be a set of non-empty slot names")
+        bad = [a for a in attrs if _SURROGATE.search(a)]
+        if bad:
+            raise InputError(f"turn.attrs {shown(bad[0])}", "is not valid UTF-8 text")
         object.__setattr__(self, "attrs", frozenset(attrs))
-        if not math.isfinite(float(self.time)):
-            raise InputError("turn.time", f"not finite: {self.time!r}")
+        try:
+            finite = math.isfinite(float(self.time))
+        except (TypeError, ValueError, OverflowError):
+            finite = False
+        if not finite:
+            raise InputError("turn.time", f"not a finite number: {self.time!r}")
         for name in ("conversation", "modality", "digest", "summary"):
             if not isinstance(getattr(self, name), str):
                 raise InputError(f"turn.{name}", "must be a string")
+        # A conversation id is matched exactly: one that cannot be stored is refused. The other
+        # strings are for display: undecodable bytes are kept as visible escapes.
+        if _SURROGATE.search(self.conversation):
+            raise InputError(f"turn.conversation {shown(self.conversation)}", "is not valid UTF-8 text")
+        for name in ("modality", "digest", "summary"):
+            object.__setattr__(self, name, display_text(getattr(self, name)))
 
     def same_content(self, other: "Turn") -> bool:
         """True when both turns hold bit-identical vectors and equal metadata (ids included)."""
