@@ -235,3 +235,19 @@ def test_eval_of_an_empty_test_split_is_refused(text_only):
     assert "10 train, 0 val, 0 test" in str(r.exception)
     r = CliRunner().invoke(eval_, [str(text_only), "--split", "all", "--json"])  # all of its data still works
     assert r.exit_code == 0 and json.loads(r.output)["metrics"]["all"]["n"] == 10
+
+
+def test_train_reports_held_out_targets_no_model_could_match(tmp_path):
+    """A held-out target with a character no training target has can only decode as <unk>; the
+    metrics count such examples, and those longer than the decoder, so figures are read honestly."""
+    import types
+
+    from v22sdk.engine.pipeline import unreachable_targets
+    from v22sdk.engine.vocab import OutputVocab
+
+    examples = [types.SimpleNamespace(target=t) for t in ("好", "好好", "坏", "好" * 20)]
+    ds = types.SimpleNamespace(examples=examples)
+    vocab = OutputVocab.build(["好", "好好"], use_text_plugin=False)
+    got = unreachable_targets(ds, {"train": [0, 1], "val": [2], "test": [3]}, vocab, out_positions=8)
+    assert got == {"val": {"n": 1, "unseen_chars": 1, "truncated": 0},
+                   "test": {"n": 1, "unseen_chars": 0, "truncated": 1}}

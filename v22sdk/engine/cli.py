@@ -249,6 +249,13 @@ def train(data, engine, preset_name, epochs, sample, seed, modality, out, log_pa
     s = m["safeguards"]
     console.print(f"safeguards: {s['spikes']} CE spike(s), {s['rollbacks']} NaN rollback(s), {s['ac_alarms']} ac alarm(s)"
                   + ("; auto-stopped" if m["stopped_early"] else ""))
+    for split_name, u in m.get("unreachable", {}).items():
+        reasons = ([f"{u['unseen_chars']} with a character no training target has (decoded as <unk>)"]
+                   if u["unseen_chars"] else []) + \
+                  ([f"{u['truncated']} longer than the decoder's {cfg.out_positions - 1} characters (scored on "
+                    "that prefix)"] if u["truncated"] else [])
+        if reasons:
+            console.print(f"note: {split_name} split ({u['n']} examples): " + "; ".join(reasons), soft_wrap=True)
     if plot:
         write_plot(result["trainer"].history, plot)
         console.print(f"loss curves: {plot}")

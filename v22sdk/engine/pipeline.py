@@ -49,6 +49,7 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
     metrics["stopped_early"] = trainer.stopped_early
     metrics["parameters"] = parameter_count(trainer.model)
     metrics["safeguards"] = {"spikes": trainer.spikes, "rollbacks": trainer.rollbacks, "ac_alarms": trainer.ac_alarms}
+    metrics["unreachable"] = unreachable_targets(ds, split, vocab, cfg.out_positions)
     import os
 
     data = {"source": str(Path(source).resolve()), "digest": ds.digest, "identity": ds.identity,
@@ -59,6 +60,23 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
                     history=[{k: v for k, v in h.items() if not isinstance(v, dict)} for h in trainer.history],
                     storage=storage)
     return {"metrics": metrics, "trainer": trainer, "dataset": ds, "split": split, "vocab": vocab}
+
+
+def unreachable_targets(ds, split: dict[str, list[int]], vocab: OutputVocab, out_positions: int) -> dict[str, dict]:
+    """Per held-out split, the examples no model trained on this split can match exactly: targets
+    with a character that no training target has (it decodes as <unk>), and targets longer than the
+    decoder's ``out_positions − 1`` characters (they are scored on that prefix)."""
+    from .vocab import normalise
+
+    out = {}
+    for name in ("val", "test"):
+        unseen = truncated = 0
+        for i in split.get(name, []):
+            target = normalise(ds.examples[i].target)
+            unseen += any(c not in vocab.index for c in target)
+            truncated += len(target) > out_positions - 1
+        out[name] = {"n": len(split.get(name, [])), "unseen_chars": unseen, "truncated": truncated}
+    return out
 
 
 def evaluate_checkpoint(checkpoint, source=None, *, split: str | None = None, registry=None,
