@@ -245,9 +245,12 @@ def test_train_reports_held_out_targets_no_model_could_match(tmp_path):
     from v22sdk.engine.pipeline import unreachable_targets
     from v22sdk.engine.vocab import OutputVocab
 
-    examples = [types.SimpleNamespace(target=t) for t in ("好", "好好", "坏", "好" * 20)]
+    from v22sdk.engine.data import Example
+
+    examples = [Example(text, "text", target, False) for text, target in
+                (("a", "好"), ("b", "好好"), ("c", "坏"), ("d", "好" * 20), ("a", "好"))]
     ds = types.SimpleNamespace(examples=examples)
     vocab = OutputVocab.build(["好", "好好"], use_text_plugin=False)
-    got = unreachable_targets(ds, {"train": [0, 1], "val": [2], "test": [3]}, vocab, out_positions=8)
-    assert got == {"val": {"n": 1, "unseen_chars": 1, "truncated": 0},
-                   "test": {"n": 1, "unseen_chars": 0, "truncated": 1}}
+    got = unreachable_targets(ds, {"train": [0, 1], "val": [2], "test": [3, 4]}, vocab, out_positions=8)
+    assert got == {"val": {"n": 1, "unseen_chars": 1, "truncated": 0, "in_train": 0},
+                   "test": {"n": 2, "unseen_chars": 0, "truncated": 1, "in_train": 1}}  # "a" again

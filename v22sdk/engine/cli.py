@@ -253,7 +253,9 @@ def train(data, engine, preset_name, epochs, sample, seed, modality, out, log_pa
         reasons = ([f"{u['unseen_chars']} with a character no training target has (decoded as <unk>)"]
                    if u["unseen_chars"] else []) + \
                   ([f"{u['truncated']} longer than the decoder's {cfg.out_positions - 1} characters (scored on "
-                    "that prefix)"] if u["truncated"] else [])
+                    "that prefix)"] if u["truncated"] else []) + \
+                  ([f"{u['in_train']} whose input is identical to a training example's (not held out)"]
+                   if u.get("in_train") else [])
         if reasons:
             console.print(f"note: {split_name} split ({u['n']} examples): " + "; ".join(reasons), soft_wrap=True)
     if plot:

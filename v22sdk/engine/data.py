@@ -206,9 +206,14 @@ def examples_identity(examples: Sequence[Example]) -> str:
     so a checkpoint's recorded split still applies after a tokenizer is edited."""
     h = hashlib.sha256()
     for ex in examples:
-        content = hashlib.sha256(Path(ex.input).read_bytes() if ex.is_file else ex.input.encode()).hexdigest()
-        h.update(json.dumps([ex.modality, ex.target, ex.split, content], ensure_ascii=False).encode())
+        h.update(json.dumps([ex.modality, ex.target, ex.split, content_digest(ex)], ensure_ascii=False).encode())
     return h.hexdigest()[:24]
+
+
+def content_digest(ex: Example) -> str:
+    """sha256 of an example's input: the file's bytes, or the text's UTF-8."""
+    data = Path(ex.input).read_bytes() if ex.is_file else ex.input.encode("utf-8", "surrogateescape")
+    return hashlib.sha256(data).hexdigest()
 
 
 def cache_dir() -> Path:

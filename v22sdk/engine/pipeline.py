@@ -63,19 +63,25 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
 
 
 def unreachable_targets(ds, split: dict[str, list[int]], vocab: OutputVocab, out_positions: int) -> dict[str, dict]:
-    """Per held-out split, the examples no model trained on this split can match exactly: targets
-    with a character that no training target has (it decodes as <unk>), and targets longer than the
-    decoder's ``out_positions − 1`` characters (they are scored on that prefix)."""
+    """Per held-out split, what makes its figures mean less than they seem: targets with a character
+    that no training target has (it decodes as <unk>: no model can match them), targets longer
+    than the decoder's ``out_positions − 1`` characters (scored on that prefix), and inputs that
+    are byte-identical to a training example's (``in_train``: not held out at all)."""
+    from .data import content_digest
     from .vocab import normalise
 
+    digests = [content_digest(ex) for ex in ds.examples]
+    seen = {digests[i] for i in split.get("train", [])}
     out = {}
     for name in ("val", "test"):
-        unseen = truncated = 0
+        unseen = truncated = in_train = 0
         for i in split.get(name, []):
             target = normalise(ds.examples[i].target)
             unseen += any(c not in vocab.index for c in target)
             truncated += len(target) > out_positions - 1
-        out[name] = {"n": len(split.get(name, [])), "unseen_chars": unseen, "truncated": truncated}
+            in_train += digests[i] in seen
+        out[name] = {"n": len(split.get(name, [])), "unseen_chars": unseen, "truncated": truncated,
+                     "in_train": in_train}
     return out
 
 
