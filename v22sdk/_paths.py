@@ -8,6 +8,7 @@ file-name limit, and ``ValueError`` for one holding a NUL character; such a stri
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 
@@ -27,8 +28,19 @@ def is_dir(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+#: a lone surrogate: text that is not valid Unicode (what Python makes of undecodable bytes)
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(m: re.Match) -> str:
+    code = ord(m.group())
+    # U+DC80..U+DCFF is how Python carries an undecodable byte of argv or a file name
+    # (surrogateescape): show the byte itself, as "\xff"; any other lone surrogate as "\ud800".
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
 def display(text: str) -> str:
-    """``text`` with the undecodable bytes of a command-line argument or file name (which Python
-    holds as lone surrogates) written as ``\\xff`` escapes, so it can be printed or put in JSON as
-    valid UTF-8."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """``text`` with every lone surrogate (an undecodable byte of a command-line argument or file
+    name, or a ``"\\ud800"`` escape from JSON) written as a backslash escape, so it can be printed,
+    stored or put in JSON as valid UTF-8. Valid text is returned unchanged."""
+    return LONE_SURROGATE.sub(_escape_surrogate, text)

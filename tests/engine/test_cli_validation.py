@@ -249,7 +249,9 @@ def test_train_reports_held_out_targets_no_model_could_match(tmp_path):
 
     examples = [Example(text, "text", target, False) for text, target in
                 (("a", "好"), ("b", "好好"), ("c", "坏"), ("d", "好" * 20), ("a", "好"))]
-    ds = types.SimpleNamespace(examples=examples)
+    from v22sdk.engine.data import content_digest
+
+    ds = types.SimpleNamespace(examples=examples, contents=[content_digest(ex) for ex in examples])
     vocab = OutputVocab.build(["好", "好好"], use_text_plugin=False)
     got = unreachable_targets(ds, {"train": [0, 1], "val": [2], "test": [3, 4]}, vocab, out_positions=8)
     assert got == {"val": {"n": 1, "unseen_chars": 1, "truncated": 0, "in_train": 0},

@@ -7,7 +7,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 
 from v22sdk.errors import MemoryStoreCorrupt, MemoryStoreError
 from v22sdk.memory import SQLiteTier, salvage
+from _checks import acks, assert_rows_are_the_stream, assert_two_writers_union, finish
 from _gen import make_turn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,31 +29,6 @@ def spawn(db, tag, count, fsize=None):
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     assert p.stdout.readline().strip() == "READY", p.stderr.read()
     return p
-
-
-def finish(p, timeout=120):
-    """All output of ``p`` (reading through the same buffered pipes that read READY, which
-    ``communicate()`` would bypass, losing lines already buffered) and its exit status."""
-    out, err = p.stdout.read(), p.stderr.read()
-    p.wait(timeout)
-    return out, err
-
-
-def acks(text):
-    return [(int(a), int(b)) for tag, a, b, *_ in (ln.split() for ln in text.splitlines())
-            if tag == "ACK"]
-
-
-def assert_rows_are_the_stream(store, tag="t"):
-    """Every row i is turn i of ``tag`` (bit-identical vectors), ids 1..n without gaps."""
-    rows = list(store.iter_turns())
-    assert [t.id for t in rows] == list(range(1, len(rows) + 1))
-    for t in rows:
-        want = make_turn(t.id, tag)
-        assert t.digest == want.digest and t.attrs == want.attrs
-        assert t.sent_vec.tobytes() == want.sent_vec.tobytes()
-        assert t.mem_emb.tobytes() == want.mem_emb.tobytes()
-    return len(rows)
 
 
 def test_kill_9_during_writes_loses_no_acknowledged_turn(db):
@@ -232,21 +207,8 @@ def test_two_writer_processes_union_survives(db):
     (oa, ea), (ob, eb) = finish(a), finish(b)
     assert a.returncode == 0 and b.returncode == 0, ea + eb
     assert "locked" not in ea + eb
-    want = {("A", k) for _, k in acks(oa)} | {("B", k) for _, k in acks(ob)}
-    assert len(want) == 240
     with SQLiteTier(db) as store:
-        rows = list(store.iter_turns())
-        assert store.integrity_check() == ["ok"]
-    assert [t.id for t in rows] == list(range(1, 241))
-    got = set()
-    for t in rows:
-        tag, k = t.conversation, int(t.digest.split("-")[1])
-        ref = make_turn(k, tag)
-        assert t.sent_vec.tobytes() == ref.sent_vec.tobytes() and t.attrs == ref.attrs
-        got.add((tag, k))
-    assert got == want
-    ids_a = [i for i, _ in acks(oa)]
-    assert ids_a == sorted(ids_a)  # each writer's ids increase
+        assert_two_writers_union(store, oa, ob)
 
 
 def test_salvage_reads_a_hot_wal(tmp_path):

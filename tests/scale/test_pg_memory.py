@@ -15,6 +15,8 @@ import pytest
 
 from v22sdk.errors import MemoryStoreError
 from scale_turns import NAMES, make_turn
+from _checks import (acks, assert_rows_are_the_stream, assert_same_answers, assert_two_writers_union,  # noqa: E402
+                     finish, restart_queries)
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 not installed: pip install 'v22sdk[postgres]'")
 pytest.importorskip("psycopg_pool", reason="psycopg_pool not installed: pip install 'v22sdk[postgres]'")
@@ -33,28 +35,6 @@ def spawn(dsn, tag, count):
     line = p.stdout.readline().strip()
     assert line == "READY", p.stderr.read()
     return p
-
-
-def finish(p, timeout=120):
-    out, err = p.stdout.read(), p.stderr.read()
-    p.wait(timeout)
-    return out, err
-
-
-def acks(text):
-    return [(int(a), int(b)) for tag, a, b, *_ in (ln.split() for ln in text.splitlines()) if tag == "ACK"]
-
-
-def assert_rows_are_the_stream(store, tag="t"):
-    """Row i is turn i of ``tag`` with bit-identical vectors; ids 1..n without gaps."""
-    rows = list(store.iter_turns())
-    assert [t.id for t in rows] == list(range(1, len(rows) + 1))
-    for t in rows:
-        want = make_turn(t.id, tag)
-        assert t.digest == want.digest and t.attrs == want.attrs
-        assert t.sent_vec.tobytes() == want.sent_vec.tobytes()
-        assert t.mem_emb.tobytes() == want.mem_emb.tobytes()
-    return len(rows)
 
 
 def test_tier_interface_and_migrations(pg_dsn):
@@ -177,21 +157,8 @@ def test_two_writer_processes_union_survives(pg_dsn):
     a, b = spawn(pg_dsn, "A", 120), spawn(pg_dsn, "B", 120)
     (oa, ea), (ob, eb) = finish(a), finish(b)
     assert a.returncode == 0 and b.returncode == 0, ea + eb
-    want = {("A", k) for _, k in acks(oa)} | {("B", k) for _, k in acks(ob)}
-    assert len(want) == 240
     with PostgresTier(pg_dsn) as store:
-        rows = list(store.iter_turns())
-        assert store.integrity_check() == ["ok"]
-    assert [t.id for t in rows] == list(range(1, 241))
-    got = set()
-    for t in rows:
-        tag, k = t.conversation, int(t.digest.split("-")[1])
-        ref = make_turn(k, tag)
-        assert t.sent_vec.tobytes() == ref.sent_vec.tobytes() and t.attrs == ref.attrs
-        got.add((tag, k))
-    assert got == want
-    ids_a = [i for i, _ in acks(oa)]
-    assert ids_a == sorted(ids_a)
+        assert_two_writers_union(store, oa, ob)
 
 
 def test_a_failing_commit_is_not_acknowledged(pg_dsn):
@@ -245,26 +212,8 @@ def test_restart_equivalence_100_queries(pg_server, pg_dsn):
                   torch.from_numpy(np.stack([t.mem_emb for t in b])), [t.attrs for t in b])
     copy_dsn = pg_server.create_db(f"copy{os.getpid()}")
     _copy_database(pg_dsn, copy_dsn)
-    rng = np.random.default_rng(3)
-    src = rng.integers(0, 200, 100)
-    noise = rng.standard_normal((100, 256)).astype(np.float32) * rng.choice([0.05, 0.5, 5.0], (100, 1))
-    qs = np.stack([turns[i].sent_vec for i in src]) + noise
-    qa = [turns[i].attrs if j % 2 else frozenset(NAMES[j % 40: j % 40 + 3]) for j, i in enumerate(src)]
-
-    def run(m):
-        out = []
-        for j in range(0, 100, 10):
-            ids, sc = m.search(torch.from_numpy(qs[j:j + 10]), qa[j:j + 10], k=3)
-            out.append((ids.copy(), sc.copy()))
-        return out
-
-    live = run(mem)
     restarted = PostgresMemory(copy_dsn, l1_size=8, l2_size=60, hit_threshold=0.7)
-    again = run(restarted)
-    for (i1, s1), (i2, s2) in zip(live, again):
-        assert np.array_equal(i1, i2) and s1.tobytes() == s2.tobytes()
-    assert sorted(mem.l2.slot) == sorted(restarted.l2.slot)
-    assert min(mem.l2.slot) <= 140  # some answers came from L3 and were promoted
+    assert_same_answers(mem, restarted, *restart_queries(turns))
     r = mem.read(torch.from_numpy(turns[2].sent_vec[None].copy()), [turns[2].attrs])
     assert r.ids == [3] and torch.equal(r.values[0], torch.from_numpy(turns[2].mem_emb.copy()))
     mem.close(), restarted.close()

@@ -190,29 +190,37 @@ def code_digest(cls: type) -> str:
     return h.hexdigest()
 
 
-def example_key(ex: Example, modality) -> str:
-    """Digest of everything the tokens of ``ex`` depend on: the input's bytes, the modality's
-    name, module, version, config and source code."""
+def example_key(ex: Example, modality, content: str | None = None) -> str:
+    """Digest of everything the tokens of ``ex`` depend on: the input (``content``: its
+    :func:`content_digest`, computed when not given), the modality's name, module, version,
+    config and source code."""
     h = hashlib.sha256()
     h.update(json.dumps([ex.modality, type(modality).__module__, getattr(modality, "version", None),
                          modality.config(), code_digest(type(modality))], sort_keys=True, default=str).encode())
-    h.update(Path(ex.input).read_bytes() if ex.is_file else ex.input.encode())
+    h.update((content or content_digest(ex)).encode())
     return h.hexdigest()
 
 
-def examples_identity(examples: Sequence[Example]) -> str:
+def examples_identity(examples: Sequence[Example], contents: Sequence[str] | None = None) -> str:
     """Digest of what a data set *is*: every example's input (a file's bytes, or the text), modality,
     target and pinned split, in order. Unlike the token cache key it leaves out the plugins' code,
     so a checkpoint's recorded split still applies after a tokenizer is edited."""
     h = hashlib.sha256()
-    for ex in examples:
-        h.update(json.dumps([ex.modality, ex.target, ex.split, content_digest(ex)], ensure_ascii=False).encode())
+    contents = contents or [content_digest(ex) for ex in examples]
+    for ex, content in zip(examples, contents):
+        h.update(json.dumps([ex.modality, ex.target, ex.split, content], ensure_ascii=False).encode())
     return h.hexdigest()[:24]
 
 
 def content_digest(ex: Example) -> str:
-    """sha256 of an example's input: the file's bytes, or the text's UTF-8."""
-    data = Path(ex.input).read_bytes() if ex.is_file else ex.input.encode("utf-8", "surrogateescape")
+    """sha256 of an example's input (see :func:`input_digest`)."""
+    return input_digest(ex.input, ex.is_file)
+
+
+def input_digest(source: str, is_file: bool) -> str:
+    """sha256 of an input: the file's bytes, or the text's UTF-8 (a command-line argument's
+    undecodable bytes, which Python holds as surrogates, hashed as the bytes they came from)."""
+    data = Path(source).read_bytes() if is_file else source.encode("utf-8", "surrogateescape")
     return hashlib.sha256(data).hexdigest()
 
 
@@ -226,17 +234,19 @@ def cache_dir() -> Path:
 
 
 def tokenize_examples(examples: Sequence[Example], registry=None, *, cache: bool = True,
-                      progress=None) -> tuple[list[TokenBatch], str]:
-    """Token batches of every example (cached) and the data set's digest."""
+                      progress=None, contents: Sequence[str] | None = None) -> tuple[list[TokenBatch], str]:
+    """Token batches of every example (cached) and the data set's digest. ``contents``: the
+    examples' :func:`content_digest` when the caller has them (each input is read once)."""
     from ..plugins import get_registry
 
     registry = registry or get_registry()
     modalities: dict[str, Any] = {}
     keys = []
-    for ex in examples:
+    contents = contents or [content_digest(ex) for ex in examples]
+    for ex, content in zip(examples, contents):
         if ex.modality not in modalities:
             modalities[ex.modality] = registry.modality(ex.modality)
-        keys.append(example_key(ex, modalities[ex.modality]))
+        keys.append(example_key(ex, modalities[ex.modality], content))
     digest = hashlib.sha256("".join(keys).encode()).hexdigest()[:24]
     file = cache_dir() / f"{digest}.npz"
     if cache and file.exists():
@@ -342,6 +352,8 @@ class Dataset:
     #: :func:`examples_identity` (for tokenized shards: their manifest's digest); ``digest`` is the
     #: token cache key, which also changes when a plugin's code does
     identity: str = ""
+    #: every example's :func:`content_digest`, in order (each input read once, when it was loaded)
+    contents: list[str] = field(default_factory=list)
 
     @property
     def modalities(self) -> list[str]:
@@ -364,18 +376,20 @@ def load_dataset(source, registry=None, *, sample: int | None = None, seed: int 
             examples, batches = [examples[i] for i in keep], [batches[i] for i in keep]
             digest = hashlib.sha256(f"{digest}:{keep.tolist()}".encode()).hexdigest()[:24]
         identity = digest
+        contents = [content_digest(ex) for ex in examples]  # shard items name their source: no file read
     else:
         examples = read_examples(source, registry, modality=modality)
         if sample is not None and sample < len(examples):
             keep = np.sort(np.random.default_rng(seed).choice(len(examples), size=sample, replace=False))
             examples = [examples[i] for i in keep]
-        batches, digest = tokenize_examples(examples, registry, cache=cache, progress=progress)
-        identity = examples_identity(examples)
+        contents = [content_digest(ex) for ex in examples]
+        batches, digest = tokenize_examples(examples, registry, cache=cache, progress=progress, contents=contents)
+        identity = examples_identity(examples, contents)
     sets = []
     for b in batches:
         schema = registry.get_class("modalities", b.modality).schema
         sets.append(schema.active_names(b))
-    return Dataset(examples, batches, digest, aux_targets(batches, registry), sets, identity)
+    return Dataset(examples, batches, digest, aux_targets(batches, registry), sets, identity, contents)
 
 
 def read_sharded(folder: str | os.PathLike[str]) -> tuple[list[Example], list[TokenBatch], str]:

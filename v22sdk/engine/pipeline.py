@@ -67,10 +67,9 @@ def unreachable_targets(ds, split: dict[str, list[int]], vocab: OutputVocab, out
     that no training target has (it decodes as <unk>: no model can match them), targets longer
     than the decoder's ``out_positions − 1`` characters (scored on that prefix), and inputs that
     are byte-identical to a training example's (``in_train``: not held out at all)."""
-    from .data import content_digest
     from .vocab import normalise
 
-    digests = [content_digest(ex) for ex in ds.examples]
+    digests = ds.contents
     seen = {digests[i] for i in split.get("train", [])}
     out = {}
     for name in ("val", "test"):

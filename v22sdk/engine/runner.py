@@ -160,12 +160,14 @@ class Runner:
         """Write this run as a turn; return where it went and what the read recalled."""
         if self.memory is None or self.stage_e is None or self.stage_e.last is None:
             return None
+        from .data import input_digest
         from .memory_head import TurnInfo
 
         sent_vec, me, recall = self.stage_e.last
-        name = Path(source).name if batch.source and batch.source != "<text>" else _clip(source, 40)
+        from_file = batch.source not in (None, "", "<text>")  # tokenize() read a file
+        name = Path(source).name if from_file else _clip(source, 40)
         info = TurnInfo(conversation=self.conversation, modality=batch.modality,
-                        digest=_digest(source, batch), summary=f"{output or '(empty)'} <- {name}")
+                        digest=input_digest(source, from_file), summary=f"{output or '(empty)'} <- {name}")
         [turn_id] = self.memory.write(sent_vec, me, [attr_set], [info])
         recalled = None
         if bool(recall.found[0]):
@@ -209,15 +211,4 @@ def _ago(seconds: float | None) -> str:
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _digest(source: str, batch) -> str:
-    """sha256 of the input: the file's bytes, or the text's UTF-8 (an argument's undecodable bytes,
-    which Python holds as surrogates, hashed as the bytes they came from)."""
-    import hashlib
-
-    p = Path(source)
-    data = (p.read_bytes() if batch.source and batch.source != "<text>" and is_file(p)
-            else source.encode("utf-8", "surrogateescape"))
-    return hashlib.sha256(data).hexdigest()
 

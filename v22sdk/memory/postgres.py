@@ -57,7 +57,8 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from v22sdk.errors import MemoryCommitInDoubt, MemoryStoreCorrupt, MemoryStoreError
-from v22sdk.memory.scoring import W_COS, W_JAC, AttrVocab, blob_to_mask, mask_to_blob, search_block, unit_rows
+from v22sdk.memory.scoring import (W_COS, W_JAC, AttrVocab, blob_to_mask, mask_to_blob, merge_topk, search_block,
+                                   unit_rows)
 from v22sdk.memory.sqlite_tier import TURN_COLUMNS, SQLTurnStore, row_crc
 from v22sdk.memory.tiered import TieredMemory
 from v22sdk.memory.turn import SENT_DIM, Turn
@@ -493,10 +494,7 @@ class PostgresTier(SQLTurnStore):
                 ids, units, masks, counts = block
                 for q in range(b):
                     cid, csc = search_block(ids, units, masks, counts, queries[q], qmasks[q], int(qcounts[q]), k)
-                    allid = np.concatenate([best_ids[q], cid])
-                    allsc = np.concatenate([best_sc[q], csc])
-                    order = np.lexsort((-allid, -allsc))[:k]
-                    best_ids[q], best_sc[q] = allid[order], allsc[order]
+                    best_ids[q], best_sc[q] = merge_topk(best_ids[q], best_sc[q], cid, csc, k)
 
         if b:
             self._run(body, write=False, what="searching", isolation=_repeatable_read())
@@ -526,10 +524,7 @@ class PostgresTier(SQLTurnStore):
                         ids, units, masks, counts = block
                         cid, csc = search_block(ids, units, masks, counts, queries[q], qmasks[q],
                                                 int(qcounts[q]), k)
-                        allid = np.concatenate([best_ids[q], cid])
-                        allsc = np.concatenate([best_sc[q], csc])
-                        order = np.lexsort((-allid, -allsc))[:k]
-                        best_ids[q], best_sc[q] = allid[order], allsc[order]
+                        best_ids[q], best_sc[q] = merge_topk(best_ids[q], best_sc[q], cid, csc, k)
                     # Unseen rows have cos <= the last one seen (up to float error): stop when even a
                     # perfect Jaccard could not lift them to the k-th best.
                     bound = W_COS * (float(rows[-1][3]) + 1e-4) + W_JAC

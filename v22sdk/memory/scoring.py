@@ -152,6 +152,15 @@ def pick_topk(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, 
     return order[:k], scores[order[:k]]
 
 
+def merge_topk(best_ids: np.ndarray, best_sc: np.ndarray, ids: np.ndarray, scores: np.ndarray, k: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The running top-``k`` (``best_ids``, ``best_sc``) merged with one block's candidates, in the
+    same order as :func:`pick_topk` (higher score first, then higher id)."""
+    all_ids, all_sc = np.concatenate([best_ids, ids]), np.concatenate([best_sc, scores])
+    sel, top = pick_topk(all_ids, all_sc, k)
+    return all_ids[sel], top
+
+
 def search_block(ids: np.ndarray, units: np.ndarray, masks: np.ndarray, counts: np.ndarray,
                  qunit: np.ndarray, qmask: np.ndarray, qcount: int, k: int = 1
                  ) -> tuple[np.ndarray, np.ndarray]:

@@ -29,7 +29,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from v22sdk.errors import InputError, MemoryStoreCorrupt, MemoryStoreError
-from v22sdk.memory.scoring import AttrVocab, blob_to_mask, mask_to_blob, search_block, unit_rows
+from v22sdk.memory.scoring import AttrVocab, blob_to_mask, mask_to_blob, merge_topk, search_block, unit_rows
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
 
@@ -466,10 +466,7 @@ class SQLiteTier(SQLTurnStore):
             for q in range(b):
                 cid, csc = search_block(ids, units, masks, counts, queries[q], qmasks[q],
                                         int(qcounts[q]), k)
-                allid = np.concatenate([best_ids[q], cid])
-                allsc = np.concatenate([best_sc[q], csc])
-                order = np.lexsort((-allid, -allsc))[:k]
-                best_ids[q], best_sc[q] = allid[order], allsc[order]
+                best_ids[q], best_sc[q] = merge_topk(best_ids[q], best_sc[q], cid, csc, k)
         return best_ids, best_sc
 
     # -- maintenance -------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from v22sdk._paths import LONE_SURROGATE, display
 from v22sdk.errors import InputError
 
 SENT_DIM = 256
@@ -26,22 +27,7 @@ MEM_DIM = 384
 #: whose clocks differ a little, while a time in the far future (1e15 s) is refused.
 FUTURE_SLACK_S = 86400.0
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def _escape_surrogate(m: re.Match) -> str:
-    code = ord(m.group())
-    # U+DC80..U+DCFF is how Python carries an undecodable byte of argv or a file name
-    # (surrogateescape): show the byte itself, as "\xff"; any other lone surrogate as "\ud800".
-    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
-
-
-def display_text(value: str) -> str:
-    """``value`` with every lone surrogate (text that is not valid Unicode, such as an undecodable
-    byte of a command-line argument) written as a backslash escape, so it can be stored as UTF-8.
-    Valid text is returned unchanged."""
-    return _SURROGATE.sub(_escape_surrogate, value)
 
 
 def shown(value: str, limit: int = 60) -> str:
@@ -56,7 +42,7 @@ def check_conversation(value: object, source: str = "conversation") -> str:
     (NUL, newline, escape ...). Ids are compared exactly, so they are refused rather than mended."""
     if not isinstance(value, str):
         raise InputError(source, f"must be a string, not {type(value).__name__}")
-    if _SURROGATE.search(value):
+    if LONE_SURROGATE.search(value):
         raise InputError(f"{source} {shown(value)}", "is not valid UTF-8 text")
     if _CONTROL.search(value):
         raise InputError(f"{source} {shown(value)}", "contains a control character")
@@ -118,7 +104,7 @@ class Turn:
         attrs = self.attrs
         if isinstance(attrs, str) or not all(isinstance(a, str) and a for a in attrs):
             raise InputError("turn.attrs", "must be a set of non-empty slot names")
-        bad = [a for a in attrs if _SURROGATE.search(a)]
+        bad = [a for a in attrs if LONE_SURROGATE.search(a)]
         if bad:
             raise InputError(f"turn.attrs {shown(bad[0])}", "is not valid UTF-8 text")
         object.__setattr__(self, "attrs", frozenset(attrs))
@@ -133,10 +119,10 @@ class Turn:
                 raise InputError(f"turn.{name}", "must be a string")
         # A conversation id is matched exactly: one that cannot be stored is refused. The other
         # strings are for display: undecodable bytes are kept as visible escapes.
-        if _SURROGATE.search(self.conversation):
+        if LONE_SURROGATE.search(self.conversation):
             raise InputError(f"turn.conversation {shown(self.conversation)}", "is not valid UTF-8 text")
         for name in ("modality", "digest", "summary"):
-            object.__setattr__(self, name, display_text(getattr(self, name)))
+            object.__setattr__(self, name, display(getattr(self, name)))
 
     def same_content(self, other: "Turn") -> bool:
         """True when both turns hold bit-identical vectors and equal metadata (ids included)."""

@@ -17,11 +17,10 @@ travels to Ray workers as an Arrow row.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from .._paths import is_file
+from .._paths import display, is_file
 from ..errors import InputError
 
 
@@ -52,7 +51,7 @@ def list_items(source: str | Path, modality: str | None = None, registry=None
         try:
             str(path).encode("utf-8")
         except UnicodeEncodeError:  # Arrow (Ray Data's blocks) holds only UTF-8 strings: report, don't abort
-            errors.append({"input": os.fsencode(path).decode("utf-8", "backslashreplace"), "stage": "resolve",
+            errors.append({"input": display(str(path)), "stage": "resolve",
                            "error": "the file name is not valid UTF-8; rename it",
                            **({"line": where} if where else {})})
             return
