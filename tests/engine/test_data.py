@@ -131,3 +131,14 @@ def test_strings_that_cannot_be_paths_name_no_file(tmp_path):
     assert is_file(tmp_path / "f") and not is_dir(tmp_path / "f") and is_dir(tmp_path)
     for text in ("今" * 200, "a" * 5000, "nul\x00byte", str(tmp_path / "missing")):
         assert not is_file(text) and not is_dir(text)
+
+
+def test_display_escapes_every_lone_surrogate_and_leaves_text_alone():
+    import os
+
+    from v22sdk._paths import display
+
+    assert display(os.fsdecode(b"ab\xffcd")) == "ab\\xffcd"  # an undecodable argv byte, as the byte
+    assert display("x\ud800y") == "x\\ud800y"                # a JSON "\ud800" escape, as that escape
+    assert display("今天 ok") == "今天 ok"
+    display(os.fsdecode(b"\xfe\xff")).encode("utf-8")        # always valid UTF-8
