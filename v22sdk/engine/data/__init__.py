@@ -37,10 +37,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._paths import is_file
-from ..contract import TokenBatch, load_batches, save_batches
-from ..errors import InputError
-from ..schema import ZONES
+from ..._paths import is_file
+from ...contract import TokenBatch, load_batches, save_batches
+from ...errors import InputError
+from ...schema import ZONES
 
 SPLITS = ("train", "val", "test")
 _A_RULES = ((re.compile(r"question|interrog"), 0), (re.compile(r"exclam"), 12), (re.compile(r"negat"), 13))
@@ -72,7 +72,7 @@ def read_examples(source: str | os.PathLike[str], registry=None, *, modality: st
     TSV's texts (default: from each file's extension; ``text`` for texts). Hidden entries
     (``.DS_Store``, ``.git``) of a folder data set are skipped.
     """
-    from ..plugins import get_registry
+    from ...plugins import get_registry
 
     registry = registry or get_registry()
     path = Path(source)
@@ -237,7 +237,7 @@ def tokenize_examples(examples: Sequence[Example], registry=None, *, cache: bool
                       progress=None, contents: Sequence[str] | None = None) -> tuple[list[TokenBatch], str]:
     """Token batches of every example (cached) and the data set's digest. ``contents``: the
     examples' :func:`content_digest` when the caller has them (each input is read once)."""
-    from ..plugins import get_registry
+    from ...plugins import get_registry
 
     registry = registry or get_registry()
     modalities: dict[str, Any] = {}
@@ -301,7 +301,7 @@ class AuxTargets:
 
 
 def aux_targets(batches: Sequence[TokenBatch], registry=None) -> AuxTargets:
-    from ..plugins import get_registry
+    from ...plugins import get_registry
 
     registry = registry or get_registry()
     n = len(batches)
@@ -366,7 +366,7 @@ def load_dataset(source, registry=None, *, sample: int | None = None, seed: int 
 
     ``modality``: see :func:`read_examples` (not used for already-tokenized shards, which name theirs).
     """
-    from ..plugins import get_registry
+    from ...plugins import get_registry
 
     registry = registry or get_registry()
     if (Path(source) / "manifest.json").is_file():  # already tokenized: `v22sdk tokenize --backend ray` shards
@@ -398,7 +398,7 @@ def read_sharded(folder: str | os.PathLike[str]) -> tuple[list[Example], list[To
     The shards are read as they are (no re-tokenization); every item needs the ``target`` its
     input manifest gave it.
     """
-    from ..scale.shards import load_shards
+    from ...scale.shards import load_shards
 
     batches, items = load_shards(folder)
     untargeted = [it["source"] for it in items if not str(it.get("target") or "").strip()]

@@ -1,0 +1,70 @@
+"""Result files and the doc tables rendered from them (v22sdk/evidence.py, scripts/render_docs.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from v22sdk.evidence import ROOT, markdown_table, provenance, read_result, render_doc, table_markers, write_result
+
+TABLE = {"columns": ["variant", "exact"], "align": "lr", "rows": [["default", "0.90 ± 0.05"], ["a|b", "1"]]}
+
+
+def test_markdown_table_escapes_and_aligns():
+    assert markdown_table(TABLE) == ("| variant | exact |\n|---|---:|\n| default | 0.90 ± 0.05 |\n"
+                                     "| a\\|b | 1 |\n")
+
+
+def test_write_result_records_provenance_and_refuses_floats(tmp_path):
+    p = write_result(tmp_path / "r.json", {"x": 1.5}, tables={"t": TABLE}, command="python x.py --seed 0",
+                     criterion={"margin": 0.01})
+    doc = read_result(p)
+    assert doc["provenance"]["command"] == "python x.py --seed 0"
+    assert doc["provenance"]["date"].endswith("Z") and doc["provenance"]["machine"]["cores"] >= 1
+    assert doc["criterion"] == {"margin": 0.01} and doc["data"] == {"x": 1.5}
+    assert doc["tables"]["t"]["rows"][0] == ["default", "0.90 ± 0.05"]
+    with pytest.raises(ValueError, match="strings"):
+        write_result(tmp_path / "f.json", {}, tables={"t": {"columns": ["a"], "rows": [[0.5]]}})
+    with pytest.raises(ValueError, match="expected 2 cells"):
+        write_result(tmp_path / "g.json", {}, tables={"t": {"columns": ["a", "b"], "rows": [["1"]]}})
+
+
+def test_provenance_names_this_commit():
+    prov = provenance(["python", "x.py"])
+    assert prov["command"] == "python x.py"
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert prov["commit"] == (head or None)
+
+
+def test_render_rewrites_a_stale_table_and_refuses_a_missing_one(tmp_path):
+    write_result(tmp_path / "results" / "r.json", {}, tables={"t": TABLE})
+    doc = "intro\n<!-- table: results/r.json#t -->\n| old | table |\n<!-- /table -->\nafter\n"
+    new = render_doc(doc, tmp_path)
+    assert table_markers(new) == [("results/r.json", "t")]
+    assert "| default | 0.90 ± 0.05 |" in new and "old" not in new and new.endswith("after\n")
+    assert render_doc(new, tmp_path) == new  # rendering is idempotent
+    with pytest.raises(ValueError, match="no table 'u'"):
+        render_doc(doc.replace("#t", "#u"), tmp_path)
+    with pytest.raises(ValueError, match="does not exist"):
+        render_doc(doc.replace("r.json", "missing.json"), tmp_path)
+
+
+def test_every_doc_table_matches_its_result_file():
+    """The committed docs are what their result files render to (run scripts/render_docs.py)."""
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "render_docs.py"), "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_every_result_file_is_well_formed():
+    files = sorted((ROOT / "results").rglob("*.json")) if (ROOT / "results").is_dir() else []
+    for f in files:
+        doc = json.loads(f.read_text(encoding="utf-8"))
+        prov = doc.get("provenance", {})
+        assert prov.get("command") and prov.get("date") and "machine" in prov, f
+        for name, table in doc.get("tables", {}).items():
+            markdown_table(table)  # raises on a malformed table

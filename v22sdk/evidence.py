@@ -1,0 +1,181 @@
+"""Result files and the documentation tables rendered from them.
+
+Every figure the docs quote comes from a JSON result file committed under ``results/``, written
+by the command that measured it. A result file holds what was measured and where it came from:
+
+    {
+      "name": "engine-suite-accuracy",
+      "provenance": {"command": "...", "commit": "...", "dirty": false, "date": "...",
+                     "machine": {...}, "versions": {...}},
+      "criterion": {...},            # optional: what was fixed before the run (pre-registration)
+      "data": {...},                 # the raw figures, as the script computed them
+      "tables": {"accuracy": {"columns": [...], "align": "lrr", "rows": [[...], ...]}}
+    }
+
+A doc embeds a table between two markers, and ``python scripts/render_docs.py`` rewrites what
+lies between them from the file (``--check`` only reports; ``tests/core/test_evidence.py`` fails
+when a doc's table differs from its result file):
+
+    <!-- table: results/engine/suite-accuracy.json#accuracy -->
+    | ... rendered table ... |
+    <!-- /table -->
+
+Tables hold strings formatted by the script that measured them (the script knows the precision
+its intervals justify); rendering is plain and the same for every table.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = ["provenance", "write_result", "read_result", "markdown_table", "render_doc",
+           "table_markers", "ROOT"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_MARKER = re.compile(r"<!-- table: (?P<file>[^#\s]+)#(?P<table>[\w.-]+) -->\n(?P<body>.*?)<!-- /table -->",
+                     re.DOTALL)
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def provenance(command: str | Sequence[str] | None = None) -> dict[str, Any]:
+    """Where a result came from: the command, the git commit (and whether the tree was dirty),
+    the UTC date, the machine and the versions of the libraries that were loaded."""
+    if command is None:
+        command = [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python", *sys.argv[1:]]
+        if sys.argv and sys.argv[0].endswith(".py"):
+            try:
+                command[0] = str(Path(sys.argv[0]).resolve().relative_to(ROOT))
+            except ValueError:
+                command[0] = sys.argv[0]
+            command = ["python", *command]
+    cmd = command if isinstance(command, str) else " ".join(str(c) for c in command)
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    versions = {"python": platform.python_version()}
+    for mod in ("numpy", "torch", "scipy", "sklearn", "cv2", "faiss", "librosa", "hypothesis"):
+        m = sys.modules.get(mod)
+        if m is not None and getattr(m, "__version__", None):
+            versions[mod] = str(m.__version__)
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
+    return {
+        "command": cmd,
+        "commit": _git("rev-parse", "HEAD"),
+        "dirty": bool(status) if status is not None else None,
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": {"cpu": _cpu_model(), "cores": os.cpu_count(), "system": platform.system(),
+                    "arch": platform.machine(), "loadavg": load},
+        "versions": versions,
+    }
+
+
+def _check_table(name: str, table: Mapping[str, Any]) -> None:
+    cols = table.get("columns")
+    rows = table.get("rows")
+    if not isinstance(cols, list) or not cols or not isinstance(rows, list):
+        raise ValueError(f"table {name!r} needs 'columns' (a non-empty list) and 'rows' (a list)")
+    for i, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != len(cols):
+            raise ValueError(f"table {name!r}, row {i}: expected {len(cols)} cells, got {row!r}")
+    align = table.get("align")
+    if align is not None and (len(align) != len(cols) or set(align) - set("lrc")):
+        raise ValueError(f"table {name!r}: 'align' must be one of l/r/c per column, got {align!r}")
+
+
+def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str, Mapping[str, Any]] | None = None,
+                 name: str | None = None, criterion: Any = None, command: str | Sequence[str] | None = None,
+                 extra: Mapping[str, Any] | None = None) -> Path:
+    """Write a result file (JSON, UTF-8, keys in a stable order) with its provenance."""
+    tables = dict(tables or {})
+    for tname, table in tables.items():
+        _check_table(tname, table)
+    path = Path(path)
+    doc: dict[str, Any] = {"name": name or path.stem, "provenance": provenance(command)}
+    if criterion is not None:
+        doc["criterion"] = criterion
+    doc.update(extra or {})
+    doc["data"] = data
+    doc["tables"] = {k: {"columns": [str(c) for c in t["columns"]],
+                         **({"align": t["align"]} if t.get("align") else {}),
+                         "rows": [[_cell(c) for c in row] for row in t["rows"]]}
+                     for k, t in tables.items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _cell(c: Any) -> str:
+    if isinstance(c, float):
+        raise ValueError(f"table cells are strings formatted by the measuring script, not floats ({c!r})")
+    return str(c)
+
+
+def read_result(path: str | os.PathLike[str]) -> dict[str, Any]:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def markdown_table(table: Mapping[str, Any]) -> str:
+    """A table of a result file as GitHub Markdown (pipes in cells escaped)."""
+    _check_table("?", table)
+    cols = [str(c) for c in table["columns"]]
+    align = table.get("align") or "l" * len(cols)
+    rule = {"l": "---", "r": "---:", "c": ":---:"}
+
+    def line(cells: Iterable[str]) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+    out = [line(cols), "|" + "|".join(rule[a] for a in align) + "|"]
+    out += [line(r) for r in table["rows"]]
+    return "\n".join(out) + "\n"
+
+
+def table_markers(text: str) -> list[tuple[str, str]]:
+    """The ``(result file, table name)`` pairs a doc embeds, in order."""
+    return [(m["file"], m["table"]) for m in _MARKER.finditer(text)]
+
+
+def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
+    """``text`` with every marked table rewritten from its result file (paths relative to ``root``).
+
+    A marker naming a missing file or table raises ``ValueError`` naming it."""
+    root = Path(root)
+
+    def sub(m: re.Match[str]) -> str:
+        f = root / m["file"]
+        if not f.is_file():
+            raise ValueError(f"table marker names {m['file']}, which does not exist")
+        tables = read_result(f).get("tables", {})
+        if m["table"] not in tables:
+            raise ValueError(f"{m['file']} has no table {m['table']!r} (it has: {', '.join(tables) or 'none'})")
+        return f"<!-- table: {m['file']}#{m['table']} -->\n{markdown_table(tables[m['table']])}<!-- /table -->"
+
+    return _MARKER.sub(sub, text)
