@@ -100,6 +100,10 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
         blk = fr[a:a + BLOCK]
         mag[a:a + BLOCK] = np.abs(fft.rfft(blk * win, axis=1))
         frms[a:a + BLOCK] = sp.frame_rms(blk)
+    # Bins 0 and 1 (below 23 Hz) hold a windowed DC offset (none reaches bin 2). An offset is not
+    # sound (aud.loud.dc_offset reports it), and storage adds one: libsndfile's 8-bit PCM rounds
+    # down, -0.5 LSB (-48 dBFS) on average.
+    mag[:, :2] = 0.0
     # zero crossings in O(n): cumulative sign changes of the padded signal, differenced per frame
     zc = sp.zero_crossings(padded)
     starts = np.arange(n_fr) * HOP

@@ -21,7 +21,7 @@ import numpy as np
 from .frontend import HOP, RATE
 
 FPS = RATE / HOP                 # 50 envelope frames per second
-TOP_DB = 80.0
+TOP_DB = 60.0
 DELTA = 0.1
 PEAK_HALF = 2                    # +-40 ms
 MEAN_HALF = 5                    # +-100 ms
