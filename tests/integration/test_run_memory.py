@@ -30,7 +30,8 @@ def test_each_run_is_a_turn_and_the_next_run_recalls_it_across_processes(tmp_pat
     store = tmp_path / "mem.sqlite3"
     first = run_json("--memory", str(store), str(APPLE))
     assert first["output"] == "苹果" and first["modality"] == "vision"
-    assert first["memory"] == {"path": str(store), "turn": 1, "recall": None}
+    assert first["memory"] == {"path": str(store), "turn": 1, "recall": None, "best_score": None,
+                               "hit_threshold": 0.9}
     second = run_json("--memory", str(store), str(APPLE))  # a new process: the memory persisted
     rec = second["memory"]["recall"]
     assert second["memory"]["turn"] == 2
@@ -42,6 +43,18 @@ def test_each_run_is_a_turn_and_the_next_run_recalls_it_across_processes(tmp_pat
     assert "stored as turn 3" in text.stdout
     stats = v22sdk("memory", "--memory", str(store), "stats")
     assert stats.returncode == 0 and "turns             3" in stats.stdout
+
+
+def test_a_recall_below_the_hit_threshold_is_not_shown(tmp_path):
+    """Stage E always finds *some* past turn; one that is not similar (a picture for a text) is
+    reported as "no similar past turn" with its score, never as a recall."""
+    store = tmp_path / "mem.sqlite3"
+    run_json("--memory", str(store), str(APPLE))
+    other = run_json("--memory", str(store), "你好吗？")
+    mem = other["memory"]
+    assert mem["recall"] is None and mem["best_score"] is not None and mem["best_score"] < mem["hit_threshold"] == 0.9
+    text = v22sdk("run", "--memory", str(store), "早上好")
+    assert "memory: no similar past turn (best score" in text.stdout and "< hit threshold 0.90" in text.stdout
 
 
 def test_memory_search_encodes_any_input_with_the_engine(tmp_path):

@@ -17,12 +17,15 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
                  val_frac: float = 0.1, test_frac: float = 0.1, log_path=None, progress: bool = False,
                  use_text_plugin: bool = True, cache: bool = True, hooks=None,
                  on_epoch: Callable | None = None, storage: str = "float32",
-                 modality: str | None = None) -> dict[str, Any]:
-    """Read, tokenize, split, train, evaluate on every split, save; returns the metrics.
+                 modality: str | None = None, sources: list[dict] | None = None) -> dict[str, Any]:
+    """Read, tokenize, split, train, evaluate on every split, calibrate, save; returns the metrics.
 
     ``modality`` reads the files of a folder data set and the manifest lines that name none
     (needed when several modalities read one extension). ``out`` and ``log_path`` are checked
-    (:func:`v22sdk._io.check_output_path`) before anything else is done.
+    (:func:`v22sdk._io.check_output_path`) before anything else is done. With a validation split
+    the checkpoint also gets its calibration and open-set statistics (:func:`fit_confidence`).
+    ``sources`` (name, version, licence … of each source the data came from) is stored with the
+    checkpoint's data description, for ``v22sdk run --knows``.
     """
     from .._io import check_output_path
     from .train import Trainer
@@ -50,16 +53,62 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
     metrics["parameters"] = parameter_count(trainer.model)
     metrics["safeguards"] = {"spikes": trainer.spikes, "rollbacks": trainer.rollbacks, "ac_alarms": trainer.ac_alarms}
     metrics["unreachable"] = unreachable_targets(ds, split, vocab, cfg.out_positions)
+    confidence = fit_confidence(trainer.model, trainer.data, vocab)
+    if confidence:
+        metrics["calibration"] = {k: v for k, v in confidence["calibration"].items() if k != "method"}
     import os
 
     data = {"source": str(Path(source).resolve()), "digest": ds.digest, "identity": ds.identity,
             # relative to the checkpoint too, so a checkpoint shipped next to its data finds it anywhere
             "source_rel": os.path.relpath(Path(source).resolve(), Path(out).resolve().parent), "n": len(ds.examples),
-            "modalities": sorted(set(ds.modalities)), "sample": sample, "modality": modality}
+            "modalities": sorted(set(ds.modalities)), "sample": sample, "modality": modality,
+            "labels": training_labels(trainer.data["train"]), "sources": list(sources or [])}
     save_checkpoint(out, trainer.model, cfg, vocab, split=split, data=data, metrics=metrics,
                     history=[{k: v for k, v in h.items() if not isinstance(v, dict)} for h in trainer.history],
-                    storage=storage)
+                    storage=storage, calibration=confidence.get("calibration"),
+                    open_set=confidence.get("open_set"))
     return {"metrics": metrics, "trainer": trainer, "dataset": ds, "split": split, "vocab": vocab}
+
+
+def training_labels(train) -> dict[str, list[str]]:
+    """Per modality, the distinct targets of a training split (what the checkpoint can answer)."""
+    out: dict[str, set[str]] = {}
+    for mod, text in zip(getattr(train, "modalities", []), getattr(train, "texts", [])):
+        out.setdefault(mod, set()).add(text)
+    return {m: sorted(v) for m, v in sorted(out.items())}
+
+
+def fit_confidence(model, data: dict, vocab: OutputVocab, *, feature: str = "sent_vec") -> dict[str, Any]:
+    """The checkpoint's calibration and open-set statistics, or ``{}`` without a validation split.
+
+    Calibration: the temperature of :func:`~v22sdk.engine.calibration.fit_temperature`, fitted on
+    the validation split (with the split's expected calibration error before and after).
+    Open set: a :class:`~v22sdk.engine.openset.GaussianScorer` of ``feature`` fitted on the
+    training split, each modality's threshold the 95 % quantile of its validation scores.
+    """
+    import numpy as np
+
+    from .calibration import expected_calibration_error, fit_temperature, string_confidence
+    from .openset import GaussianScorer
+    from .train import collect_outputs
+
+    train, val = data.get("train"), data.get("val")
+    if val is None or not val.size or train is None or not train.size:
+        return {}
+    out_val = collect_outputs(model, val)
+    ids, raw = string_confidence(out_val["logits"])
+    correct = np.array([vocab.decode(row) == gold for row, gold in zip(ids.tolist(), val.texts)])
+    temperature = fit_temperature(out_val["logits"], correct)
+    _, calibrated = string_confidence(out_val["logits"], temperature)
+    calibration = {"method": "temperature", "objective": "string", "temperature": float(temperature),
+                   "split": "val", "n": int(val.size), "val_accuracy": float(correct.mean()),
+                   "val_ece_before": expected_calibration_error(raw, correct),
+                   "val_ece_after": expected_calibration_error(calibrated, correct)}
+    out_train = collect_outputs(model, train, keys=(feature,))
+    scorer = GaussianScorer.fit(out_train[feature], train.texts, train.modalities, feature=feature)
+    scores, _ = scorer.score(out_val[feature], val.modalities)
+    scorer.set_thresholds(scores, val.modalities)
+    return {"calibration": calibration, "open_set": scorer.to_state()}
 
 
 def unreachable_targets(ds, split: dict[str, list[int]], vocab: OutputVocab, out_positions: int) -> dict[str, dict]:

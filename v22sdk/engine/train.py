@@ -274,20 +274,27 @@ def _progress(enabled: bool):
 
 
 @torch.no_grad()
-def predict(model, tokens: torch.Tensor, mask: torch.Tensor, vocab: OutputVocab, attr_sets=None,
-            write_memory: bool = True) -> tuple[list[str], list[float]]:
-    """Decoded texts and confidences (product of the chosen characters' probabilities, <eos> included)."""
+def forward_eval(model, tokens: torch.Tensor, mask: torch.Tensor, attr_sets=None,
+                 write_memory: bool = True) -> dict[str, torch.Tensor]:
+    """The model's outputs in eval mode (``logits``, ``sent_vec``, ...), stage E writing to its
+    memory only if ``write_memory``."""
     model.eval()
     stage_e = getattr(model, "stage_e", None)
     old = stage_e.write_enabled if stage_e is not None else None
     if stage_e is not None:
         stage_e.write_enabled = write_memory
     try:
-        logits = model(tokens, mask, attr_sets)["logits"]
+        return model(tokens, mask, attr_sets)
     finally:
         if stage_e is not None:
             stage_e.write_enabled = old
-    prob = torch.softmax(logits, -1)
+
+
+def decode(logits: torch.Tensor, vocab: OutputVocab, temperature: float = 1.0) -> tuple[list[str], list[float]]:
+    """Decoded texts and confidences: the probability of each decoded string, the product of its
+    characters' and its ``<eos>``'s probabilities after dividing the logits by ``temperature``
+    (the checkpoint's calibration; see :mod:`v22sdk.engine.calibration`)."""
+    prob = torch.softmax(logits.float() / temperature, -1)
     p, ids = prob.max(-1)                                                              # (B, P)
     texts, confs = [], []
     for row_ids, row_p in zip(ids.tolist(), p.tolist()):
@@ -296,6 +303,25 @@ def predict(model, tokens: torch.Tensor, mask: torch.Tensor, vocab: OutputVocab,
         texts.append(text)
         confs.append(float(np.prod(row_p[:n])))
     return texts, confs
+
+
+@torch.no_grad()
+def predict(model, tokens: torch.Tensor, mask: torch.Tensor, vocab: OutputVocab, attr_sets=None,
+            write_memory: bool = True, temperature: float = 1.0) -> tuple[list[str], list[float]]:
+    """Decoded texts and confidences (:func:`decode`) of one batch."""
+    return decode(forward_eval(model, tokens, mask, attr_sets, write_memory)["logits"], vocab, temperature)
+
+
+def collect_outputs(model, data: Split, keys: Sequence[str] = ("logits", "sent_vec"),
+                    batch_size: int = 64) -> dict[str, torch.Tensor]:
+    """The named outputs of every example of a split, in order (memory read, not written)."""
+    parts: dict[str, list[torch.Tensor]] = {k: [] for k in keys}
+    for s in range(0, data.size, batch_size):
+        b = data.take(range(s, min(s + batch_size, data.size)))
+        out = forward_eval(model, b["tokens"], b["mask"], b["attr_sets"], write_memory=False)
+        for k in keys:
+            parts[k].append(out[k].float())
+    return {k: torch.cat(v) for k, v in parts.items()}
 
 
 def evaluate(model, data: Split, vocab: OutputVocab, batch_size: int = 64) -> dict[str, dict[str, float]]:
