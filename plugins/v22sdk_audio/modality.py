@@ -32,9 +32,10 @@ class AudioModality(Modality):
     """
 
     name: ClassVar[str] = "audio"
-    #: the tokenizer's version: bumped whenever the tokens of some input change. 0.2.0: bins 0-1
-    #: (DC) left out of the spectrum, the embedding's floor 60 dB below the clip's strongest bin
-    #: (hard), onsets floored 60 dB (not 80) below it: storage noise no longer reaches the tokens
+    #: the tokenizer's version: bumped whenever the tokens of some input change. 0.2.0: the
+    #: analysis range (bins 0-1 left out, a gate 60 dB below the clip's strongest bin subtracted),
+    #: the embedding's floor there too, silence = the flat spectrum: storage noise no longer reaches
+    #: the tokens (docs/audio-modality.md, "The analysis range")
     version: ClassVar[str] = "0.2.0"
     extensions: ClassVar[tuple[str, ...]] = (".wav", ".flac", ".ogg")
     schema: ClassVar = SCHEMA
