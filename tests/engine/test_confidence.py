@@ -8,7 +8,8 @@ import torch
 
 from v22sdk.engine.calibration import (answer_lengths, ece_interval, expected_calibration_error, fit_temperature,
                                        reliability, string_confidence)
-from v22sdk.engine.openset import GaussianScorer, auroc, auroc_interval, energy_score, knn_score
+from v22sdk.engine.openset import (ConfidenceScorer, GaussianScorer, NeighbourScorer, auroc, auroc_interval,
+                                   energy_score, features_of, scorer_from_state)
 from v22sdk.engine.vocab import EOS, PAD
 
 
@@ -142,11 +143,64 @@ def test_gaussian_scorer_round_trips_through_a_weights_only_checkpoint(tmp_path)
     assert back.thresholds == pytest.approx(scorer.thresholds) and back.method == "relative mahalanobis(sent_vec)"
 
 
-def test_other_scores_order_inputs_as_they_should():
+def test_other_scores_order_inputs_as_they_should(tmp_path):
     z = np.zeros((2, 3, 4))
     z[0, 0, 1] = 10.0                                                # a peaked first position: familiar
     e = energy_score(z)
     assert e[0] < e[1]
-    bank = np.array([[1.0, 0], [0, 1.0]])
-    k = knn_score(bank, np.array([[1.0, 0.1], [-1.0, -1.0]]), ["a", "a"], ["a", "a"])
-    assert k[0] < 0.01 < 1.0 < k[1]
+    knn = NeighbourScorer.fit(np.array([[1.0, 0], [0, 1.0], [0.9, 0.1]]), ["七", "八", "七"], ["a", "a", "a"], k=1)
+    k, near = knn.score(np.array([[1.0, 0.1], [-1.0, -1.0]]), ["a", "a"])
+    assert k[0] < 0.01 < 1.0 < k[1] and near == ["七", "七"]
+    msp = ConfidenceScorer("msp")
+    feats = {"confidence": np.array([0.9, 0.2]), "decoded": ["七", "八"], "logits": z}
+    s, n = msp.score(feats, ["a", "a"])
+    np.testing.assert_allclose(s, [0.1, 0.8])
+    assert n == ["七", "八"]
+    # every kind round-trips through a weights-only checkpoint
+    msp.thresholds = {"a": 0.5}
+    for scorer in (knn, msp, ConfidenceScorer("energy")):
+        torch.save({"o": scorer.to_state()}, tmp_path / "s.pt")
+        back = scorer_from_state(torch.load(tmp_path / "s.pt", weights_only=True)["o"])
+        assert type(back) is type(scorer) and back.method == scorer.method and back.thresholds == scorer.thresholds
+        inp = {"sent_vec": np.array([[1.0, 0.1], [-1.0, -1.0]]), **feats}
+        np.testing.assert_allclose(back.score(inp, ["a", "a"])[0], scorer.score(inp, ["a", "a"])[0], atol=1e-3)  # float16 bank
+
+
+def test_features_of_averages_only_the_real_tokens():
+    tokens = torch.zeros(1, 3, 640)
+    tokens[0, 0, 5], tokens[0, 1, 5], tokens[0, 2, 5] = 1.0, 3.0, 100.0
+    mask = torch.tensor([[True, True, False]])
+    f = features_of({"sent_vec": torch.ones(1, 256), "logits": torch.zeros(1, 2, 4)}, tokens, mask, [0.5], ["七"])
+    assert f["tokens"][0, 5] == 2.0 and f["confidence"].tolist() == [0.5] and f["decoded"] == ["七"]
+
+
+def test_choose_calibration_prefers_per_modality_temperatures_when_modalities_differ():
+    from v22sdk.engine.calibration import calibrated_confidence, choose_calibration, fit_calibration
+
+    za, ca, ta = _miscalibrated(1500, true_t=0.4, seed=1)     # one modality under-confident
+    zb, cb, tb = _miscalibrated(1500, true_t=3.0, seed=2)     # the other over-confident
+    z, correct = np.concatenate([za, zb]), np.concatenate([ca, cb])
+    targets = np.stack([np.r_[ta, tb], np.full(3000, EOS)], 1)
+    mods = ["a"] * 1500 + ["b"] * 1500
+    best, losses = choose_calibration(z, correct, targets, mods)
+    assert best == "per_modality" and losses["per_modality"] < losses["global"]
+    cal = fit_calibration("per_modality", z, correct, targets, mods)
+    assert cal["per_modality"]["a"] == pytest.approx(0.4, rel=0.2) and cal["per_modality"]["b"] == pytest.approx(3.0, rel=0.2)
+    conf = calibrated_confidence(z, cal, mods)
+    assert expected_calibration_error(conf, correct) < 0.03
+
+
+def test_choose_scorer_picks_the_one_that_separates_the_development_set():
+    from v22sdk.engine.openset import choose_scorer
+
+    x, labels, mods = _clusters()
+    v, _, vmods = _clusters(seed=1)
+    far = np.random.default_rng(5).normal(size=(60, 4)) * 2 + np.r_[0, 0, 12.0, 0]
+    def feats(f, m, lab=None):
+        z = np.zeros((len(f), 2, 4))
+        d = {"sent_vec": f, "tokens": f, "logits": z, "confidence": np.full(len(f), 0.9),
+             "decoded": ["七"] * len(f), "modalities": m}
+        return {**d, "labels": lab} if lab is not None else d
+    best, table = choose_scorer(feats(x, mods, labels), feats(v, vmods), feats(far, ["vision"] * 60),
+                                ["photo"] * 60, candidates=("msp", "mahalanobis(sent_vec)"))
+    assert best == "mahalanobis(sent_vec)" and table[best]["photo"] == 1.0 and table["msp"]["photo"] == 0.5

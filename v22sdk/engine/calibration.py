@@ -122,7 +122,7 @@ def fit_temperature(logits, correct: Sequence[bool] | None = None, targets=None,
 
 
 def reliability(confidence, correct, bins: int = ECE_BINS) -> list[dict[str, float]]:
-    """Per equal-width confidence bin (the last one closed): n, mean confidence, accuracy."""
+    """Per equal-width confidence bin (the last one closed): n, mean confidence, accuracy (None when empty)."""
     c = np.asarray(confidence, dtype=np.float64)
     y = np.asarray(correct, dtype=np.float64)
     which = np.minimum((c * bins).astype(np.int64), bins - 1)
@@ -131,8 +131,8 @@ def reliability(confidence, correct, bins: int = ECE_BINS) -> list[dict[str, flo
         sel = which == k
         n = int(sel.sum())
         out.append({"lo": k / bins, "hi": (k + 1) / bins, "n": n,
-                    "confidence": float(c[sel].mean()) if n else float("nan"),
-                    "accuracy": float(y[sel].mean()) if n else float("nan")})
+                    "confidence": float(c[sel].mean()) if n else None,
+                    "accuracy": float(y[sel].mean()) if n else None})
     return out
 
 
@@ -157,3 +157,74 @@ def ece_interval(confidence, correct, *, bins: int = ECE_BINS, resamples: int = 
              for idx in (rng.integers(0, c.size, c.size) for _ in range(resamples))]
     a = (1 - level) / 2
     return float(np.quantile(stats, a)), float(np.quantile(stats, 1 - a))
+
+
+#: the calibration methods :func:`choose_calibration` compares
+METHODS = ("global", "token", "per_modality")
+
+
+def log_loss(confidence, correct) -> float:
+    """Mean log loss of the statement "right with probability c" (the string objective)."""
+    c = np.clip(np.asarray(confidence, dtype=np.float64), 1e-12, 1 - 1e-12)
+    y = np.asarray(correct, dtype=np.float64)
+    return float(-(y * np.log(c) + (1 - y) * np.log1p(-c)).mean())
+
+
+def fit_calibration(method: str, logits, correct, targets, modalities: Sequence[str]) -> dict[str, Any]:
+    """The stored form of a calibration: ``{"temperature": T}``, plus ``"per_modality"``: {m: T_m}."""
+    z = _np(logits)
+    if method == "global":
+        return {"temperature": fit_temperature(z, correct)}
+    if method == "token":
+        return {"temperature": fit_temperature(z, targets=targets, objective="token")}
+    if method == "per_modality":
+        mods = np.asarray(list(modalities))
+        y = np.asarray(correct)
+        return {"temperature": fit_temperature(z, y),
+                "per_modality": {m: fit_temperature(z[mods == m], y[mods == m]) for m in sorted(set(mods.tolist()))}}
+    raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+
+
+def calibrated_confidence(logits, calibration: dict[str, Any], modalities: Sequence[str]) -> np.ndarray:
+    """(N,) confidences under a stored calibration (:func:`fit_calibration`)."""
+    z = _np(logits)
+    per = calibration.get("per_modality") or {}
+    out = np.empty(len(z))
+    for m in set(modalities):
+        rows = np.array([i for i, mm in enumerate(modalities) if mm == m])
+        out[rows] = string_confidence(z[rows], per.get(m, calibration["temperature"]))[1]
+    return out
+
+
+def choose_calibration(logits, correct, targets, modalities: Sequence[str], *, folds: int = 5,
+                       seed: int = 0) -> tuple[str, dict[str, float]]:
+    """The method of :data:`METHODS` with the lowest ``folds``-fold cross-validated log loss on
+    the calibration split (each fold scored by a calibration fitted on the others), and every
+    method's loss. Uses the calibration split only: the test split never chooses."""
+    z = _np(logits)
+    y = np.asarray(correct)
+    tg = np.asarray(_np(targets), dtype=np.int64)
+    mods = list(modalities)
+    order = np.random.default_rng(seed).permutation(len(z))
+    parts = np.array_split(order, folds)
+    losses = {}
+    for method in METHODS:
+        total = 0.0
+        for k in range(folds):
+            held = parts[k]
+            fit_idx = np.concatenate([parts[j] for j in range(folds) if j != k])
+            cal = fit_calibration(method, z[fit_idx], y[fit_idx], tg[fit_idx], [mods[i] for i in fit_idx])
+            conf = calibrated_confidence(z[held], cal, [mods[i] for i in held])
+            total += log_loss(conf, y[held]) * len(held)
+        losses[method] = total / len(z)
+    return min(METHODS, key=lambda m: (losses[m], METHODS.index(m))), losses
+
+
+def wilson_interval(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval (95 % by default) of a proportion ``k / n``; (0, 1) when n = 0."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))

@@ -54,14 +54,16 @@ class Runner:
         self.registry = registry or get_registry()
         self.model, self.cfg, self.vocab, self.doc = load_checkpoint(path)
         calibration = self.doc.get("calibration") or {}
-        #: divides the logits before the confidence is computed (1.0: the checkpoint is not calibrated)
+        #: divides the logits before the confidence is computed (1.0: the checkpoint is not calibrated);
+        #: a modality in ``temperatures`` has its own
         self.temperature = float(calibration.get("temperature", 1.0))
+        self.temperatures = {m: float(t) for m, t in (calibration.get("per_modality") or {}).items()}
         self.calibrated = "temperature" in calibration
         self.open_set = None
         if self.doc.get("open_set"):
-            from .openset import GaussianScorer
+            from .openset import scorer_from_state
 
-            self.open_set = GaussianScorer.from_state(self.doc["open_set"])
+            self.open_set = scorer_from_state(self.doc["open_set"])
         self.conversation = conversation
         self.stage_e = getattr(self.model, "stage_e", None)
         self.memory = None
@@ -166,8 +168,13 @@ class Runner:
             self.stage_e.last = None
         # Memory is read during the forward pass; the turn is written below, once its output is known.
         out = forward_eval(self.model, tokens, mask, [attr_set], write_memory=False)
-        texts, confs = decode(out["logits"], self.vocab, self.temperature)
-        open_set = self._familiarity(out, batch.modality)
+        texts, confs = decode(out["logits"], self.vocab, self.temperature_of(batch.modality))
+        open_set = None
+        if self.open_set is not None:
+            from .openset import features_of
+
+            feats = {**features_of(out, tokens, mask, confs, texts), "modalities": [batch.modality]}
+            open_set = self._verdicts(feats)[0]
         familiar = open_set.pop("familiar") if open_set else None
         mean = batch.attr.mean(0, keepdims=True)  # the input's attributes, averaged over its tokens
         attrs = schema.explain(mean, top=top)[0]
@@ -182,17 +189,64 @@ class Runner:
         result["seconds"] = round(time.perf_counter() - start, 4)
         return result
 
-    def _familiarity(self, out: dict, modality: str) -> dict[str, Any] | None:
-        """The open-set verdict of one input: score, threshold, nearest label, method, familiar."""
-        if self.open_set is None or self.open_set.feature not in out:
-            return None
-        scores, nearest = self.open_set.score(out[self.open_set.feature], [modality])
-        score = float(scores[0])
-        threshold = self.open_set.thresholds.get(modality)
-        return {"score": round(score, 4) if score != float("inf") else None,
-                "threshold": None if threshold is None else round(threshold, 4),
-                "nearest_label": nearest[0], "method": self.open_set.method,
-                "familiar": self.open_set.familiar(score, modality)}
+    def temperature_of(self, modality: str) -> float:
+        """The calibration temperature of ``modality``'s answers."""
+        return self.temperatures.get(modality, self.temperature)
+
+    def features(self, batches: list) -> dict[str, Any]:
+        """One forward pass (64 inputs at a time, no memory) over token batches: the open-set features
+        of :func:`~v22sdk.engine.openset.features_of` — ``sent_vec``, ``tokens``, ``logits``, the
+        calibrated ``confidence`` and the ``decoded`` answers — and ``modalities``."""
+        import numpy as np
+
+        from .data import to_tensors
+        from .openset import features_of
+        from .train import decode, forward_eval
+
+        parts = []
+        for start in range(0, len(batches), 64):
+            chunk = batches[start:start + 64]
+            tokens, mask = to_tensors(chunk, self.cfg.max_len)
+            sets = [self.registry.get_class("modalities", b.modality).schema.active_names(b) for b in chunk]
+            out = forward_eval(self.model, tokens, mask, sets, write_memory=False)
+            texts, confs = [], []
+            for i, b in enumerate(chunk):
+                t, c = decode(out["logits"][i:i + 1], self.vocab, self.temperature_of(b.modality))
+                texts += t
+                confs += c
+            parts.append(features_of(out, tokens, mask, confs, texts))
+        feats = {k: np.concatenate([p[k] for p in parts]) for k in ("sent_vec", "tokens", "logits", "confidence")}
+        feats["decoded"] = [t for p in parts for t in p["decoded"]]
+        feats["modalities"] = [b.modality for b in batches]
+        return feats
+
+    def judge(self, batches: list) -> list[dict[str, Any]]:
+        """Answers for many token batches at once, without memory: per input ``decoded``,
+        ``confidence``, ``familiar`` and ``open_set`` (as :meth:`run` reports them). For
+        measurements over a data set; :meth:`run` is one input end to end."""
+        feats = self.features(batches)
+        verdicts = self._verdicts(feats)
+        rows = []
+        for text, conf, v in zip(feats["decoded"], feats["confidence"].tolist(), verdicts):
+            familiar = v.pop("familiar") if v else None
+            rows.append({"decoded": text, "confidence": conf, "familiar": familiar, "open_set": v})
+        return rows
+
+    def _verdicts(self, feats: dict[str, Any]) -> list[dict[str, Any] | None]:
+        """The open-set verdict of each input of ``feats`` (:meth:`features`): score, threshold,
+        nearest label, method, familiar."""
+        modalities = feats["modalities"]
+        if self.open_set is None:
+            return [None] * len(modalities)
+        scores, nearest = self.open_set.score(feats, modalities)
+        verdicts = []
+        for score, near, mod in zip(scores.tolist(), nearest, modalities):
+            threshold = self.open_set.thresholds.get(mod)
+            verdicts.append({"score": round(score, 4) if score != float("inf") else None,
+                             "threshold": None if threshold is None else round(threshold, 4),
+                             "nearest_label": near, "method": self.open_set.method,
+                             "familiar": self.open_set.familiar(score, mod)})
+        return verdicts
 
     def encode(self, source: str, modality: str | None = None):
         """(sent_vec (256,) float32, attribute set) of ``source``: a memory query, nothing written."""

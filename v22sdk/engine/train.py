@@ -204,8 +204,14 @@ class Trainer:
 
     # -- the loop ----------------------------------------------------------------------------
     def fit(self, epochs: int | None = None, *, progress: bool = False, eval_every: int = 10,
-            on_epoch: Callable[[dict], None] | None = None) -> list[dict[str, Any]]:
+            on_epoch: Callable[[dict], None] | None = None, keep_best: bool = False) -> list[dict[str, Any]]:
+        """Train for ``epochs`` (auto-stop may end sooner), evaluating the validation split every
+        ``eval_every`` epochs. ``keep_best``: at the end, restore the evaluated state with the best
+        validation exact match (character accuracy breaks ties; ``self.best_epoch`` says which),
+        so a late divergence is not what is kept."""
         cfg = self.cfg
+        best: tuple | None = None
+        self.best_epoch = None
         epochs = cfg.epochs if epochs is None else epochs
         train = self.data["train"]
         if not train.size:
@@ -235,6 +241,11 @@ class Trainer:
                 done = bool(losses) and mean["loss"] < cfg.stop_loss
                 if self.data.get("val") and self.data["val"].size and (epoch % eval_every == 0 or done or epoch == epochs):
                     rec["val"] = self.evaluate("val")["all"]
+                    key = (rec["val"]["exact"], rec["val"]["char"])
+                    if keep_best and (best is None or key > best[0]):
+                        mem = self.model.memory
+                        best = (key, epoch, _clone_state(self.model),
+                                copy.deepcopy(mem.state_dict()) if hasattr(mem, "state_dict") else None)
                 self._log(rec)
                 if on_epoch:
                     on_epoch(rec)
@@ -246,6 +257,11 @@ class Trainer:
         finally:
             if bar:
                 bar.stop()
+        if best is not None:
+            _, self.best_epoch, state, mem_state = best
+            self.model.load_state_dict(state)
+            if mem_state is not None:
+                self.model.memory.load_state_dict(mem_state)
         return self.history
 
     def _log(self, rec: dict[str, Any]) -> None:
