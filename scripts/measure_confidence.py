@@ -53,6 +53,9 @@ def main() -> None:
     ap.add_argument("--suite", type=Path)
     ap.add_argument("--ood", type=Path)
     ap.add_argument("--checkpoint", type=Path, default=None)
+    ap.add_argument("--train-manifest", type=Path, default=None,
+                    help="the manifest the checkpoint was trained on, if not the suite's (e.g. with storage "
+                         "copies): the other candidate scores are fitted on its train split, as the shipped one was")
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
     ap.add_argument("--plot", type=Path, default=None, help="draw the reliability diagram (PNG) from --from")
     ap.add_argument("--from", dest="source", type=Path, default=None, help="the result file to plot")
@@ -144,8 +147,10 @@ def measure(args) -> None:
         os_rows.append([cat, mod, str(len(idx)), f"{a:.3f}", f"[{lo:.3f}, {hi:.3f}]", f"{k / len(idx):.3f}",
                         f"[{dlo:.3f}, {dhi:.3f}]"])
     # the other candidates, measured the same way (fitted on the train split, thresholds not needed)
-    train_rows = [r for r in suite_rows if r["split"] == "train"]
-    train = runner.features(tokenize(train_rows, args.suite))
+    manifest = args.train_manifest or args.suite / "suite.jsonl"
+    train_rows = [json.loads(x) for x in manifest.read_text(encoding="utf-8").splitlines()]
+    train_rows = [r for r in train_rows if r["split"] == "train"]
+    train = runner.features(tokenize(train_rows, manifest.parent))
     train_labels = [r["target"] for r in train_rows]
     others, other_rows = {}, []
     for name in CANDIDATES:
