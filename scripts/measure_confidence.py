@@ -247,8 +247,8 @@ def plot(source: Path, out: Path) -> None:
         centres = [(r["lo"] + r["hi"]) / 2 for r in rows]
         ax.bar(centres, [r["accuracy"] for r in rows], width=0.09, color="#4c72b0", alpha=0.8, label="accuracy")
         ax.plot([0, 1], [0, 1], "--", color="grey", lw=1, label="perfect calibration")
-        ax.plot([r["confidence"] for r in rows], [r["accuracy"] for r in rows], "o", color="#dd8452",
-                label="mean confidence of the bin")
+        ax.plot(centres, [r["confidence"] for r in rows], "D", color="#dd8452", ms=5,
+                label="mean confidence of the bin (the gap to the bar: miscalibration)")
         for c, r in zip(centres, rows):
             ax.text(c, 0.02, str(r["n"]), ha="center", fontsize=7, color="white" if r["accuracy"] > 0.1 else "black")
         e = data["calibration"]["all"][kind]
@@ -257,11 +257,12 @@ def plot(source: Path, out: Path) -> None:
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
     axes[0].set_ylabel("accuracy (exact match)")
-    axes[0].legend(loc="upper left", fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     n = data["calibration"]["all"]["n"]
     fig.suptitle(f"Reliability of the default checkpoint on the suite's test split ({n} examples; "
                  f"bar labels: examples per bin)", fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     plt.close(fig)
