@@ -195,6 +195,12 @@ def main() -> None:
             k = int(sum(test["correct"][i] for i in rows))
             lo, hi = wilson_interval(k, len(rows))
             by_part[part] = {"n": len(rows), "correct": k, "exact": k / len(rows), "ci95": [lo, hi]}
+        # the shipped (float16) weights' figures, for 'run --knows' (the trainer recorded the float32 ones)
+        full = read_checkpoint(args.checkpoint)
+        full["metrics"]["test_shipped"] = {mod: {"exact": v["exact"], "n": v["n"]} for mod, v in acc.items()}
+        save_checkpoint(args.checkpoint, model, cfg, vocab, split=full["split"], data=full["data"],
+                        metrics=full["metrics"], history=full["history"], storage="float16",
+                        calibration=full["calibration"], open_set=full["open_set"])
         m = res["metrics"]
         summary = {"checkpoint": str(args.checkpoint.relative_to(ROOT) if args.checkpoint.is_relative_to(ROOT)
                                      else args.checkpoint),

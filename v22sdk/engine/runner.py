@@ -141,13 +141,15 @@ class Runner:
         """What the checkpoint was trained on and how it judges its answers: its modalities, labels
         (per modality), data sources, held-out accuracy, calibration and open-set method."""
         data = self.doc.get("data", {})
-        test = (self.doc.get("metrics") or {}).get("test") or {}
+        metrics = self.doc.get("metrics") or {}
+        # the weights as shipped (float16) when the trainer recorded them; else the training run's
+        test = metrics.get("test_shipped") or metrics.get("test") or {}
         calibration = self.doc.get("calibration") or None
         return {"checkpoint": str(self.path), "engine": self.cfg.engine, "preset": self.cfg.preset,
                 "modalities": self.trained_modalities, "labels": data.get("labels") or {},
-                "sources": data.get("sources") or [], "data": data.get("source_rel") or data.get("source"),
-                "examples": data.get("n"),
+                "sources": data.get("sources") or [], "data": data.get("source"), "examples": data.get("n"),
                 "test_exact": {m: round(v["exact"], 4) for m, v in test.items() if isinstance(v, dict)},
+                "test_exact_of": "shipped weights" if metrics.get("test_shipped") else "training run",
                 "calibration": ({"method": calibration["method"], "temperature": calibration["temperature"]}
                                 if calibration else None),
                 "open_set": ({"method": self.open_set.method, "thresholds": self.open_set.thresholds}
@@ -338,9 +340,11 @@ def format_result(r: dict[str, Any]) -> str:
 
 def format_knows(k: dict[str, Any]) -> str:
     """``v22sdk run --knows``: what a checkpoint was trained on, in a few lines."""
+    where = k.get("data")
+    where = Path(where).name if where else None
     lines = [f"checkpoint {k['checkpoint']} ({k['engine']}, {k['preset']} preset)",
              f"  trained on: {', '.join(k['modalities']) or 'unrecorded modalities'}"
-             + (f", {k['examples']} examples from {k['data']}" if k.get("examples") else "")]
+             + (f", {k['examples']} examples of {where}" if k.get("examples") and where else "")]
     for mod, labels in (k.get("labels") or {}).items():
         shown = " ".join(labels[:40]) + (f" … ({len(labels)} in all)" if len(labels) > 40 else "")
         lines.append(f"  {mod} labels: {shown}")
@@ -348,7 +352,8 @@ def format_knows(k: dict[str, Any]) -> str:
         desc = ", ".join(f"{key} {val}" for key, val in src.items() if key not in ("name", "sha256") and val)
         lines.append(f"  source: {src.get('name', '?')}" + (f" ({desc})" if desc else ""))
     if k.get("test_exact"):
-        lines.append("  held-out exact match: " + ", ".join(f"{m} {v:.3f}" for m, v in k["test_exact"].items()))
+        lines.append(f"  held-out exact match ({k.get('test_exact_of', 'training run')}): "
+                     + ", ".join(f"{m} {v:.3f}" for m, v in k["test_exact"].items()))
     cal = k.get("calibration")
     lines.append(f"  confidence: calibrated, temperature {cal['temperature']:.3f} (fitted on the validation split)"
                  if cal else "  confidence: not calibrated (no validation split at training)")
