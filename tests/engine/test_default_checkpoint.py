@@ -100,3 +100,29 @@ def test_a_photo_and_spoken_sentences_are_unfamiliar(real, tmp_path):
             res = runner.run(source)
             assert res["familiar"] is False and res["output"] is None, (source, res["open_set"])
             assert format_result(res).startswith("unfamiliar input"), source
+
+
+@pytest.mark.slow
+def test_the_examples_get_the_same_answer_however_they_are_stored(real, tmp_path):
+    """Metamorphic: each bundled example written again as 8/24-bit, float, FLAC, Ogg, resampled and
+    stereo WAV, or as JPEG 90/95, WebP and rescaled PNG, keeps its answer and stays familiar
+    (regression pins of the shipped checkpoint; the agreement rates over the whole test split are
+    in results/engine/storage.json)."""
+    import cv2
+    import soundfile as sf
+
+    from v22sdk.engine.runner import Runner
+    from v22sdk.engine.storage import AUDIO_VARIANTS, IMAGE_VARIANTS, write_audio_variant, write_image_variant
+
+    with Runner() as runner:
+        for name, label in PINNED.items():
+            src = EXAMPLES / name
+            if src.suffix == ".wav":
+                x, rate = sf.read(str(src))
+                files = [write_audio_variant(v, x, rate, tmp_path / f"{name}_{v}") for v in AUDIO_VARIANTS if v != "mono"]
+            else:
+                img = cv2.imread(str(src))[:, :, ::-1]
+                files = [write_image_variant(v, img, tmp_path / f"{name}_{v}") for v in IMAGE_VARIANTS]
+            for f in files:
+                res = runner.run(str(f))
+                assert res["output"] == label, (f.name, res["decoded"], res["open_set"])
