@@ -46,15 +46,21 @@ class AttrVocab:
         """uint64 words needed per mask (at least 1)."""
         return max(1, (len(self.names) + 63) // 64)
 
+    def mask_int(self, attrs) -> int:
+        """The mask of ``attrs`` as a Python int (bit ``b`` = name number ``b``); unknown names
+        are ignored. Python ints make the one-turn write path cheap (no numpy per name)."""
+        bits, v = self.bits, 0
+        for name in attrs:
+            bit = bits.get(name)
+            if bit is not None:
+                v |= 1 << bit
+        return v
+
     def mask(self, attrs: frozenset[str], words: int | None = None) -> np.ndarray:
         """``(W,)`` uint64 mask of ``attrs``; names not in the vocabulary are ignored."""
         w = words or self.words()
-        out = np.zeros(w, dtype=np.uint64)
-        for name in attrs:
-            bit = self.bits.get(name)
-            if bit is not None and bit < 64 * w:
-                out[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
-        return out
+        v = self.mask_int(attrs) & ((1 << (64 * w)) - 1)
+        return np.frombuffer(v.to_bytes(8 * w, "little"), "<u8").astype(np.uint64)
 
     def names_of(self, mask: np.ndarray) -> frozenset[str]:
         bits = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
@@ -66,6 +72,11 @@ def mask_to_blob(mask: np.ndarray) -> bytes:
     nz = np.flatnonzero(mask)
     n = int(nz[-1]) + 1 if nz.size else 0
     return mask[:n].astype("<u8").tobytes()
+
+
+def int_to_blob(v: int) -> bytes:
+    """:func:`mask_to_blob` of the mask held as a Python int (:meth:`AttrVocab.mask_int`)."""
+    return v.to_bytes(8 * ((v.bit_length() + 63) // 64), "little")
 
 
 def blob_to_mask(blob: bytes, words: int) -> np.ndarray:
@@ -81,9 +92,13 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
     The norm is a row-wise reduction, so a row's result does not depend on the batch it came in.
     Zero rows stay zero (cosine 0 against everything).
     """
-    x64 = np.asarray(x, dtype=np.float64)
+    x64 = np.array(x, dtype=np.float64)  # a copy, divided in place
     n = np.sqrt((x64 * x64).sum(axis=-1, keepdims=True))
-    return np.divide(x64, n, out=np.zeros_like(x64), where=n > 0).astype(np.float32)
+    zero = n == 0
+    if zero.any():
+        n[zero] = 1.0  # 0 / 1 = 0: zero rows stay zero
+    x64 /= n
+    return x64.astype(np.float32)
 
 
 def jaccard(masks: np.ndarray, counts: np.ndarray, qmask: np.ndarray, qcount: int) -> np.ndarray:
