@@ -114,12 +114,15 @@ class AnnIndex:
 
     kind = "ivf"
 
-    def __init__(self, *, nlist: int | None = None, nprobe: int = 16, shortlist: int = 100,
-                 jaccard: bool = True, max_postings: int = 200_000, seed: int = 0):
+    def __init__(self, *, nlist: int | None = None, nprobe: int = 16, shortlist: int = 64,
+                 jaccard: bool = True, bound: str = "robust", max_postings: int = 200_000, seed: int = 0):
         if nprobe < 1 or shortlist < 1:
             raise InputError("memory index", f"nprobe and shortlist must be >= 1, got {nprobe}, {shortlist}")
         self.nlist, self.nprobe, self.shortlist = nlist, int(nprobe), int(shortlist)
-        self.jaccard, self.max_postings, self.seed = bool(jaccard), int(max_postings), int(seed)
+        if bound not in ("robust", "strict"):
+            raise InputError("memory index", f"bound must be 'robust' or 'strict', not {bound!r}")
+        self.jaccard, self.bound = bool(jaccard), bound
+        self.max_postings, self.seed = int(max_postings), int(seed)
         self._lock = threading.RLock()
         self._reset(0, 1)
         self.stats = {"queries": 0, "jaccard_reads": 0, "jaccard_candidates": 0, "mask_scans": 0}
@@ -127,7 +130,7 @@ class AnnIndex:
     def _reset(self, capacity: int, words: int) -> None:
         self.ivf = None
         self.units = np.zeros((capacity, SENT_DIM), np.float32)   # row = turn id
-        self.masks = np.zeros((capacity, words), np.uint64, order="F")
+        self.masks = np.zeros((capacity, words), np.uint64)  # rows: gathered per candidate
         self.counts = np.zeros(capacity, np.int32)
         self.alive = np.zeros(capacity, bool)
         self.postings = _Postings()
@@ -152,7 +155,7 @@ class AnnIndex:
             return out
 
         self.units = grow(self.units, (new_cap, SENT_DIM))
-        self.masks = grow(self.masks, (new_cap, new_w), "F")
+        self.masks = grow(self.masks, (new_cap, new_w))
         self.counts = grow(self.counts, (new_cap,))
         self.alive = grow(self.alive, (new_cap,))
 
@@ -215,7 +218,7 @@ class AnnIndex:
             self.hwm = max(self.hwm, int(ids.max()))
 
     def remove(self, ids: Iterable[int]) -> int:
-        ids = np.array([i for i in ids if 0 < i < len(self.alive)], np.int64)
+        ids = np.unique(np.array([i for i in ids if 0 < i < len(self.alive)], np.int64))
         with self._lock:
             ids = ids[self.alive[ids]]
             if len(ids):
@@ -269,15 +272,20 @@ class AnnIndex:
         out_s = np.full(k, -np.inf)
         sc = self._rerank(ids, qunit, qmask, qcount)
         if self.jaccard and qcount > 0 and len(ids):
-            # the lowest cosine of the shortlist bounds every turn outside it (if ranked right)
-            # (when the probed cells held fewer than asked, nothing bounds the rest: c_K = 1)
-            c_k = float(cos[found][-1]) + MARGIN if found.all() else 1.0
+            # Cosine of turns outside the shortlist: at most the shortlist's lowest if the ANN
+            # ranked exactly ("strict"); an ANN misses some of the highest too, so by default the
+            # bound is the shortlist's highest cosine ("robust"). Fewer probed turns than asked:
+            # nothing bounds the rest (1).
+            if not found.all():
+                c_k = 1.0
+            else:
+                c_k = float(cos[0] if self.bound == "robust" else cos[found][-1]) + MARGIN
             kth = np.sort(sc)[::-1][k - 1] if len(sc) >= k else -np.inf
             need = (kth - W_COS * c_k) / W_JAC - MARGIN
             if need <= 1.0:
                 more = self._jaccard_candidates(qmask, qcount, need)
                 if len(more):
-                    more = more[~np.isin(more, ids)]
+                    more = np.setdiff1d(more, ids, assume_unique=True)
                     if exclude is not None and len(exclude):
                         more = more[~np.isin(more, exclude)]
                     if len(more):
@@ -311,12 +319,16 @@ class AnnIndex:
             ok = (inter >= m) & self.alive & (inter.astype(np.float64) >= need * union)
             out = np.flatnonzero(ok).astype(np.int64)
         else:
-            cand = np.unique(np.concatenate([self.postings.get(int(x)) for x in prefix]))
-            cand = cand[self.alive[cand]]
-            inter = np.zeros(len(cand), np.int32)
-            sub = self.masks[cand]
-            for wd in np.flatnonzero(qmask):
-                inter += np.bitwise_count(sub[:, wd] & qmask[wd]).astype(np.int32)
+            cand = np.concatenate([self.postings.get(int(x)) for x in prefix])
+            # length filter: J >= need needs need * |A| <= |B| <= |A| / need (cheaper than the
+            # masks); duplicates (a turn under several prefix names) are dropped after it
+            c = self.counts[cand]
+            keep = (c >= m) & self.alive[cand]
+            if need > 0:
+                keep &= c <= qcount / need + 1e-9
+            cand = np.sort(cand[keep])
+            cand = cand[np.r_[True, cand[1:] != cand[:-1]]] if len(cand) else cand
+            inter = np.bitwise_count(self.masks[cand] & qmask).sum(axis=1, dtype=np.int32)
             union = self.counts[cand] + np.int32(qcount) - inter
             out = cand[inter.astype(np.float64) >= need * union]
         self.stats["jaccard_candidates"] += len(out)

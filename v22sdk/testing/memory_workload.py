@@ -105,8 +105,13 @@ class Workload:
         src = np.sort(rng.choice(stored, n, replace=False)) if n <= stored else rng.integers(0, stored, n)
         sent = np.empty((n, DIM), np.float32)
         attrs = []
+        blocks: dict[int, tuple] = {}  # each 10k block generated once
         for i, j in enumerate(src.tolist()):
-            s, _, a = self.block(j, 1)
+            b0 = (j // 10_000) * 10_000
+            if b0 not in blocks:
+                blocks[b0] = self.block(b0, min(10_000, max(stored - b0, 1)))
+            bs, _, ba = blocks[b0]
+            s, a = bs[j - b0:j - b0 + 1], ba[j - b0]
             noise = _unit(rng.standard_normal(DIM))[None] * 0.45  # cos to the stored turn ~0.9
             sent[i] = _unit(s + noise)[0]
             a = sorted(a)
