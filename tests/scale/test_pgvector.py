@@ -17,10 +17,10 @@ from v22sdk.testing.memory_workload import Workload  # noqa: E402
 N = 2000
 
 
-def _fill(tier, w):
-    s, m, a = w.block(0, N)
-    for lo in range(0, N, 1000):
-        tier.commit([Turn(s[i], m[i], a[i], time=1.0 + i) for i in range(lo, lo + 1000)])
+def _fill(tier, w, lo=0, hi=N):
+    s, m, a = w.block(lo, hi - lo)
+    for j in range(0, hi - lo, 500):
+        tier.commit([Turn(s[i], m[i], a[i], time=1.0 + lo + i) for i in range(j, min(j + 500, hi - lo))])
 
 
 def _queries(tier, w, kind, n=60):
@@ -43,8 +43,11 @@ def test_pgvector_is_installed_and_used(pgv_dsn):
 @pytest.mark.slow
 def test_pgvector_exact_path_equals_the_sqlite_scan_and_hnsw_recall(pgv_dsn, tmp_path):
     w = Workload(seed=3, topics=60)
+    with PostgresTier(pgv_dsn, use_pgvector=False) as pg:  # turns written before pgvector ...
+        _fill(pg, w, 0, N // 2)
     with PostgresTier(pgv_dsn, use_pgvector=True) as pg, SQLiteTier(str(tmp_path / "m.db")) as lite:
-        _fill(pg, w)
+        assert pg.pgvector  # ... are backfilled by migration 2, the rest written with their vector
+        _fill(pg, w, N // 2, N)
         _fill(lite, w)
         for kind in ("near", "fresh"):
             q, qm, qc = _queries(lite, w, kind)

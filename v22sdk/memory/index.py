@@ -105,7 +105,7 @@ class _Postings:
 class AnnIndex:
     """Approximate candidate index with exact hybrid re-ranking (see the module docstring).
 
-    ``nlist``: IVF cells (default ``4 * sqrt(n)`` at build time, at most 4,096 and ``n / 39``);
+    ``nlist``: IVF cells (default ``4 * sqrt(n)`` at build time, at most 2,048 and ``n / 39``);
     ``nprobe``: cells visited per query; ``shortlist``: cosine candidates re-ranked per query;
     ``jaccard``: whether step 2 (the Jaccard shortlist) runs; ``max_postings``: the most posting
     entries step 2 reads for one query (beyond, it computes the Jaccard bound of every turn from
@@ -166,11 +166,12 @@ class AnnIndex:
             n = len(ids)
             self._reset(0, max(1, masks.shape[1]))
             # FAISS wants >= 39 training points per cell: fewer cells for a small store
-            nlist = self.nlist or int(max(1, min(4096, 4 * math.sqrt(max(n, 1)), n // 39)))
+            nlist = self.nlist or int(max(1, min(2048, 4 * math.sqrt(max(n, 1)), n // 39)))
             self._nlist_used = nlist
             quant = faiss.IndexFlatIP(SENT_DIM)
             ivf = faiss.IndexIVFFlat(quant, SENT_DIM, nlist, faiss.METRIC_INNER_PRODUCT)
             ivf.cp.seed = self.seed
+            ivf.cp.niter = 10  # k-means iterations: the build must stay under a minute at 1M turns
             sample = units if n <= 40 * nlist else units[
                 np.sort(np.random.default_rng(self.seed).choice(n, 40 * nlist, replace=False))]
             if len(sample) < nlist:  # too few turns to train on: train on them plus random directions
