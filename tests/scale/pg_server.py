@@ -48,8 +48,37 @@ def pgvector_bindir() -> str | None:
     for d in cands:
         lib = os.path.join(os.path.dirname(d), "lib", "postgresql", "vector.so")
         if os.access(os.path.join(d, "initdb"), os.X_OK) and os.path.exists(lib):
-            return d
+            return _reachable_by_postgres(d)
     return None
+
+
+def _reachable_by_postgres(bindir: str) -> str:
+    """As root the server runs as 'postgres', which may not be able to reach a virtualenv inside a
+    private home folder: then the installation (bin, lib, share) is copied once into a temp folder
+    it can read."""
+    if os.geteuid() != 0:
+        return bindir
+    probe = subprocess.run(["runuser", "-u", "postgres", "--", "test", "-x", os.path.join(bindir, "initdb")],
+                           capture_output=True)
+    if probe.returncode == 0:
+        return bindir
+    # The wheel's binaries find their shared libraries at $ORIGIN/../../../<package>.libs: keep
+    # that layout (dst/pkg/pginstall/bin and dst/<package>.libs).
+    install = os.path.dirname(bindir)
+    site = os.path.dirname(os.path.dirname(install))
+    libs = [d for d in os.listdir(site) if d.endswith(".libs")] if os.path.isdir(site) else []
+    dst = os.path.join(tempfile.gettempdir(), f"v22sdk-pgvector-{os.getuid()}")
+    if not os.path.exists(os.path.join(dst, "pkg", "pginstall", "bin", "initdb")):
+        tmp = tempfile.mkdtemp(prefix="v22sdk-pgvector-")
+        os.chmod(tmp, 0o755)
+        shutil.copytree(install, os.path.join(tmp, "pkg", "pginstall"), symlinks=True)
+        for d in libs:
+            shutil.copytree(os.path.join(site, d), os.path.join(tmp, d), symlinks=True)
+        try:
+            os.replace(tmp, dst)
+        except OSError:  # another session copied it meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+    return os.path.join(dst, "pkg", "pginstall", "bin")
 
 
 def _alive(pid: int) -> bool:
