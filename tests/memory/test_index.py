@@ -112,6 +112,7 @@ def _fill(mem, w, lo, hi):
         mem.write(s[j:j + 250], m[j:j + 250], a[j:j + 250])
 
 
+@pytest.mark.slow  # ~15 s on the shared machine: 3,000 turns written through three memories
 def test_tiered_memory_with_index_is_derived_from_the_store(tmp_path):
     """The index is built from L3 at open, follows this process's commits and other processes'
     (caught up before each read), and exhaustive search stays the exact scan, bit for bit."""
