@@ -108,8 +108,8 @@ class AnnIndex:
     ``nlist``: IVF cells (default ``4 * sqrt(n)`` at build time, at most 2,048 and ``n / 39``);
     ``nprobe``: cells visited per query; ``shortlist``: cosine candidates re-ranked per query;
     ``jaccard``: whether step 2 (the Jaccard shortlist) runs; ``max_postings``: the most posting
-    entries step 2 merges and verifies for one query (default 4,000); beyond, it counts every
-    turn's shared names
+    entries step 2 merges and verifies for one query (default: 4,000, or n / 16 when at most 3
+    names must be read); beyond, it counts every turn's shared names
     at once (a bincount over all of the query's posting lists: exact too, a fixed cost of about
     one pass over the turns). Thread-safe.
     """
@@ -312,8 +312,13 @@ class AnnIndex:
         sizes = np.array([self.postings.size(int(x)) for x in bits])
         order = np.argsort(sizes, kind="stable")
         prefix = bits[order[: len(bits) - m + 1]]
-        # default 4,000: measured at 100k and 1M turns, the count beats merging beyond that
-        limit = self.max_postings if self.max_postings is not None else 4_000
+        # Measured at 100k and 1M turns: a long prefix (a low threshold, fresh inputs) is cheaper
+        # to count from 4,000 postings on; a prefix of <= 3 names (a near-duplicate query) keeps
+        # few turns after the length filter, so merging stays cheaper up to n / 16 postings.
+        if self.max_postings is not None:
+            limit = self.max_postings
+        else:
+            limit = 4_000 if len(bits) - m + 1 > 3 else max(4_000, len(self.alive) // 16)
         if sizes[order[: len(bits) - m + 1]].sum() > limit:
             # Many postings to merge: count, for every turn at once, how many of the query's names
             # it holds (one bincount over all of the query's posting lists: |A ∩ B| exactly).
