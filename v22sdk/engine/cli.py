@@ -137,17 +137,25 @@ def _one_thread() -> None:
 
 
 def _openblas_one_thread() -> None:
-    """Set every OpenBLAS loaded in this process to one thread (Linux; without threadpoolctl)."""
+    """Set every OpenBLAS loaded in this process to one thread (Linux; without threadpoolctl).
+
+    The loaded libraries are read from ``/proc/self/maps`` (the path is the sixth field and may hold
+    spaces); any mapped library with "blas" in its path that exports an OpenBLAS setter is told,
+    whatever it is called (numpy's and scipy's ``scipy_openblas``, a wheel's ``libopenblaso``,
+    Debian's ``openblas-pthread/libblas.so.3``). ``RTLD_NOLOAD`` makes sure nothing new is loaded.
+    """
     import ctypes
+    import os
 
     try:
-        with open("/proc/self/maps", encoding="utf-8") as fh:
-            paths = {line.split()[-1] for line in fh if "openblas" in line.lower()}
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            paths = {fields[5].strip() for fields in (line.split(maxsplit=5) for line in fh) if len(fields) == 6}
     except OSError:
         return
-    for path in sorted(p for p in paths if p.startswith("/") and ".so" in p):
+    mode = getattr(os, "RTLD_NOLOAD", 0) | getattr(os, "RTLD_LOCAL", 0)
+    for path in sorted(p for p in paths if p.startswith("/") and ".so" in p and "blas" in p.lower()):
         try:
-            lib = ctypes.CDLL(path)
+            lib = ctypes.CDLL(path, mode=mode)
         except OSError:
             continue
         for name in _OPENBLAS_SETTERS:
