@@ -23,7 +23,19 @@ not pull in pytest-side helpers, the checks or hypothesis.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ below imports on first use
+    from . import checks as checks
+    from ._registry import CONTRACT_VERSION as CONTRACT_VERSION
+    from ._registry import CheckFailure as CheckFailure
+    from ._registry import get_check as get_check
+    from ._registry import list_checks as list_checks
+    from .pytest_api import ModalityContractTests as ModalityContractTests
+    from .pytest_api import parametrize_with_checks as parametrize_with_checks
+    from .report import CheckResult as CheckResult
+    from .report import ContractReport as ContractReport
+    from .report import check_modality as check_modality
 
 _NAMES = {
     "CONTRACT_VERSION": "._registry", "CheckFailure": "._registry", "get_check": "._registry",

@@ -114,7 +114,7 @@ def _fresh(items: list[Sample]) -> list[Sample]:
 def _data_equal(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
-        return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+        return bool(a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes())
     return bool(a == b)
 
 
@@ -475,5 +475,5 @@ def _duration(data: Any, sample: Sample, modality: Modality) -> float | None:
         return None
     for unit in modality.input_spec.units:
         if unit.symbol == "Hz" and unit.name in sample.units:
-            return max(data.shape) / float(sample.units[unit.name])
+            return float(max(data.shape)) / float(sample.units[unit.name])
     return None

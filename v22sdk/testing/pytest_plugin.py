@@ -26,10 +26,10 @@ import pytest
 #: ``--v22sdk-max-examples`` of the running session (None: the kit's default); read by the kit.
 active_max_examples: int | None = None
 
-_PREVIOUS = pytest.StashKey[tuple]()
-_XFAILS = pytest.StashKey[dict]()
-_KIT_ITEMS = pytest.StashKey[set]()
-_TALLY = pytest.StashKey[dict]()
+_PREVIOUS = pytest.StashKey[tuple[Any, ...]]()
+_XFAILS = pytest.StashKey[dict[str, Any]]()
+_KIT_ITEMS = pytest.StashKey[set[Any]]()
+_TALLY = pytest.StashKey[dict[str, Any]]()
 
 
 def pytest_addoption(parser: Any) -> None:
