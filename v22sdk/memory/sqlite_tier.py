@@ -302,7 +302,7 @@ class SQLiteTier(SQLTurnStore):
         if [r[0] for r in rows] != list(range(len(rows))):
             raise MemoryStoreCorrupt(self.path, "attribute vocabulary has gaps")
         # In place: L1/L2 share this object.
-        self.vocab.__init__([r[1] for r in rows])
+        self.vocab.__init__([r[1] for r in rows])  # type: ignore[misc]  # in place
 
     # -- transactions ------------------------------------------------------------------------
 

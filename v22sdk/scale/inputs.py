@@ -17,6 +17,7 @@ travels to Ray workers as an Arrow row.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ def _modality_by_suffix(registry) -> dict[str, list[str]]:
     return out
 
 
-def list_items(source: str | Path, modality: str | None = None, registry=None
+def list_items(source: str | os.PathLike[str], modality: str | None = None, registry=None
                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(items, errors)`` of ``source``; errors are records ``{input, stage, error}``."""
     from ..plugins import get_registry
