@@ -295,6 +295,8 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 @click.command("run", context_settings=_CONTEXT)
 @click.argument("input")
 @click.option("--modality", "-m", default=None, help="modality name (default: from the file extension; text otherwise)")
+@click.option("--text", "as_text", is_flag=True,
+              help="read INPUT as literal text, never as a file name ('-' reads standard input)")
 @click.option("--checkpoint", "-c", default=None, type=click.Path(), help="default: the bundled demo checkpoint")
 @click.option("--top", default=5, show_default=True, type=click.IntRange(min=0),
               help="how many named attributes to show")
@@ -308,11 +310,14 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="with --backend ray: output folder")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
               help="with --backend ray: Ray actors")
-def run(input, modality, checkpoint, top, as_json, memory_path, no_memory, conversation, backend, out, workers):
+def run(input, modality, as_text, checkpoint, top, as_json, memory_path, no_memory, conversation, backend, out,
+        workers):
     """Run the engine on INPUT (a file, or a text) and print its output, confidence and top attributes.
 
     Each run is written to the memory as a turn, and the best recall from earlier turns (what it
-    was, its score, how long ago) is shown.
+    was, its score, how long ago) is shown. An INPUT that looks like a file name but does not
+    exist is an error (--text reads it as text). If the answer cannot be stored (a full disk),
+    it is printed and the command exits with code 4.
     """
     if backend == "ray":
         if not out:
@@ -322,11 +327,21 @@ def run(input, modality, checkpoint, top, as_json, memory_path, no_memory, conve
         dispatch_run(input, out, checkpoint=checkpoint, modality=modality, workers=workers, top=top)
         return
     _one_thread()
+    from ..inputs import STDIN, read_stdin_text
     from .runner import Runner, format_result
 
+    if input == STDIN and not as_text:
+        input, as_text = read_stdin_text(64 << 20), True
+
     memory = False if no_memory else (memory_path or True)
+    from ..errors import AnswerNotStored
+
     with Runner(checkpoint, memory=memory, conversation=conversation) as runner:
-        result = runner.run(input, modality, top=top)
+        try:
+            result = runner.run(input, modality, top=top, text=as_text)
+        except AnswerNotStored as exc:  # print the answer, then the one error line (exit code 4)
+            click.echo(json.dumps(exc.result, ensure_ascii=False) if as_json else format_result(exc.result))
+            raise
     click.echo(json.dumps(result, ensure_ascii=False) if as_json else format_result(result))
 
 
