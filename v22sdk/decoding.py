@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -151,9 +152,13 @@ def library_stderr() -> Iterator[Captured]:
                     _Redirect.saved, _Redirect.file = None, None
 
 
+#: OpenCV's log prefix, "[ WARN:0@0.051] global grfmt_png.cpp:793 readFromStreamOrBuffer ": noise.
+_OPENCV_PREFIX = re.compile(r"^\[\s*[A-Z]+:\d+@[\d.]+\]\s*global\s+\S+\s+\S+\s+")
+
+
 def fold(problem: str, captured: str, limit: int = 300) -> str:
     """``problem`` with a library's captured output appended on the same line (shortened)."""
-    lines = [" ".join(ln.split()) for ln in captured.splitlines() if ln.strip()]
+    lines = [_OPENCV_PREFIX.sub("", " ".join(ln.split())) for ln in captured.splitlines() if ln.strip()]
     said = "; ".join(dict.fromkeys(lines))  # a message repeated per row or per frame: once
     if not said:
         return problem

@@ -90,10 +90,21 @@ def read(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
             hint = " (it is a PNG image)"
         elif head[:3] == b"\xff\xd8\xff":
             hint = " (it is a JPEG image)"
-        raise InputError(name, f"not a readable audio file{hint}: {exc}") from None
+        raise InputError(name, f"not a readable audio file{hint}: {_libsndfile_says(exc)}") from None
     if data.size == 0:
         raise InputError(name, "holds no audio samples")
     return data, int(rate)
+
+
+def _libsndfile_says(exc: Exception) -> str:
+    """libsndfile's reason, without soundfile's "Error opening <_io.BufferedReader ...>:" prefix
+    and without its misleading words for a regular file it could not decode."""
+    text = str(exc).strip()
+    if text.startswith("Error opening") and ">: " in text:
+        text = text.split(">: ", 1)[1]
+    if "does not exist or is not a regular file" in text:  # what libsndfile says when mpg123 gives up
+        return "no audio format recognised (not WAV, FLAC, OGG or MPEG audio the decoder can read)"
+    return text.rstrip(".")
 
 
 def _check_header(name: str, frames: int, channels: int, rate: int, fmt: str) -> None:

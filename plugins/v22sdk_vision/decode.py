@@ -30,7 +30,7 @@ import os
 import numpy as np
 
 from v22sdk import InputError
-from v22sdk.decoding import check_budget, human
+from v22sdk.decoding import check_budget, human, library_stderr
 
 from . import headers
 from .pixels import MAX_SIDE, bound_size
@@ -131,10 +131,15 @@ def _decode(buf: bytes, source: str) -> tuple[np.ndarray, int]:
     if factor > 1:
         flags = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
                  8: cv2.IMREAD_REDUCED_COLOR_8}[factor] | cv2.IMREAD_IGNORE_ORIENTATION
-    try:
-        image = cv2.imdecode(np.frombuffer(buf, dtype=np.uint8), flags)
-    except cv2.error as exc:
-        raise InputError(source, f"the {fmt} file is corrupt: {str(exc).strip().splitlines()[-1]}") from None
+    with library_stderr() as said:
+        try:
+            image = cv2.imdecode(np.frombuffer(buf, dtype=np.uint8), flags)
+        except cv2.error as exc:
+            raise InputError(source, f"the {fmt} file is corrupt: {str(exc).strip().splitlines()[-1]}") from None
+        # libjpeg fills what is missing from a cut scan with grey and only warns: not the image
+        cut = [ln for ln in said.text().splitlines() if "premature end" in ln.lower()]
+    if cut:
+        raise InputError(source, f"the {fmt} file is corrupt or cut short ({cut[0].strip()})")
     if image is None or image.size == 0:
         raise InputError(source, f"the {fmt} file is corrupt or unsupported (OpenCV could not decode it)")
     return image, orientation
