@@ -17,6 +17,9 @@ third-party plugin should too):
   :meth:`Modality.tokenize_file <v22sdk.modality.Modality.tokenize_file>` wraps every plugin's
   ``load`` in it and folds what was captured into the one-line :class:`InputError`, so the user
   sees one line. What libraries print during a successful decode is dropped.
+* **Regular files only.** :func:`check_regular_file` (from :mod:`v22sdk.inputs`) refuses a
+  folder, a FIFO or a device with one line saying which: ``open()`` on a FIFO waits for a writer,
+  and ``/dev/zero`` never ends.
 * **Arrays without pickles.** :func:`load_npy` and :func:`load_npz` read NumPy files header
   first (shape and dtype checked against the budget before the data is read) and never unpickle:
   a file holding Python objects is refused with a message that does not suggest ``allow_pickle``.
@@ -36,6 +39,10 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .errors import InputError
+from .inputs import check_regular_file
+
+__all__ = ["DEFAULT_BUDGET_MB", "BUDGET_ENV", "InputTooLarge", "decode_budget", "check_budget", "human",
+           "library_stderr", "fold", "with_library_output", "load_npy", "load_npz", "check_regular_file"]
 
 #: Default decode budget, in MiB (2**20 bytes).
 DEFAULT_BUDGET_MB = 512
@@ -90,6 +97,7 @@ class _Redirect:
     depth = 0
     saved: int | None = None
     file = None
+    spare = None
 
 
 class Captured:
@@ -128,7 +136,11 @@ def library_stderr() -> Iterator[Captured]:
             except OSError:
                 saved = None
             if saved is not None:
-                f = tempfile.TemporaryFile()
+                if _Redirect.spare is None:  # one temporary file, kept and emptied for each use
+                    _Redirect.spare = tempfile.TemporaryFile()
+                f = _Redirect.spare
+                os.ftruncate(f.fileno(), 0)
+                os.lseek(f.fileno(), 0, os.SEEK_SET)
                 os.dup2(f.fileno(), 2)
                 _Redirect.saved, _Redirect.file = saved, f
         if _Redirect.file is not None:
@@ -148,7 +160,6 @@ def library_stderr() -> Iterator[Captured]:
                         sys.stderr.flush()
                     os.dup2(_Redirect.saved, 2)
                     os.close(_Redirect.saved)
-                    _Redirect.file.close()
                     _Redirect.saved, _Redirect.file = None, None
 
 

@@ -20,7 +20,7 @@ import struct
 import numpy as np
 
 from v22sdk import InputError, UnitsError
-from v22sdk.decoding import check_budget
+from v22sdk.decoding import check_budget, check_regular_file
 
 from .frontend import MAX_CHANNELS, MAX_RATE, MIN_RATE
 
@@ -65,6 +65,8 @@ def read(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
     import soundfile as sf
 
     name = str(path)
+    if os.path.exists(name):
+        check_regular_file(name)  # a FIFO would block, a device never end
     try:
         size = os.path.getsize(name)
         with open(name, "rb") as fh:

@@ -30,7 +30,7 @@ import os
 import numpy as np
 
 from v22sdk import InputError
-from v22sdk.decoding import check_budget, human, library_stderr
+from v22sdk.decoding import check_budget, check_regular_file, human, library_stderr
 
 from . import headers
 from .pixels import MAX_SIDE, bound_size
@@ -44,6 +44,8 @@ FORMATS = ("png", "jpeg", "bmp", "webp", "tiff")
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     source = str(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        check_regular_file(path)  # a FIFO would block, a device never end
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size

@@ -23,7 +23,7 @@ import attrs
 import numpy as np
 
 from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample, Unit
-from v22sdk.decoding import check_budget
+from v22sdk.decoding import check_budget, check_regular_file
 
 #: Seed of the fixed 17→256 orthonormal projection (never change it: embeddings would move).
 SEED = 22_0001
@@ -106,6 +106,7 @@ class HelloModality(Modality):
 
     def load(self, path: str | os.PathLike[str]) -> Sample:
         """Read a PCM WAV file (8, 16 or 32 bit; channels are averaged to mono)."""
+        check_regular_file(path)  # a FIFO would block, /dev/zero never end
         try:
             with wave.open(os.fspath(path), "rb") as wav:
                 width, channels, rate, count = (wav.getsampwidth(), wav.getnchannels(),

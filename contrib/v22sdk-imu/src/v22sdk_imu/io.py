@@ -36,7 +36,7 @@ from array import array
 import numpy as np
 
 from v22sdk import InputError, Sample, UnitsError
-from v22sdk.decoding import check_budget
+from v22sdk.decoding import check_budget, check_regular_file
 
 from .slots import G
 
@@ -65,6 +65,7 @@ def _count_lines(path: str) -> int:
 
 def load_csv(path: str | os.PathLike[str]) -> Sample:
     src = str(path)
+    check_regular_file(src)  # a FIFO would block, /dev/zero never end
     try:
         lines_in_file = _count_lines(src)
         return _parse(src, lines_in_file)
