@@ -125,3 +125,13 @@ class AnswerNotStored(MemoryStoreError):
         self.result = result
         self.cause = cause
         super().__init__(f"the answer was not stored in memory: {cause}")
+
+
+class MissingDependency(V22Error):
+    """A program, data file or Python package that a command needs is not installed: ``what``
+    names it, ``hint`` says how to install it (e.g. the Debian package)."""
+
+    def __init__(self, what: str, hint: str):
+        self.what = what
+        self.hint = hint
+        super().__init__(f"{what} is not installed: {hint}")
