@@ -337,13 +337,16 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
     """
     from v22sdk.memory.sqlite_tier import SQLiteTier
 
+    from v22sdk.inputs import check_regular_file
+
     src, dst = os.fspath(src), os.fspath(dst)
     if os.path.lexists(dst):
         raise MemoryStoreError(f"salvage target {dst} already exists; choose a new file")
+    if not os.path.exists(src):
+        raise MemoryStoreError(f"salvage source {src} does not exist")
+    check_regular_file(src)  # a FIFO or a device is no store
     try:
         size = os.path.getsize(src)
-    except FileNotFoundError:
-        raise MemoryStoreError(f"salvage source {src} does not exist") from None
     except OSError as e:
         raise MemoryStoreError(f"salvage source {src}: {e.strerror or e}") from None
     if size == 0:
