@@ -155,6 +155,30 @@ def test_without_its_ack_mark_a_header_rebuilt_store_still_counts_from_its_seque
     assert report["complete"] and report["held"] == 300 and report["header"] == "rebuilt"
 
 
+@pytest.mark.parametrize("page, damage", [(8192, "page size field says 4 KiB"), (8192, "page size field says 64 KiB"),
+                                          (4096, "none"), (4096, "header zeroed"), (4096, "first page zeroed")])
+def test_the_page_size_is_found_from_the_rows_when_the_header_cannot_be_trusted(tmp_path, monkeypatch, page, damage):
+    """Stores written before 8 KiB pages have 4 KiB pages; a damaged header may state any size."""
+    import v22sdk.memory.sqlite_tier as st
+
+    monkeypatch.setattr(st, "PAGE_SIZE", page)  # the page size a new store is created with
+    db = str(tmp_path / "p.db")
+    with SQLiteTier(db) as s:
+        s.commit([make_turn(k, "t") for k in range(1, 151)])
+    monkeypatch.undo()
+    data = bytearray(open(db, "rb").read())
+    if damage.startswith("page size"):
+        data[16:18] = (4096 if "4 KiB" in damage else 1).to_bytes(2, "big")
+    elif damage == "header zeroed":
+        data[:100] = bytes(100)
+    elif damage == "first page zeroed":
+        data[:page] = bytes(page)
+    open(db, "wb").write(bytes(data))
+    report = salvage(db, str(tmp_path / "o.db"))
+    assert report["recovered"] == 150 and report["complete"] and report["held"] == 150
+    assert report["header"] == ("ok" if damage == "none" else "rebuilt")
+
+
 def test_salvage_counts_removed_turns_as_removed_not_lost(tmp_path):
     db = str(tmp_path / "r.db")
     with SQLiteTier(db) as s:
@@ -166,6 +190,30 @@ def test_salvage_counts_removed_turns_as_removed_not_lost(tmp_path):
         assert s.commit([make_turn(41, "t")])[0].id == 41
     again = salvage(str(tmp_path / "o.db"), str(tmp_path / "o2.db"))
     assert again["complete"] and again["held"] == 38
+
+
+def test_pages_freed_by_removals_do_not_bring_removed_turns_back(tmp_path):
+    db = str(tmp_path / "f.db")
+    with SQLiteTier(db) as s:
+        s.commit([make_turn(k, "t") for k in range(1, 401)])
+        s._conn.execute("PRAGMA secure_delete = 0")  # Debian's SQLite zeroes deleted rows; others keep them
+        s.batched_remove(list(range(50, 351)))  # whole leaf pages go to the free list
+        s._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = open(db, "rb").read()
+    assert int.from_bytes(data[36:40], "big") > 50  # free pages, still holding the old rows' bytes
+    assert make_turn(200, "t").sent_vec.astype("<f4").tobytes() in data
+    report = salvage(db, str(tmp_path / "o.db"))
+    with SQLiteTier(str(tmp_path / "o.db")) as s:
+        assert [t.id for t in s.iter_turns()] == list(range(1, 50)) + list(range(351, 401))
+    assert report["complete"] and report["held"] == 99
+    # a header whose free-list pointer is damaged (it names a live leaf page) hides no live row
+    bad = bytearray(data)
+    leaf = next(p for p in range(2, len(data) // PAGE) if data[p * PAGE] == 0x0D and
+                int.from_bytes(data[p * PAGE + 3:p * PAGE + 5], "big") > 0)
+    bad[32:36] = (leaf + 1).to_bytes(4, "big")
+    (tmp_path / "bad.db").write_bytes(bytes(bad))
+    again = salvage(str(tmp_path / "bad.db"), str(tmp_path / "o2.db"))
+    assert again["recovered"] >= 99
 
 
 # -- the WAL --------------------------------------------------------------------------------------

@@ -230,20 +230,40 @@ def _turn_row(rowid: int, vals: list):
     return rowid, (rowid, when, conv, mod, digest, summary, attrs, names, sent, mem, touched, crc)
 
 
-def _guess_page_size(path: str) -> int:
-    """The page size under which the file's pages decode to verified turns (header lost)."""
+def _rows_under(path: str, size: int, limit: int = 8 << 20) -> int:
+    """Verified turn rows in the first ``limit`` bytes of ``path`` read with pages of ``size``."""
+    found = 0
+    with sf.PageImage(path, page_size=size) as image:
+        for pgno in range(1, min(image.count, limit // size) + 1):
+            data = image.page(pgno)
+            if data is None or sf.page_kind(image, pgno, data) != sf.TABLE_LEAF:
+                continue
+            found += sum(1 for rowid, vals in sf.cells(image, pgno, data)
+                         if vals is not None and _turn_row(rowid, vals))
+    return found
+
+
+def _page_size(path: str, header: sf.Header) -> tuple[int | None, bool]:
+    """The page size to read ``path`` with, and whether the header's is trusted. A store is
+    written with 8 KiB pages: a header saying so is kept; any other size (older stores have 4 KiB
+    pages, and a damaged header any), or none, is checked by the rows it decodes (the true size
+    decodes the most: a smaller one cuts the cells beyond its end, a larger one skips every
+    other page)."""
     from v22sdk.memory.sqlite_tier import PAGE_SIZE
 
-    for size in dict.fromkeys((PAGE_SIZE, 4096, 16384, 32768, 65536, 2048, 1024, 512)):
-        with sf.PageImage(path, page_size=size) as image:
-            for pgno in range(1, min(image.count, 4000) + 1):
-                data = image.page(pgno)
-                if data is None or sf.page_kind(image, pgno, data) != sf.TABLE_LEAF:
-                    continue
-                if any(vals is not None and _turn_row(rowid, vals)
-                       for rowid, vals in sf.cells(image, pgno, data)):
-                    return size
-    return PAGE_SIZE
+    if header.valid and header.page_size == PAGE_SIZE:
+        return None, True
+    wal = sf.Wal.read(path + "-wal").page_size
+    if wal and not header.valid:
+        return wal, False
+    candidates = [PAGE_SIZE, 4096, 16384, 32768, 65536, 2048, 1024, 512]
+    if header.valid:
+        candidates.insert(0, header.page_size)
+    counts = {size: _rows_under(path, size) for size in dict.fromkeys(candidates)}
+    best = max(counts, key=lambda k: counts[k])  # first of the largest: the header's, then 8 KiB
+    if header.valid and counts[best] <= counts[header.page_size]:
+        return None, True
+    return best, False
 
 
 def _scan_into(image: sf.PageImage, sink, batch: int = 2000) -> _Scan:
@@ -352,7 +372,7 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
     if size == 0:
         raise InputError(src, "the file is empty: not a memory store, nothing to salvage")
     header = sf.read_header(src)
-    page_size = None if header.valid else (sf.Wal.read(src + "-wal").page_size or _guess_page_size(src))
+    page_size, header_ok = _page_size(src, header)
     if header.valid:
         with sf.PageImage(src) as image:
             tables = {r[1] for r in table_rows(image, 1) if len(r) == 5 and r[0] == "table"}
@@ -376,7 +396,7 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
             if not scan.recovered and not header.valid and not scan.damaged:
                 raise InputError(src, "not an SQLite database (bad header) and no turn rows found: "
                                       "not a memory store, nothing to salvage")
-            report = _account(src, scan, facts, header.valid)
+            report = _account(src, scan, facts, header_ok)
             _finish(out, scan, report)
         except sqlite3.Error as e:
             raise MemoryStoreError(f"salvage into {dst} failed: {e}") from e

@@ -240,11 +240,14 @@ def free_pages(image: PageImage) -> set[int]:
         data = image.page(trunk)
         if data is None:
             break
-        out.add(trunk)
         nxt, count = struct.unpack(">II", data[:8])
-        if count > (image.usable - 8) // 4:
+        if nxt > image.count or count > (image.usable - 8) // 4:
+            break  # not a trunk page: a damaged pointer must not hide a live page
+        leaves = struct.unpack(f">{count}I", data[8:8 + 4 * count])
+        if any(p < 2 or p > image.count for p in leaves):
             break
-        out.update(struct.unpack(f">{count}I", data[8:8 + 4 * count]))
+        out.add(trunk)
+        out.update(leaves)
         trunk = nxt
     return out
 
