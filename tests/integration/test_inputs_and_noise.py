@@ -74,6 +74,21 @@ def test_no_command_reads_a_missing_path_or_a_special_file_as_text(capfd, tmp_pa
     assert err == f"error: {arg}: {problem}" + err[len(f"error: {arg}: {problem}"):] and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("command", ["memory import", "train", "eval", "memory salvage"])
+@pytest.mark.parametrize("case", ["fifo", "dev_zero"])
+def test_commands_that_read_a_whole_file_refuse_special_files(capfd, tmp_path, monkeypatch, specials, command, case):
+    """/dev/zero as training data was an internal MemoryError; as an import it never ended."""
+    monkeypatch.chdir(tmp_path)
+    arg, problem = specials[case]
+    args = {"memory import": ["memory", "--memory", str(tmp_path / "m.db"), "import", arg],
+            "train": ["train", arg, "-o", str(tmp_path / "x.pt")],
+            "eval": ["eval", str(ROOT / "v22sdk" / "engine" / "data" / "default.pt"), arg],
+            "memory salvage": ["memory", "salvage", arg, str(tmp_path / "o.db")]}[command]
+    code, out, err = cli(capfd, *args)
+    assert code == 2 and err.startswith(f"error: {arg}: {problem}") and err.count("\n") == 1, err
+    assert not (tmp_path / "o.db").exists() and not (tmp_path / "x.pt").exists()
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_text_is_still_text_and_can_always_be_said_explicitly(capfd, tmp_path, monkeypatch, command):
     monkeypatch.chdir(tmp_path)
