@@ -38,7 +38,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, InputTooLarge
 from .inputs import check_regular_file
 
 __all__ = ["DEFAULT_BUDGET_MB", "BUDGET_ENV", "InputTooLarge", "decode_budget", "check_budget", "human",
@@ -47,10 +47,6 @@ __all__ = ["DEFAULT_BUDGET_MB", "BUDGET_ENV", "InputTooLarge", "decode_budget", 
 #: Default decode budget, in MiB (2**20 bytes).
 DEFAULT_BUDGET_MB = 512
 BUDGET_ENV = "V22SDK_DECODE_BUDGET_MB"
-
-
-class InputTooLarge(InputError):
-    """An input that would need more memory to decode than the decode budget allows."""
 
 
 def decode_budget() -> int:

@@ -53,6 +53,11 @@ class UnitsError(InputError):
     """A physical unit of the input (a sample rate, a pixel pitch ...) is missing or mismatched."""
 
 
+class InputTooLarge(InputError):
+    """An input whose header says it would need more memory to decode than the decode budget
+    allows (see :mod:`v22sdk.decoding`); refused before anything large is allocated."""
+
+
 class PluginError(V22Error):
     """A plugin could not be loaded, registered or found."""
 
