@@ -225,7 +225,7 @@ def test_guide_section_0_parses_and_maps():
                                               "-e", "./v22sdk-e2e0"]
     expects = {" ".join(line.argv[:2]): line.expect for line in lines}
     assert "'e2e0'" in expects["python -c"] and "v22sdk-e2e0" in expects["v22sdk plugins"]
-    assert expects["pytest v22sdk-e2e0/tests"] == "13 passed" and expects["v22sdk run"].startswith("亮")
+    assert expects["pytest v22sdk-e2e0/tests"] == "14 passed" and expects["v22sdk run"].startswith("亮")
     assert expectation("13 passed").search("13 passed in 2.0s")
     assert not expectation("13 passed").search("1 failed, 12 passed")
     assert expectation("... 'x' ...").search("['audio', 'x', 'y']")
