@@ -239,3 +239,23 @@ def flac_silence(path: Path, seconds: float, rate: int = 48_000, channels: int =
         while left > 0:
             f.write(block[:min(left, len(block))])
             left -= len(block)
+
+
+def jpeg_constant(width: int, height: int) -> bytes:
+    """A complete, valid baseline JPEG of any size, all mid-grey, written without encoding pixels.
+
+    With OpenCV's standard Huffman tables and 4:2:0 sampling, an MCU (16x16 pixels: four Y blocks,
+    one Cb, one Cr) whose blocks all have DC difference 0 and no AC coefficient is the same 32
+    bits every time: Y ``00`` ``1010`` x 4, Cb ``00`` ``00``, Cr ``00`` ``00`` = 28 A2 8A 00.
+    """
+    import cv2
+
+    ok, enc = cv2.imencode(".jpg", np.full((16, 16, 3), 128, np.uint8),
+                           [cv2.IMWRITE_JPEG_SAMPLING_FACTOR, cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420])
+    buf = bytearray(enc.tobytes())
+    sof = buf.find(b"\xff\xc0")
+    buf[sof + 5:sof + 9] = struct.pack(">HH", height, width)
+    sos = buf.find(b"\xff\xda")
+    header = bytes(buf[:sos + 2 + int.from_bytes(buf[sos + 2:sos + 4], "big")])
+    mcus = -(-width // 16) * -(-height // 16)
+    return header + b"\x28\xa2\x8a\x00" * mcus + b"\xff\xd9"
