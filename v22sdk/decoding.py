@@ -166,6 +166,7 @@ _OPENCV_PREFIX = re.compile(r"^\[\s*[A-Z]+:\d+@[\d.]+\]\s*global\s+\S+\s+\S+\s+"
 def fold(problem: str, captured: str, limit: int = 300) -> str:
     """``problem`` with a library's captured output appended on the same line (shortened)."""
     lines = [_OPENCV_PREFIX.sub("", " ".join(ln.split())) for ln in captured.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if ln not in problem]  # what the message already quotes
     said = "; ".join(dict.fromkeys(lines))  # a message repeated per row or per frame: once
     if not said:
         return problem
