@@ -308,12 +308,21 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="with --backend ray: output folder")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
               help="with --backend ray: Ray actors")
-def run(input, modality, checkpoint, top, as_json, memory_path, no_memory, conversation, backend, out, workers):
+@click.option("--why", is_flag=True, help="explain the answer: its log-probability attributed to each named slot "
+                                          "and each part of the input (docs/explanations.md)")
+@click.option("--method", "why_method", type=click.Choice(["ig", "occlusion"]), default=None,
+              help="with --why: integrated gradients or occlusion (default: the one the deletion test chose)")
+@click.option("--plot", default=None, type=click.Path(dir_okay=False),
+              help="with --why: draw the explanation (.png, .pdf or .svg; needs matplotlib)")
+def run(input, modality, checkpoint, top, as_json, memory_path, no_memory, conversation, backend, out, workers,
+        why, why_method, plot):
     """Run the engine on INPUT (a file, or a text) and print its output, confidence and top attributes.
 
     Each run is written to the memory as a turn, and the best recall from earlier turns (what it
-    was, its score, how long ago) is shown.
+    was, its score, how long ago) is shown. With --why, the named slots and the parts of the input
+    (characters, sound segments, image regions) that drove the answer, signed.
     """
+    _check_why(input, why, why_method, plot, backend)
     if backend == "ray":
         if not out:
             raise click.UsageError("--backend ray needs --out FOLDER")
@@ -326,8 +335,67 @@ def run(input, modality, checkpoint, top, as_json, memory_path, no_memory, conve
 
     memory = False if no_memory else (memory_path or True)
     with Runner(checkpoint, memory=memory, conversation=conversation) as runner:
+        # explained first: it reads the memory as the run will, and writes nothing
+        explanation = runner.explain_answer(input, modality, method=why_method) if why else None
         result = runner.run(input, modality, top=top)
-    click.echo(json.dumps(result, ensure_ascii=False) if as_json else format_result(result))
+        if plot:
+            from .explain_view import write_plot
+
+            data, units = _decoded_input(runner, input, result["modality"])
+            write_plot(explanation, plot, data=data, units=units)
+    if explanation is not None:
+        result["why"] = explanation
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False))
+        return
+    click.echo(format_result(result))
+    if explanation is not None:
+        from .explain_view import print_explanation
+
+        print_explanation(explanation, top=max(top, 10))
+        if plot:
+            click.echo(f"picture: {plot}")
+
+
+def _check_why(source: str, why: bool, method: str | None, plot: str | None, backend: str) -> None:
+    """``--method`` and ``--plot`` need ``--why``; ``--plot`` needs a writable path with a known suffix,
+    other than the input, and matplotlib; all checked before the engine is loaded."""
+    if not why and (method or plot):
+        raise click.UsageError(f"{'--method' if method else '--plot'} explains the answer: add --why")
+    if why and backend == "ray":
+        raise click.UsageError("--why runs on one input: not available with --backend ray")
+    if plot:
+        import os
+        from pathlib import Path
+
+        from .._io import check_output_path
+        from .._paths import is_file
+
+        try:
+            target = check_output_path(plot)
+        except InputError as exc:
+            raise InputError(f"--plot {plot}", exc.problem) from None
+        if is_file(source) and target == Path(os.path.realpath(source)):
+            raise InputError(f"--plot {plot}", "is the input itself; give the picture its own file")
+        if Path(plot).suffix.lower() not in PLOT_SUFFIXES:
+            raise InputError(f"--plot {plot}", f"the file name must end in {', '.join(PLOT_SUFFIXES)} "
+                                               "(the format is taken from it)")
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise click.UsageError("--plot needs matplotlib: pip install 'v22sdk[plot]'")
+
+
+def _decoded_input(runner, source: str, modality: str):
+    """(data, units) of a file input as its plugin decodes it, for the picture; (None, {}) for a text."""
+    from pathlib import Path
+
+    from .._paths import is_file
+
+    if not is_file(source):
+        return None, {}
+    sample = runner.registry.modality(modality).load(Path(source))
+    return sample.data, dict(sample.units)
 
 
 commands = [train, eval_, run]

@@ -135,6 +135,17 @@ class Runner:
         result["seconds"] = round(time.perf_counter() - start, 4)
         return result
 
+    def explain_answer(self, source: str, modality: str | None = None, *, method: str | None = None,
+                       regions: bool | None = None, **options) -> dict[str, Any]:
+        """Why the engine answers what it does for ``source``: the log-probability of the decoded
+        answer attributed, signed, to each named slot of the input and to each token (character,
+        sound segment, image patch; image regions and short sounds also by occlusion through the
+        tokenizer). Memory is read as ``run`` reads it, never written. See
+        :mod:`v22sdk.engine.explain` for the methods (``method``: ``"ig"`` or ``"occlusion"``)."""
+        from .explain import explain_input
+
+        return explain_input(self, source, modality, method=method, regions=regions, **options)
+
     def encode(self, source: str, modality: str | None = None):
         """(sent_vec (256,) float32, attribute set) of ``source``: a memory query, nothing written."""
         import torch
