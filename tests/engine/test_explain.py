@@ -166,7 +166,7 @@ def runner(tmp_path_factory):
 @pytest.mark.parametrize("source", [str(IMAGE), str(SOUND), TEXT])
 def test_explanation_of_the_bundled_engine_is_complete_and_names_the_plugin_slots(runner, source):
     memory_before = len(runner.model.memory)
-    expl = runner.explain_answer(source)
+    expl = runner.explain_answer(source, method="ig")
     run = runner.run(source)
     assert expl["output"] == run["output"]
     assert expl["confidence"] == pytest.approx(run["confidence"], rel=1e-4, abs=1e-9)
@@ -185,7 +185,7 @@ def test_explanation_of_the_bundled_engine_is_complete_and_names_the_plugin_slot
 
 
 def test_text_tokens_are_its_characters_and_images_get_regions(runner):
-    expl = runner.explain_answer(TEXT, method="occlusion")
+    expl = runner.explain_answer(TEXT)
     assert "".join(t["char"] for t in expl["tokens"]) == TEXT
     assert expl["method"]["key"] == "occlusion" and "completeness" not in expl and "regions" not in expl
     img = runner.explain_answer(str(IMAGE))
@@ -214,7 +214,7 @@ def test_a_third_party_plugin_and_the_baseline_engine(registry, text_manifest, t
     train_engine(text_manifest, preset("tiny", engine="baseline", epochs=2, batch_size=4), out, registry=registry,
                  use_text_plugin=False)
     with Runner(out, registry) as r:
-        expl = r.explain_answer("因为下雨!", "toytext")
+        expl = r.explain_answer("因为下雨!", "toytext", method="ig")
     names = {s["name"] for s in expl["slots"]}
     assert names and names <= {"toy.mood.question", "toy.mood.exclamation", "toy.emotion.polarity",
                                 "toy.logic.cause", "toy.char.code"}
@@ -288,7 +288,7 @@ def test_explain_batch_records_its_cost_and_method():
     attr[:, 3] = [0.5, 0.25, -0.1]
     batch = TokenBatch(emb=emb, attr=attr, modality="toytext", offsets={"char": np.arange(3)})
     vocab = OutputVocab(["<pad>", "<unk>", "<eos>", "x", "y"], np.eye(5, 256, dtype=np.float32), "test")
-    out = explain_batch(SlotReader(), preset("tiny"), vocab, batch, schema, text="abc")
+    out = explain_batch(SlotReader(), preset("tiny"), vocab, batch, schema, method="ig", text="abc")
     assert out["output"] == "x" and out["slots"][0]["name"] == "toy.d"
     assert out["method"]["name"] == "integrated gradients" and out["forward_passes"] >= 2
     assert [t["char"] for t in out["tokens"]] == ["a", "b", "c"]
@@ -325,11 +325,10 @@ def test_run_why_json_and_the_terminal_view(runner):
     from v22sdk.engine.cli import run
     from v22sdk.engine.explain_view import render
 
-    r = CliRunner().invoke(run, [TEXT, "--why", "--json", "--no-memory", "--method", "occlusion"],
-                           catch_exceptions=False)
+    r = CliRunner().invoke(run, [TEXT, "--why", "--json", "--no-memory", "--method", "ig"], catch_exceptions=False)
     res = json.loads(r.output)
     why = res["why"]
-    assert why["output"] == res["output"] and why["method"]["key"] == "occlusion"
+    assert why["output"] == res["output"] and why["method"]["key"] == "ig" and why["completeness"]["slots"]
     assert {"name", "index", "value", "attribution"} <= set(why["slots"][0])
     console = Console(record=True, width=120, color_system="truecolor")
     console.print(render(why, top=5))
