@@ -397,7 +397,7 @@ def summarise(data: dict) -> tuple[dict, dict]:
                                  ("beats" if lo > 0 else "not shown") if len(per) >= 5 else "too few inputs"])
         if level == "slots" and all(m in methods for m in METHODS):
             diff = [area(r["curves"]["slots"]["occlusion"], r["curves"]["slots"]["ig"]) for r in have]
-            summary["deletion"]["ig_minus_occlusion_slots"] = dict(zip(("mean", "lo", "hi"), bootstrap(diff)))
+            summary["deletion"]["occlusion_minus_ig_slots"] = dict(zip(("mean", "lo", "hi"), bootstrap(diff)))
         summary["deletion"][level] = {"n": len(have), "curves": grid_mean, "areas": areas,
                                       "k": [0, *data["ks"][level]]}
     # sanity
@@ -455,6 +455,7 @@ def summarise(data: dict) -> tuple[dict, dict]:
                          "align": "lrrrrrr", "rows": comp_rows},
         "cost": {"columns": ["method", "inputs", "median CPU ms", "max CPU ms"], "align": "lrrr", "rows": cost_rows},
         "by_modality": by_modality_table(summary),
+        "pick": pick_table(summary),
     }
     return summary, tables
 
@@ -465,7 +466,7 @@ def area(comparison, method) -> float:
 
 
 def pick(summary: dict) -> dict:
-    d = summary["deletion"].get("ig_minus_occlusion_slots")
+    d = summary["deletion"].get("occlusion_minus_ig_slots")
     cost = summary["cost"]
     if d is None:
         return {"method": "ig", "why": "no slot deletion measured"}
@@ -475,6 +476,18 @@ def pick(summary: dict) -> dict:
         return {"method": "occlusion", "why": "larger slot area vs magnitude (paired interval below 0)"}
     cheaper = min(METHODS, key=lambda m: cost.get(m, {}).get("median_ms", float("inf")))
     return {"method": cheaper, "why": "slot areas not distinguishable; the cheaper one"}
+
+
+def pick_table(summary: dict) -> dict:
+    """The default method and the figures the rule read."""
+    d = summary["deletion"].get("occlusion_minus_ig_slots")
+    paired = fmt_ci(d["mean"], d["lo"], d["hi"]) if d else "–"
+    cost = summary["cost"]
+    ms = {m: f"{cost[m]['median_ms']:.0f}" if m in cost else "–" for m in METHODS}
+    p = summary["pick"]
+    return {"columns": ["slots: p left by occlusion − p left by ig, mean [95 % CI]", "median CPU ms ig / occlusion",
+                        "default", "why"],
+            "align": "lrll", "rows": [[paired, f"{ms['ig']} / {ms['occlusion']}", p["method"], p["why"]]]}
 
 
 def by_modality_table(summary: dict) -> dict:

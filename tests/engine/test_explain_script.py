@@ -47,11 +47,11 @@ def test_spearman_and_rankings(script):
 
 def test_the_pick_follows_the_paired_interval_then_the_cost(script):
     cost = {"ig": {"median_ms": 90.0}, "occlusion": {"median_ms": 40.0}}
-    assert script.pick({"deletion": {"ig_minus_occlusion_slots": {"mean": .1, "lo": .02, "hi": .2}},
+    assert script.pick({"deletion": {"occlusion_minus_ig_slots": {"mean": .1, "lo": .02, "hi": .2}},
                         "cost": cost})["method"] == "ig"
-    assert script.pick({"deletion": {"ig_minus_occlusion_slots": {"mean": -.1, "lo": -.2, "hi": -.01}},
+    assert script.pick({"deletion": {"occlusion_minus_ig_slots": {"mean": -.1, "lo": -.2, "hi": -.01}},
                         "cost": cost})["method"] == "occlusion"
-    assert script.pick({"deletion": {"ig_minus_occlusion_slots": {"mean": .01, "lo": -.02, "hi": .05}},
+    assert script.pick({"deletion": {"occlusion_minus_ig_slots": {"mean": .01, "lo": -.02, "hi": .05}},
                         "cost": cost})["method"] == "occlusion"
 
 
@@ -76,5 +76,5 @@ def test_a_short_run_writes_a_result_file_and_its_figure(script, tmp_path, monke
             assert all(0.0 <= p <= 1.0 for c in curves.values() for p in c)
     assert {"reinitialised", "shuffled"} == set(doc["data"]["sanity"])
     assert doc["data"]["summary"]["pick"]["method"] in ("ig", "occlusion")
-    assert set(doc["tables"]) == {"deletion", "sanity", "completeness", "cost", "by_modality"}
+    assert set(doc["tables"]) == {"deletion", "sanity", "completeness", "cost", "by_modality", "pick"}
     assert fig.read_bytes()[:4] == b"\x89PNG"
