@@ -367,3 +367,18 @@ def test_the_picture_may_not_overwrite_the_input(tmp_path, capsys):
         main(["run", str(img), "--why", "--no-memory", "--plot", str(img)])
     assert exc.value.code == 2 and "is the input itself" in capsys.readouterr().err
     assert img.read_bytes() == IMAGE.read_bytes()
+
+
+def test_why_with_the_persistent_memory_writes_only_the_run_turn(runner, tmp_path, monkeypatch):
+    from v22sdk.engine.cli import run
+    from v22sdk.memory import TieredMemory
+
+    store = tmp_path / "mem.sqlite3"
+    cli = CliRunner()
+    for _ in range(2):
+        r = cli.invoke(run, [TEXT, "--why", "--json", "--memory", str(store)], catch_exceptions=False)
+        res = json.loads(r.output)
+        assert res["why"]["output"] == res["output"]
+    with TieredMemory(store) as mem:
+        assert len(mem) == 2  # one turn per run; the explanation's many forward passes wrote nothing
+    assert res["memory"]["recall"] is not None  # the second run recalled the first, and was explained so
