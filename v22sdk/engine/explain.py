@@ -387,15 +387,8 @@ def explain_batch(model, cfg, vocab, batch, schema, *, method: str = DEFAULT_MET
         slot_scores, slot_info = slot_attribution(objective, x, n, active, method, **ig) if active else \
             (np.zeros(0), None)
         token_scores, token_info = token_attribution(objective, x, n, method, **ig)
-        want_regions = regions if regions is not None else n < REGION_BELOW_TOKENS
-        kind = region_kind(batch, sample.data) if (want_regions and sample is not None and modality) else None
-        region_rows = None
-        region_note = None
-        if kind:
-            try:
-                region_rows = region_attribution(objective, batch, cfg.max_len, modality, sample, kind, grid=grid)
-            except InputError as exc:  # the plugin refuses an occluded input (silence, a flat image …)
-                region_note = f"regions not explained: the {batch.modality} plugin refused an occluded input ({exc})"
+        wanted = regions if regions is not None else n < REGION_BELOW_TOKENS
+        region_part = _regions(objective, batch, cfg.max_len, modality, sample, grid) if wanted and sample is not None else {}
     mean = attr.mean(0)
     slots = [{"name": schema.name(s), "index": s, "value": round(float(mean[s]), 4),
               "attribution": float(a)} for s, a in zip(active, slot_scores)]
@@ -409,18 +402,25 @@ def explain_batch(model, cfg, vocab, batch, schema, *, method: str = DEFAULT_MET
     }
     if method == "ig":
         out["completeness"] = {"slots": slot_info, "tokens": token_info}
-    if region_rows is not None:
-        out["regions"] = {"kind": kind, "method": "occlusion through the tokenizer",
-                          "fill": "the image's mean value" if kind == "image" else "silence (zeros)",
-                          "cells": region_rows}
-    elif kind is None and region_note is None and want_regions and sample is not None:
-        region_note = "regions not explained: the input's tokens carry no pixel boxes or time spans"
-    if region_note:
-        out["regions_note"] = region_note
+    out.update(region_part)
     out["forward_passes"] = objective.calls
     out["seconds"] = round(time.perf_counter() - start, 4)
     out["cpu_seconds"] = round(time.process_time() - cpu, 4)
     return out
+
+
+def _regions(objective: Objective, batch, max_len: int, modality, sample, grid: int) -> dict[str, Any]:
+    """``{"regions": …}`` by occlusion through the tokenizer, or ``{"regions_note": why not}``."""
+    kind = region_kind(batch, sample.data) if modality is not None else None
+    if kind is None:
+        return {"regions_note": "regions not explained: the input's tokens carry no pixel boxes or time spans"}
+    try:
+        cells = region_attribution(objective, batch, max_len, modality, sample, kind, grid=grid)
+    except InputError as exc:  # the plugin refuses an occluded input (silence, a flat image …)
+        return {"regions_note": f"regions not explained: the {batch.modality} plugin refused an occluded input "
+                                f"({exc})"}
+    return {"regions": {"kind": kind, "method": "occlusion through the tokenizer",
+                        "fill": "the image's mean value" if kind == "image" else "silence (zeros)", "cells": cells}}
 
 
 def method_doc(method: str, steps: int | None = None) -> dict[str, Any]:
