@@ -78,3 +78,23 @@ def test_a_short_run_writes_a_result_file_and_its_figure(script, tmp_path, monke
     assert doc["data"]["summary"]["pick"]["method"] in ("ig", "occlusion")
     assert set(doc["tables"]) == {"deletion", "sanity", "completeness", "cost", "by_modality", "pick"}
     assert fig.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+def test_the_worked_examples_script_writes_pictures_and_figures(tmp_path):
+    from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
+
+    if not DEFAULT_CHECKPOINT.is_file():
+        pytest.skip("no default checkpoint")
+    pytest.importorskip("matplotlib")
+    spec = importlib.util.spec_from_file_location("explain_examples", SCRIPT.parent / "explain_examples.py")
+    examples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(examples)
+    out = tmp_path / "ex.json"
+    assert examples.main(["--img-dir", str(tmp_path), "--prefix", "x", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert [e["part"] for e in doc["data"]["examples"]] == ["vision", "audio", "text"]
+    for e in doc["data"]["examples"]:
+        assert (tmp_path / f"x-{e['part']}.png").read_bytes()[:4] == b"\x89PNG"
+        assert e["explanation"]["slots"]
+    assert [r[0] for r in doc["tables"]["examples"]["rows"]] == ["vision", "audio", "text"]

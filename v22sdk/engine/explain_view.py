@@ -60,12 +60,21 @@ def render(expl: dict[str, Any], top: int = 10):
     if comp:
         parts.append(Text(f"  slots sum {comp['sum']:+.4g} = f(input) − f(no attributes) "
                           f"{comp['f_input'] - comp['f_baseline']:+.4g}, gap {comp['gap']:+.2g}", style="dim"))
+    parts.append(Text("  " + meaning(expl), style="dim"))
     parts.append(_tokens_view(expl))
     if expl.get("regions"):
         parts.append(_regions_view(expl["regions"]))
     elif expl.get("regions_note"):
         parts.append(Text("  " + expl["regions_note"], style="dim"))
     return Group(*parts)
+
+
+def meaning(expl: dict[str, Any]) -> str:
+    """What the numbers are, in one line."""
+    if expl["method"]["key"] == "occlusion":
+        return ("attribution = log-probability of the answer lost when that part alone is removed "
+                "(tiny when the rest of the input still carries the answer; the ranking is what was tested)")
+    return "attribution = share of the log-probability gained from the empty input (they add up)"
 
 
 def _tokens_view(expl: dict[str, Any]):
@@ -184,7 +193,8 @@ def _draw_slots(ax, expl: dict[str, Any], top: int) -> None:
     ax.set_yticks(range(len(slots)))
     ax.set_yticklabels([f"{s['name']} = {s['value']:+.2f}" for s in slots], fontsize=7)
     ax.axvline(0, color="0.3", lw=0.8)
-    ax.set_xlabel("attribution (nats)", fontsize=8)
+    ax.set_xlabel("log-probability lost without it alone (nats)" if expl["method"]["key"] == "occlusion"
+                  else "attribution (nats; they add up)", fontsize=8)
     ax.set_title(f"top named slots ({len(expl['slots'])} active)", fontsize=9)
     ax.tick_params(axis="x", labelsize=7)
 

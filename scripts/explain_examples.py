@@ -1,0 +1,93 @@
+"""The worked examples of docs/explanations.md: ``run --why`` on held-out inputs, pictures and figures.
+
+    python scripts/explain_examples.py                                  # the default checkpoint
+    python scripts/explain_examples.py --checkpoint model.pt --data suite/suite.jsonl --prefix why-suite
+
+Takes the first held-out input (the checkpoint's test split) of each part of the data set (the
+manifest's ``part`` field where it has one, else each modality), explains the engine's answer
+as ``v22sdk run --why --plot`` does, and writes one picture per input (``docs/img/PREFIX-PART.png``)
+and a result file with what the docs quote (answer, confidence, top slots, strongest parts).
+Nothing is written to the user's memory (the run reads the checkpoint's own, like ``--no-memory``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def held_out_inputs(checkpoint, data, split: str) -> list[tuple[str, str, str, str]]:
+    """(part, input, modality, target) of the first ``split`` example of each part."""
+    from v22sdk.engine.checkpoint import read_checkpoint
+    from v22sdk.engine.data import read_examples
+    from v22sdk.engine.pipeline import recorded_source
+
+    doc = read_checkpoint(checkpoint)
+    info = doc.get("data", {})
+    source = Path(data or recorded_source(checkpoint, info))
+    examples = read_examples(source, modality=info.get("modality"))
+    parts = [ex.modality for ex in examples]
+    if source.suffix == ".jsonl":  # a suite manifest names each line's part
+        lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if len(lines) == len(examples) and all("part" in line for line in lines):
+            parts = [line["part"] for line in lines]
+    chosen: dict[str, tuple[str, str, str, str]] = {}
+    for i in doc["split"][split]:
+        ex = examples[i]
+        chosen.setdefault(parts[i], (parts[i], ex.input, ex.modality, ex.target))
+    return list(chosen.values())
+
+
+def main(argv=None) -> int:
+    from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    ap.add_argument("--data", default=None, help="the checkpoint's data set (default: the one it records)")
+    ap.add_argument("--split", default="test", choices=["val", "test"])
+    ap.add_argument("--method", default=None, choices=["ig", "occlusion"])
+    ap.add_argument("--img-dir", default=str(ROOT / "docs" / "img"))
+    ap.add_argument("--prefix", default="why-demo")
+    ap.add_argument("--out", default=str(ROOT / "results" / "explain" / "examples-demo.json"))
+    ap.add_argument("--top", type=int, default=5)
+    args = ap.parse_args(argv)
+    import torch
+
+    from v22sdk.engine.explain_view import write_plot
+    from v22sdk.engine.runner import Runner
+    from v22sdk.evidence import write_result
+
+    torch.set_num_threads(1)
+    rows, data = [], []
+    with Runner(args.checkpoint) as runner:
+        for part, source, modality, target in held_out_inputs(args.checkpoint, args.data, args.split):
+            expl = runner.explain_answer(source, modality, method=args.method)
+            picture = Path(args.img_dir) / f"{args.prefix}-{part}.png"
+            sample = runner.registry.modality(modality).load(source) if Path(source).is_file() else None
+            write_plot(expl, picture, data=sample.data if sample else None, units=dict(sample.units) if sample else {})
+            parts = sorted(expl.get("regions", {}).get("cells") or expl["tokens"], key=lambda c: -c["attribution"])
+            where = [c.get("at") or (f"box {c['box']}" if "box" in c else f"{c['time'][0]:.2f}-{c['time'][1]:.2f} s")
+                     for c in parts[:3]]
+            top = [f"{s['name']} {s['attribution']:+.3g}" for s in expl["slots"][:args.top]]
+            shown = Path(source).name if Path(source).is_file() else source
+            data.append({"part": part, "input": str(source), "target": target, "picture": str(picture.relative_to(ROOT))
+                         if picture.resolve().is_relative_to(ROOT) else str(picture), "explanation": expl})
+            rows.append([part, shown, target, expl["output"], f"{expl['confidence']:.3f}", ", ".join(top),
+                         "; ".join(where)])
+            print(f"{part}: {shown} → {expl['output']!r} ({expl['confidence']:.3f}); {', '.join(top)}", flush=True)
+    write_result(args.out, {"checkpoint": args.checkpoint, "method": args.method, "examples": data},
+                 tables={"examples": {"columns": ["part", "input", "target", "answer", "confidence",
+                                                  f"top {args.top} slots (attribution, nats)",
+                                                  "strongest parts"], "rows": rows}},
+                 name="explanation-examples")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
