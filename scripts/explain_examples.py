@@ -13,12 +13,14 @@ Nothing is written to the user's memory (the run reads the checkpoint's own, lik
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from explain_faithfulness import example_parts  # noqa: E402  (one reading of a suite's parts)
 
 
 def held_out_inputs(checkpoint, data, split: str) -> list[tuple[str, str, str, str]]:
@@ -29,13 +31,11 @@ def held_out_inputs(checkpoint, data, split: str) -> list[tuple[str, str, str, s
 
     doc = read_checkpoint(checkpoint)
     info = doc.get("data", {})
+    if info.get("sample") is not None:
+        raise SystemExit(f"{checkpoint} was trained on a sample of its data: give the held-out inputs by hand")
     source = Path(data or recorded_source(checkpoint, info))
     examples = read_examples(source, modality=info.get("modality"))
-    parts = [ex.modality for ex in examples]
-    if source.suffix == ".jsonl":  # a suite manifest names each line's part
-        lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
-        if len(lines) == len(examples) and all("part" in line for line in lines):
-            parts = [line["part"] for line in lines]
+    parts = example_parts(source, examples)
     chosen: dict[str, tuple[str, str, str, str]] = {}
     for i in doc["split"][split]:
         ex = examples[i]

@@ -41,7 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 #: fixed before the run (pre-registration); the result file repeats it
 CRITERION = {
-    "inputs": "the checkpoint's held-out split (--split, default test); --limit N per modality keeps the first N",
+    "inputs": "the checkpoint's held-out split (--split, default test); --limit N keeps a seeded sample (seed 0) of "
+              "N per part of the data set (the manifest's part field, else the modality), in split order",
     "answer": "the trained engine's decoded answer, held fixed for every model and variant",
     "score": "probability of the held answer (product over its positions, <eos> included)",
     "k_slots": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32],
@@ -76,6 +77,7 @@ class Case:
 
     index: int
     modality: str
+    part: str
     source: str
     batch: object
     schema: object
@@ -117,6 +119,28 @@ def fmt_ci(m: float, lo: float, hi: float, digits: int = 3) -> str:
 
 
 # -- loading ----------------------------------------------------------------------------------------
+def example_parts(source, examples) -> list[str]:
+    """The part of each example: a suite manifest's ``part`` field, else the example's modality."""
+    source = Path(source)
+    if source.suffix == ".jsonl":
+        lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if len(lines) == len(examples) and all("part" in line for line in lines):
+            return [str(line["part"]) for line in lines]
+    return [ex.modality for ex in examples]
+
+
+def held_out(indices, parts: list[str], limit: int | None, seed: int = 0) -> list[int]:
+    """``indices`` (split order), or a seeded sample of at most ``limit`` per part, kept in split order."""
+    if limit is None:
+        return list(indices)
+    rng = np.random.default_rng(seed)
+    keep: set[int] = set()
+    for part in sorted({parts[i] for i in indices}):
+        mine = [i for i in indices if parts[i] == part]
+        keep.update(mine if len(mine) <= limit else rng.choice(mine, size=limit, replace=False).tolist())
+    return [i for i in indices if i in keep]
+
+
 def load_cases(checkpoint, data, split: str, limit: int | None):
     from v22sdk.engine.checkpoint import load_checkpoint
     from v22sdk.engine.data import load_dataset
@@ -131,15 +155,12 @@ def load_cases(checkpoint, data, split: str, limit: int | None):
     if "identity" in info and ds.identity != info["identity"]:
         raise SystemExit(f"{source} is not the data set {checkpoint} was trained on (its split does not apply)")
     registry = get_registry()
-    taken: dict[str, int] = {}
+    parts = example_parts(source, ds.examples) if info.get("sample") is None else [ex.modality for ex in ds.examples]
     cases = []
-    for i in doc["split"][split]:
+    for i in held_out(doc["split"][split], parts, limit):
         ex, batch = ds.examples[i], ds.batches[i]
-        if limit is not None and taken.get(ex.modality, 0) >= limit:
-            continue
-        taken[ex.modality] = taken.get(ex.modality, 0) + 1
         plugin = registry.modality(ex.modality)
-        case = Case(i, ex.modality, ex.input if ex.is_file else ex.input, batch, type(plugin).schema, plugin)
+        case = Case(i, ex.modality, parts[i], ex.input, batch, type(plugin).schema, plugin)
         if ex.is_file:
             case.sample = plugin.load(ex.input)
             case.kind = region_kind(batch, case.sample.data)
@@ -310,11 +331,11 @@ def run(args) -> dict:
         a = attributions(model, cfg, case, objective, x, n, active)
         curves = deletion(model, cfg, case, objective, x, n, active, a, ks, orders, seed=c)
         trained.append((answer, a))
-        per_input.append({"index": case.index, "modality": case.modality, "answer": answer.text,
+        per_input.append({"index": case.index, "modality": case.modality, "part": case.part, "answer": answer.text,
                           "log_prob": answer.log_prob, "tokens": n, "active_slots": len(active),
                           "regions": len(a.get(("regions", "occlusion"), [])), "curves": curves,
                           "completeness": a["completeness"], "cpu": a["cpu"]})
-        print(f"[{c + 1}/{len(cases)}] {case.modality} {answer.text!r} ({time.time() - t0:.0f} s)", flush=True)
+        print(f"[{c + 1}/{len(cases)}] {case.part} {answer.text!r} ({time.time() - t0:.0f} s)", flush=True)
     sanity = {}
     t = time.time()
     shuffled, fit = shuffled_target_model(cfg, vocab, ds, doc, args.shuffled_epochs, cfg.seed + 7)
@@ -388,8 +409,8 @@ def summarise(data: dict) -> tuple[dict, dict]:
                 mean, lo, hi = bootstrap(per)
                 areas[f"{m} vs {vs}"] = {"mean": mean, "lo": lo, "hi": hi, "n": len(per), "beats": lo > 0}
                 by_mod = {}
-                for mod in sorted({r["modality"] for r in have}):
-                    sub = [a for a, r in zip(per, have) if r["modality"] == mod]
+                for mod in sorted({r.get("part", r["modality"]) for r in have}):
+                    sub = [a for a, r in zip(per, have) if r.get("part", r["modality"]) == mod]
                     bm, bl, bh = bootstrap(sub)
                     by_mod[mod] = {"mean": bm, "lo": bl, "hi": bh, "n": len(sub)}
                 areas[f"{m} vs {vs}"]["by_modality"] = by_mod
@@ -498,7 +519,7 @@ def by_modality_table(summary: dict) -> dict:
         for key, area in d["areas"].items():
             for mod, a in area["by_modality"].items():
                 rows.append([level, key, mod, str(a["n"]), fmt_ci(a["mean"], a["lo"], a["hi"])])
-    return {"columns": ["level", "ranking", "modality", "inputs", "area, mean [95 % CI]"], "align": "lllrl",
+    return {"columns": ["level", "ranking", "part", "inputs", "area, mean [95 % CI]"], "align": "lllrl",
             "rows": rows}
 
 
@@ -554,7 +575,7 @@ def main(argv=None) -> int:
     ap.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
     ap.add_argument("--data", default=None, help="the checkpoint's data set (default: the one it records)")
     ap.add_argument("--split", default="test", choices=["val", "test"])
-    ap.add_argument("--limit", type=int, default=None, help="at most N held-out inputs per modality")
+    ap.add_argument("--limit", type=int, default=None, help="a seeded sample of at most N held-out inputs per part")
     ap.add_argument("--shuffled-epochs", type=int, default=150, help="epochs of the shuffled-target engine")
     ap.add_argument("--out", default=str(ROOT / "results" / "explain" / "faithfulness.json"))
     ap.add_argument("--figure", default=None, help="also draw the deletion curves (PNG) from the result file")

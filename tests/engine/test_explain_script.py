@@ -98,3 +98,24 @@ def test_the_worked_examples_script_writes_pictures_and_figures(tmp_path):
         assert (tmp_path / f"x-{e['part']}.png").read_bytes()[:4] == b"\x89PNG"
         assert e["explanation"]["slots"]
     assert [r[0] for r in doc["tables"]["examples"]["rows"]] == ["vision", "audio", "text"]
+
+
+def test_held_out_inputs_are_a_seeded_sample_per_part_in_split_order(script):
+    parts = ["a"] * 10 + ["b"] * 3
+    indices = list(range(13))[::-1]
+    kept = script.held_out(indices, parts, limit=4)
+    assert kept == script.held_out(indices, parts, limit=4)  # seeded
+    assert sum(parts[i] == "a" for i in kept) == 4 and sum(parts[i] == "b" for i in kept) == 3
+    assert kept == [i for i in indices if i in kept]  # split order kept
+    assert script.held_out(indices, parts, None) == indices
+    assert [i for i in kept if parts[i] == "a"] != [9, 8, 7, 6]  # a sample, not the first four in split order
+
+
+def test_parts_come_from_a_suite_manifest(script, tmp_path):
+    from types import SimpleNamespace
+
+    exs = [SimpleNamespace(modality="audio"), SimpleNamespace(modality="text")]
+    m = tmp_path / "s.jsonl"
+    m.write_text('{"input": "a.wav", "part": "speech"}\n{"input": "x", "part": "text"}\n', encoding="utf-8")
+    assert script.example_parts(m, exs) == ["speech", "text"]
+    assert script.example_parts(tmp_path / "pairs.tsv", exs) == ["audio", "text"]
