@@ -44,7 +44,9 @@ CRITERION = {
     "inputs": "the checkpoint's held-out split (--split, default test); --limit N keeps a seeded sample (seed 0) of "
               "N per part of the data set (the manifest's part field, else the modality), in split order",
     "answer": "the trained engine's decoded answer, held fixed for every model and variant",
-    "score": "probability of the held answer (product over its positions, <eos> included)",
+    "score": "probability of the held answer as run reports it (product over its positions, <eos> included, of the "
+             "softmax of the logits divided by the checkpoint's calibration temperature, 1 without; the "
+             "comparison engines of the sanity checks use 1)",
     "k_slots": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32],
     "k_tokens": [1, 2, 3, 4, 6, 8],
     "k_regions": [1, 2, 3, 4, 6, 8, 12, 16],
@@ -84,6 +86,7 @@ class Case:
     plugin: object
     sample: object = None
     kind: str | None = None
+    temperature: float = 1.0  # the checkpoint's calibration of this modality
 
 
 # -- statistics ----------------------------------------------------------------------------------
@@ -142,25 +145,26 @@ def held_out(indices, parts: list[str], limit: int | None, seed: int = 0) -> lis
 
 
 def load_cases(checkpoint, data, split: str, limit: int | None):
-    from v22sdk.engine.checkpoint import load_checkpoint
     from v22sdk.engine.data import load_dataset
     from v22sdk.engine.explain import region_kind
     from v22sdk.engine.pipeline import recorded_source
-    from v22sdk.plugins import get_registry
+    from v22sdk.engine.runner import Runner
 
-    model, cfg, vocab, doc = load_checkpoint(checkpoint)
+    runner = Runner(checkpoint)
+    model, cfg, vocab, doc, registry = runner.model, runner.cfg, runner.vocab, runner.doc, runner.registry
+    temperature = getattr(runner, "temperature_of", lambda modality: 1.0)
     info = doc.get("data", {})
     source = data or recorded_source(checkpoint, info)
     ds = load_dataset(source, sample=info.get("sample"), seed=cfg.seed, cache=False, modality=info.get("modality"))
     if "identity" in info and ds.identity != info["identity"]:
         raise SystemExit(f"{source} is not the data set {checkpoint} was trained on (its split does not apply)")
-    registry = get_registry()
     parts = example_parts(source, ds.examples) if info.get("sample") is None else [ex.modality for ex in ds.examples]
     cases = []
     for i in held_out(doc["split"][split], parts, limit):
         ex, batch = ds.examples[i], ds.batches[i]
         plugin = registry.modality(ex.modality)
-        case = Case(i, ex.modality, parts[i], ex.input, batch, type(plugin).schema, plugin)
+        case = Case(i, ex.modality, parts[i], ex.input, batch, type(plugin).schema, plugin,
+                    temperature=float(temperature(ex.modality)))
         if ex.is_file:
             case.sample = plugin.load(ex.input)
             case.kind = region_kind(batch, case.sample.data)
@@ -170,19 +174,22 @@ def load_cases(checkpoint, data, split: str, limit: int | None):
 
 # -- attributions -------------------------------------------------------------------------------------
 def setup(model, cfg, vocab, case, answer_ids=None):
-    """(objective, x, n, active slots, answer) for one case and model (answer decoded unless given)."""
+    """(objective, x, n, active slots, answer) for one case and model (answer decoded unless given).
+    The trained engine's answer is scored with the checkpoint's calibration; another engine's
+    (``answer_ids`` given) without."""
     from v22sdk.engine.data import to_tensors
     from v22sdk.engine.explain import Objective, decode_answer, schema_attr_sets
 
     tokens, mask = to_tensors([case.batch], cfg.max_len)
     sets = schema_attr_sets(case.schema)
-    answer = decode_answer(model, tokens, mask, vocab, sets(tokens)) if answer_ids is None else None
+    temperature = case.temperature if answer_ids is None else 1.0
+    answer = decode_answer(model, tokens, mask, vocab, sets(tokens), temperature) if answer_ids is None else None
     ids = answer.ids if answer is not None else answer_ids
     n = int(mask.sum())
     x = tokens[0]
     attr = x[:n, 256:].numpy()
     active = [int(s) for s in case.schema.indices if np.any(attr[:, s] != 0)]
-    return Objective(model, mask, ids, sets), x, n, active, answer
+    return Objective(model, mask, ids, sets, temperature=temperature), x, n, active, answer
 
 
 def attributions(model, cfg, case, objective, x, n, active) -> dict:

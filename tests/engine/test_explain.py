@@ -382,3 +382,15 @@ def test_why_with_the_persistent_memory_writes_only_the_run_turn(runner, tmp_pat
     with TieredMemory(store) as mem:
         assert len(mem) == 2  # one turn per run; the explanation's many forward passes wrote nothing
     assert res["memory"]["recall"] is not None  # the second run recalled the first, and was explained so
+
+
+def test_the_explained_log_probability_follows_the_calibration_temperature():
+    model = SlotReader()
+    x, mask = _toy_input()
+    plain = Objective(model, mask, [3, 2], None).values(x.unsqueeze(0))[0]
+    hot = Objective(model, mask, [3, 2], None, temperature=2.0).values(x.unsqueeze(0))[0]
+    logits = model(x.unsqueeze(0), mask.unsqueeze(0))["logits"][0].double()
+    expected = sum(float(torch.log_softmax(logits[i] / 2.0, -1)[t]) for i, t in enumerate([3, 2]))
+    assert hot == pytest.approx(expected, abs=1e-12) and hot != pytest.approx(plain)
+    _, info = slot_attribution(Objective(model, mask, [3, 2], None, temperature=2.0), x, 3, [3, 7], "ig")
+    assert info["within_tolerance"] and info["f_input"] == pytest.approx(hot)

@@ -94,13 +94,15 @@ class Objective:
     """f(tokens) = the log-probability of one fixed answer, for a batch of variants of one input.
 
     ``mask`` (L,) bool marks the input's real tokens; ``attr_set`` maps a token batch (S, L, 640)
-    to the attribute sets the engine reads (memory scoring), as ``run`` computes them. Calls are
-    chunked (``chunk`` variants per forward pass); memory is read, never written.
+    to the attribute sets the engine reads (memory scoring), as ``run`` computes them. The logits
+    are divided by ``temperature`` (the checkpoint's calibration, as ``run``'s confidence is). Calls
+    are chunked (``chunk`` variants per forward pass); memory is read, never written.
     """
 
     def __init__(self, model, mask: torch.Tensor, answer_ids: Sequence[int],
-                 attr_sets: Callable[[torch.Tensor], list[frozenset[str]]] | None, chunk: int = 64):
-        self.model, self.mask, self.chunk = model, mask, chunk
+                 attr_sets: Callable[[torch.Tensor], list[frozenset[str]]] | None, chunk: int = 64,
+                 temperature: float = 1.0):
+        self.model, self.mask, self.chunk, self.temperature = model, mask, chunk, float(temperature)
         self.ids = torch.as_tensor(list(answer_ids), dtype=torch.long)
         self.attr_sets = attr_sets
         self.calls = 0  # forward passes, for the cost report
@@ -111,7 +113,7 @@ class Objective:
         self.calls += 1
         logits = self.model(tokens, self.mask.expand(s, -1) if masks is None else masks, sets)["logits"]
         n = len(self.ids)
-        logp = torch.log_softmax(logits[:, :n].double(), -1)
+        logp = torch.log_softmax(logits[:, :n].double() / self.temperature, -1)
         return logp.gather(-1, self.ids.view(1, n, 1).expand(s, n, 1)).squeeze(-1).sum(-1)   # (S,)
 
     def values(self, tokens: torch.Tensor, masks: torch.Tensor | None = None) -> np.ndarray:
@@ -158,15 +160,17 @@ def read_only(model):
         model.train(was_training)
 
 
-def decode_answer(model, tokens: torch.Tensor, mask: torch.Tensor, vocab, attr_sets=None) -> Answer:
-    """The answer ``run`` prints for one input (tokens (1, L, 640)), with its float64 log-probability."""
+def decode_answer(model, tokens: torch.Tensor, mask: torch.Tensor, vocab, attr_sets=None,
+                  temperature: float = 1.0) -> Answer:
+    """The answer ``run`` decodes for one input (tokens (1, L, 640)), with its float64 log-probability
+    (logits divided by ``temperature``, the checkpoint's calibration: the log of ``run``'s confidence)."""
     from .vocab import EOS, PAD
 
     with torch.no_grad():
         logits = model(tokens, mask, attr_sets)["logits"][0]                               # (P, V)
     ids = logits.argmax(-1).tolist()
     n = next((i + 1 for i, t in enumerate(ids) if t in (PAD, EOS)), len(ids))
-    logp = torch.log_softmax(logits.double(), -1)
+    logp = torch.log_softmax(logits.double() / float(temperature), -1)
     return Answer(vocab.decode(ids), tuple(ids[:n]), float(logp[torch.arange(n), ids[:n]].sum()))
 
 
@@ -361,13 +365,14 @@ def region_attribution(objective: Objective, batch, max_len: int, modality, samp
 # -- one input end to end --------------------------------------------------------------------------
 def explain_batch(model, cfg, vocab, batch, schema, *, method: str = DEFAULT_METHOD, sample=None, modality=None,
                   regions: bool | None = None, steps: int = 32, max_steps: int = 256, grid: int = REGION_GRID,
-                  text: str | None = None) -> dict[str, Any]:
+                  text: str | None = None, temperature: float = 1.0) -> dict[str, Any]:
     """The explanation of the engine's answer for one token batch (see the module docstring).
 
     ``schema`` names the slots (the modality plugin's own :class:`~v22sdk.schema.AttributeSchema`).
     ``sample`` (the decoded input, from ``modality.load``) and ``modality`` enable region occlusion:
     ``regions=None`` does it when the input has fewer than :data:`REGION_BELOW_TOKENS` tokens.
-    ``text`` (the NFC input text) labels character tokens. Returns a JSON-ready dict.
+    ``text`` (the NFC input text) labels character tokens; ``temperature`` is the checkpoint's
+    calibration of this modality (1: none). Returns a JSON-ready dict.
     """
     from .data import to_tensors
 
@@ -378,8 +383,8 @@ def explain_batch(model, cfg, vocab, batch, schema, *, method: str = DEFAULT_MET
     n = int(mask.sum())
     sets = schema_attr_sets(schema)
     with read_only(model):
-        answer = decode_answer(model, tokens, mask, vocab, sets(tokens))
-        objective = Objective(model, mask, answer.ids, sets)
+        answer = decode_answer(model, tokens, mask, vocab, sets(tokens), temperature)
+        objective = Objective(model, mask, answer.ids, sets, temperature=temperature)
         x = tokens[0]
         attr = x[:n, 256:].numpy()
         active = [int(s) for s in schema.indices if np.any(attr[:, s] != 0)]
@@ -395,7 +400,7 @@ def explain_batch(model, cfg, vocab, batch, schema, *, method: str = DEFAULT_MET
     slots.sort(key=lambda r: (-abs(r["attribution"]), r["index"]))
     out: dict[str, Any] = {
         "output": answer.text, "log_prob": answer.log_prob, "confidence": math.exp(answer.log_prob),
-        "method": method_doc(method, steps=(slot_info or token_info or {}).get("steps")),
+        "method": method_doc(method, steps=(slot_info or token_info or {}).get("steps"), temperature=temperature),
         "slots": slots, "tokens": [{**token_place(batch, i, text), "attribution": float(a)}
                                    for i, a in enumerate(token_scores)],
         "tokens_read": n, "tokens_total": len(batch),
@@ -423,12 +428,13 @@ def _regions(objective: Objective, batch, max_len: int, modality, sample, grid: 
                         "fill": "the image's mean value" if kind == "image" else "silence (zeros)", "cells": cells}}
 
 
-def method_doc(method: str, steps: int | None = None) -> dict[str, Any]:
+def method_doc(method: str, steps: int | None = None, temperature: float = 1.0) -> dict[str, Any]:
     """The method's name and baselines, as reported with every explanation."""
+    calibrated = f", logits divided by the calibration temperature {temperature:.4g}" if temperature != 1.0 else ""
     doc = {"key": method, "name": _METHOD_NAMES[method],
            "slot_baseline": "the slot at 0 in every token (embeddings kept)",
            "token_baseline": "the all-zero token (kept in place)",
-           "explained": "log-probability of the decoded answer (held fixed)"}
+           "explained": f"log-probability of the decoded answer (held fixed){calibrated}"}
     if method == "ig" and steps:
         doc["steps"] = steps
     return doc
@@ -478,6 +484,8 @@ def explain_input(runner, source: str, modality: str | None = None, *, method: s
     text = None if from_file else unicodedata.normalize("NFC", source)
     out = {"input": display(source), "modality": batch.modality, "engine": runner.cfg.engine,
            "checkpoint": str(runner.path)}
+    temperature = runner.temperature_of(batch.modality) if hasattr(runner, "temperature_of") else 1.0
     out.update(explain_batch(runner.model, runner.cfg, runner.vocab, batch, schema, method=method or DEFAULT_METHOD,
-                             sample=sample, modality=plugin, regions=regions, text=text, **options))
+                             sample=sample, modality=plugin, regions=regions, text=text, temperature=temperature,
+                             **options))
     return out
