@@ -41,7 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 #: fixed before the run (pre-registration); the result file repeats it
 CRITERION = {
-    "inputs": "the checkpoint's held-out split (--split, default test); --limit N keeps a seeded sample (seed 0) of "
+    "inputs": "the checkpoint's held-out split (--split, default test; for another build of its data set, the split "
+              "the manifest pins); --limit N keeps a seeded sample (seed 0) of "
               "N per part of the data set (the manifest's part field, else the modality), in split order",
     "answer": "the trained engine's decoded answer, held fixed for every model and variant",
     "score": "probability of the held answer as run reports it (product over its positions, <eos> included, of the "
@@ -156,11 +157,10 @@ def load_cases(checkpoint, data, split: str, limit: int | None):
     info = doc.get("data", {})
     source = data or recorded_source(checkpoint, info)
     ds = load_dataset(source, sample=info.get("sample"), seed=cfg.seed, cache=False, modality=info.get("modality"))
-    if "identity" in info and ds.identity != info["identity"]:
-        raise SystemExit(f"{source} is not the data set {checkpoint} was trained on (its split does not apply)")
+    splits = data_splits(ds, doc, info, source, checkpoint)
     parts = example_parts(source, ds.examples) if info.get("sample") is None else [ex.modality for ex in ds.examples]
     cases = []
-    for i in held_out(doc["split"][split], parts, limit):
+    for i in held_out(splits[split], parts, limit):
         ex, batch = ds.examples[i], ds.batches[i]
         plugin = registry.modality(ex.modality)
         case = Case(i, ex.modality, parts[i], ex.input, batch, type(plugin).schema, plugin,
@@ -169,7 +169,21 @@ def load_cases(checkpoint, data, split: str, limit: int | None):
             case.sample = plugin.load(ex.input)
             case.kind = region_kind(batch, case.sample.data)
         cases.append(case)
-    return model, cfg, vocab, doc, ds, cases, str(source)
+    return model, cfg, vocab, splits, ds, cases, str(source)
+
+
+def data_splits(ds, doc, info, source, checkpoint) -> dict[str, list[int]]:
+    """The checkpoint's recorded split of its data set; for another build of it (a data suite rebuilt
+    here, or with augmented copies the checkpoint also trained on), the split each manifest line
+    pins (``"split"``), which the checkpoint's training used."""
+    if "identity" not in info or ds.identity == info["identity"]:
+        return {k: list(v) for k, v in doc["split"].items()}
+    pinned = [ex.split for ex in ds.examples]
+    if any(p not in ("train", "val", "test") for p in pinned):
+        raise SystemExit(f"{source} is not the data set {checkpoint} was trained on, and its lines do not pin "
+                         "their split: the held-out inputs are unknown")
+    print(f"note: {source} is another build of the checkpoint's data; using the split its manifest pins", flush=True)
+    return {name: [i for i, p in enumerate(pinned) if p == name] for name in ("train", "val", "test")}
 
 
 # -- attributions -------------------------------------------------------------------------------------
@@ -298,18 +312,18 @@ def reinitialised(cfg, vocab, seed: int):
     return model
 
 
-def shuffled_target_model(cfg, vocab, ds, doc, epochs: int, seed: int):
+def shuffled_target_model(cfg, vocab, ds, splits, epochs: int, seed: int):
     """The engine trained as the checkpoint was, on its train split with the targets permuted among
     the training examples (same vocabulary, so the held answer's ids mean the same characters)."""
     from v22sdk.engine.train import Trainer
 
-    train = list(doc["split"]["train"])
+    train = list(splits["train"])
     perm = np.random.default_rng(seed).permutation(len(train))
     examples = list(ds.examples)
     for i, j in zip(train, perm):
         examples[i] = dataclasses.replace(ds.examples[i], target=ds.examples[train[j]].target)
     shuffled = dataclasses.replace(ds, examples=examples)
-    held = list(doc["split"].get("test", []))
+    held = list(splits.get("test", []))
     trainer = Trainer(cfg.replace(epochs=epochs), shuffled, {"train": train, **({"test": held} if held else {})},
                       vocab)
     trainer.fit()
@@ -325,7 +339,7 @@ def run(args) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    model, cfg, vocab, doc, ds, cases, source = load_cases(args.checkpoint, args.data, args.split, args.limit)
+    model, cfg, vocab, splits, ds, cases, source = load_cases(args.checkpoint, args.data, args.split, args.limit)
     if not cases:
         raise SystemExit(f"the {args.split} split of {args.checkpoint} is empty")
     ks = {"slots": CRITERION["k_slots"], "tokens": CRITERION["k_tokens"], "regions": CRITERION["k_regions"]}
@@ -345,7 +359,7 @@ def run(args) -> dict:
         print(f"[{c + 1}/{len(cases)}] {case.part} {answer.text!r} ({time.time() - t0:.0f} s)", flush=True)
     sanity = {}
     t = time.time()
-    shuffled, fit = shuffled_target_model(cfg, vocab, ds, doc, args.shuffled_epochs, cfg.seed + 7)
+    shuffled, fit = shuffled_target_model(cfg, vocab, ds, splits, args.shuffled_epochs, cfg.seed + 7)
     print(f"shuffled-target engine trained ({time.time() - t:.0f} s)", flush=True)
     for name, other in (("reinitialised", reinitialised(cfg, vocab, cfg.seed + 1)), ("shuffled", shuffled)):
         rows = []

@@ -119,3 +119,16 @@ def test_parts_come_from_a_suite_manifest(script, tmp_path):
     m.write_text('{"input": "a.wav", "part": "speech"}\n{"input": "x", "part": "text"}\n', encoding="utf-8")
     assert script.example_parts(m, exs) == ["speech", "text"]
     assert script.example_parts(tmp_path / "pairs.tsv", exs) == ["audio", "text"]
+
+
+def test_another_build_of_the_data_uses_the_split_its_manifest_pins(script):
+    from types import SimpleNamespace
+
+    ds = SimpleNamespace(identity="other", examples=[SimpleNamespace(split=s) for s in
+                                                     ("train", "test", "val", "train", "test")])
+    doc = {"split": {"train": [0], "val": [], "test": [4]}}
+    assert script.data_splits(ds, doc, {"identity": "other"}, "s", "c") == {"train": [0], "val": [], "test": [4]}
+    assert script.data_splits(ds, doc, {"identity": "mine"}, "s", "c") == {"train": [0, 3], "val": [2], "test": [1, 4]}
+    ds.examples[0].split = None
+    with pytest.raises(SystemExit, match="do not pin"):
+        script.data_splits(ds, doc, {"identity": "mine"}, "s", "c")
