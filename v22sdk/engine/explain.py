@@ -4,7 +4,8 @@ The quantity explained. For input tokens ``x`` (L, 640) the engine decodes an an
 ``a = (a_0 … a_{n-1})`` (the argmax character of each P6 position up to and including the first
 ``<eos>``, at most P positions). Its log-probability
 
-    f(x) = Σ_i log softmax(logits(x))_i [a_i]          (the log of the ``confidence`` ``run`` prints)
+    f(x) = Σ_i log softmax(logits(x) / T)_i [a_i]      (the log of the ``confidence`` ``run`` prints;
+                                                         T: the checkpoint's calibration, 1 without)
 
 is what every attribution divides up, with the answer **held fixed**: a positive attribution
 says a part of the input raised the probability of *this* answer, a negative one that it lowered
@@ -25,12 +26,12 @@ What "absent" means (the baselines):
 Two methods, both signed, both over the same baselines:
 
 * ``"ig"``: integrated gradients (Sundararajan et al., 2017) along the straight path from the
-  baseline to the input, midpoint rule. For slots the path moves the attribute half only (the
-  embeddings stay), so the slot attributions sum to f(x) − f(x with every slot 0); for tokens
-  it moves whole tokens, so the token attributions sum to f(x) − f(every token 0). The
-  difference between the sum and that change is the *completeness gap*; the number of steps is
-  doubled (up to ``max_steps``) until the gap is within :data:`IG_TOLERANCE`, and the gap is
-  reported either way. Engines are not exactly path-integrable everywhere: V22's gate
+  baseline to the input (adaptive trapezoid rule, :func:`integrated_gradients`). For slots the
+  path moves the attribute half only (the embeddings stay), so the slot attributions sum to
+  f(x) − f(x with every slot 0); for tokens it moves whole tokens, so the token attributions sum
+  to f(x) − f(every token 0). The difference between the sum and that change is the
+  *completeness gap*; intervals are halved where it lies until it is within
+  :data:`IG_TOLERANCE` (or the budget is spent), and it is reported either way. Engines are not exactly path-integrable everywhere: V22's gate
   statistics and P3-L's attention statistics are computed without gradient and its memory read
   is a detached top-1 lookup, so a small remainder of the change is not carried by gradients
   (measured in ``docs/explanations.md``).
