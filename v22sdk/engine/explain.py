@@ -189,6 +189,10 @@ def schema_attr_sets(schema) -> Callable[[torch.Tensor], list[frozenset[str]]]:
 
 
 # -- the two methods -------------------------------------------------------------------------------
+#: the path parameter α at which "just off the baseline" is measured, for the jump reported with an incomplete path
+JUST_OFF_BASELINE = 1e-9
+
+
 def integrated_gradients(objective: Objective, x: torch.Tensor, baseline: torch.Tensor, *, steps: int = 32,
                          max_steps: int = 256, tolerance: tuple[float, float] = IG_TOLERANCE
                          ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -201,7 +205,10 @@ def integrated_gradients(objective: Objective, x: torch.Tensor, baseline: torch.
     holding most of it are halved (at most ``max_steps`` intervals in all; none shorter than
     2⁻¹²: a jump of f, where a gradient-free part of the engine switches, cannot be refined away
     and stays in the reported gap). Returns the attributions and ``{"steps" (intervals),
-    "f_input", "f_baseline", "sum", "gap", "within_tolerance"}``.
+    "f_input", "f_baseline", "sum", "gap", "within_tolerance"}``; when the gap is over the
+    tolerance, also ``"jump_off_baseline"``: f at α = 10⁻⁹ minus f at the baseline. V22's P3-L reads
+    which slots fired (non-zero), so f jumps when the path leaves an all-zero baseline; no
+    gradient sees that jump, and it is most of the gap (``docs/explanations.md``).
     """
     diff = (x - baseline).double()
     base64 = baseline.double()
@@ -238,8 +245,12 @@ def integrated_gradients(objective: Objective, x: torch.Tensor, baseline: torch.
                 break
         evaluate(worst)
     attributions = np.sum(parts, axis=0) * d
-    return attributions, {"steps": len(intervals), "f_input": f_x, "f_baseline": f_b,
-                          "sum": float(attributions.sum()), "gap": float(gap), "within_tolerance": bool(ok)}
+    info = {"steps": len(intervals), "f_input": f_x, "f_baseline": f_b, "sum": float(attributions.sum()),
+            "gap": float(gap), "within_tolerance": bool(ok)}
+    if not ok:  # how much of the gap is a jump on leaving the baseline (a gradient-free switch at α = 0⁺)
+        f_start = float(objective.values((base64 + JUST_OFF_BASELINE * diff).to(x.dtype).unsqueeze(0))[0])
+        info["jump_off_baseline"] = f_start - f_b
+    return attributions, info
 
 
 def occlusion(objective: Objective, x: torch.Tensor, variants: torch.Tensor) -> np.ndarray:
@@ -400,7 +411,7 @@ def explain_batch(model, cfg, vocab, batch, schema, *, method: str = DEFAULT_MET
               "attribution": float(a)} for s, a in zip(active, slot_scores)]
     slots.sort(key=lambda r: (-abs(r["attribution"]), r["index"]))
     out: dict[str, Any] = {
-        "output": answer.text, "log_prob": answer.log_prob, "confidence": math.exp(answer.log_prob),
+        "decoded": answer.text, "log_prob": answer.log_prob, "confidence": math.exp(answer.log_prob),
         "method": method_doc(method, steps=(slot_info or token_info or {}).get("steps"), temperature=temperature),
         "slots": slots, "tokens": [{**token_place(batch, i, text), "attribution": float(a)}
                                    for i, a in enumerate(token_scores)],
@@ -489,4 +500,6 @@ def explain_input(runner, source: str, modality: str | None = None, *, method: s
     out.update(explain_batch(runner.model, runner.cfg, runner.vocab, batch, schema, method=method or DEFAULT_METHOD,
                              sample=sample, modality=plugin, regions=regions, text=text, temperature=temperature,
                              **options))
+    # run's open-set verdict (None without one): an unfamiliar input's answer is withheld by run, explained here
+    out["familiar"] = runner.judge([batch])[0]["familiar"] if getattr(runner, "open_set", None) is not None else None
     return out

@@ -39,10 +39,13 @@ def render(expl: dict[str, Any], top: int = 10):
 
     parts: list[Any] = []
     method = expl["method"]
-    head = Text.assemble(("why ", "bold"), (repr(expl["output"]), "bold"),
+    head = Text.assemble(("why ", "bold"), (repr(expl["decoded"]), "bold"),
                          f"  log-probability {expl['log_prob']:.4g}, {method['name']}"
                          + (f" ({method['steps']} intervals)" if method.get("steps") else ""))
     parts.append(head)
+    if expl.get("familiar") is False:
+        parts.append(Text("  the input is unfamiliar to the checkpoint: run withholds this answer; explained is the "
+                          "answer the engine decoded", style="yellow"))
     slots = expl["slots"][:top]
     if slots:
         scale = max(abs(s["attribution"]) for s in slots)
@@ -164,8 +167,10 @@ def write_plot(expl: dict[str, Any], path: str | Path, *, data: Any = None, unit
     try:
         _draw_input(fig, grid, expl, data, units or {})
         _draw_slots(fig.add_subplot(grid[:, 1]), expl, top)
-        fig.suptitle(f"why {expl['output']!r}: {expl['method']['name']}, log-probability {expl['log_prob']:.3g}",
-                     fontsize=10, fontproperties=_font_for(expl["output"]))
+        unfamiliar = " (unfamiliar input: answer withheld by run)" if expl.get("familiar") is False else ""
+        fig.suptitle(f"why {expl['decoded']!r}{unfamiliar}: {expl['method']['name']}, "
+                     f"log-probability {expl['log_prob']:.3g}",
+                     fontsize=10, fontproperties=_font_for(expl["decoded"]))
         fig.subplots_adjust(left=0.06, right=0.97, top=0.88, bottom=0.12, wspace=0.55, hspace=0.45)
         fmt = Path(path).suffix.lower().lstrip(".") or "png"
         with atomic_output(path, "wb") as fh:
@@ -263,7 +268,8 @@ def _draw_sound(ax_wave, ax_spec, expl: dict[str, Any], data, units: dict) -> No
         x = np.asarray(data, dtype=np.float64)
         x = x.mean(1) if x.ndim == 2 else x
         ax_wave.plot(np.arange(len(x)) / rate, x, color="0.2", lw=0.5)
-        ax_spec.specgram(x, Fs=rate, NFFT=512, noverlap=384, cmap="magma")
+        with np.errstate(divide="ignore"):  # digital silence: -inf dB, drawn as the colour map's floor
+            ax_spec.specgram(x, Fs=rate, NFFT=512, noverlap=384, cmap="magma")
         end = len(x) / rate
     for (t0, t1), a in spans:
         ax_wave.axvspan(t0, t1, color=cmap(norm(a)), alpha=0.5, lw=0)
