@@ -9,7 +9,8 @@ In one warm process with one thread, for each input: the median CPU time (``proc
 through the tokenizer for inputs of fewer than 4 tokens) and once without regions. CPU time,
 because on a shared machine wall time mostly measures the neighbours; the load average is
 recorded. Target: ``--why`` adds at most a few hundred milliseconds per input on CPU.
-Default inputs: a demo image, a demo sound and a text (the default checkpoint's modalities).
+Default inputs: the bundled checkpoint's held-out examples (a handwritten 7, a spoken "seven", a
+violin note) and a held-out text of the data suite.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DEMO = ROOT / "v22sdk" / "engine" / "data" / "demo"
-INPUTS = [str(DEMO / "images" / "apple_20.png"), str(DEMO / "audio" / "chirp_0.wav"), "因为下雨，所以我们没有去公园。"]
+EXAMPLES = ROOT / "v22sdk" / "engine" / "data" / "examples"
+INPUTS = [str(EXAMPLES / "seven.png"), str(EXAMPLES / "seven.wav"), str(EXAMPLES / "violin.wav"), "digit SEVEN"]
 TARGET_MS = 300.0
 
 
@@ -41,7 +42,7 @@ def cpu_ms(fn, reps: int) -> tuple[float, float]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("inputs", nargs="*", help="files or texts (default: a demo image, sound and text)")
+    ap.add_argument("inputs", nargs="*", help="files or texts (default: the bundled examples and a text)")
     ap.add_argument("--checkpoint", default=None)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--out", default=None, help="also write a result file (v22sdk.evidence)")

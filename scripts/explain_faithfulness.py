@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -156,7 +157,9 @@ def load_cases(checkpoint, data, split: str, limit: int | None):
     temperature = getattr(runner, "temperature_of", lambda modality: 1.0)
     info = doc.get("data", {})
     source = data or recorded_source(checkpoint, info)
-    ds = load_dataset(source, sample=info.get("sample"), seed=cfg.seed, cache=False, modality=info.get("modality"))
+    # the token cache only where V22SDK_CACHE names one (a run's own folder; never the user's default cache)
+    ds = load_dataset(source, sample=info.get("sample"), seed=cfg.seed, cache=bool(os.environ.get("V22SDK_CACHE")),
+                      modality=info.get("modality"))
     splits = data_splits(ds, doc, info, source, checkpoint)
     parts = example_parts(source, ds.examples) if info.get("sample") is None else [ex.modality for ex in ds.examples]
     cases = []

@@ -62,13 +62,24 @@ def test_a_short_run_writes_a_result_file_and_its_figure(script, tmp_path, monke
     if not DEFAULT_CHECKPOINT.is_file():
         pytest.skip("no default checkpoint")
     pytest.importorskip("matplotlib")
+    pytest.importorskip("sklearn", reason="the data suite needs scikit-learn (pip install 'v22sdk[suite]')")
+    import shutil
+
+    if not (shutil.which("espeak-ng") and shutil.which("fluidsynth")):
+        pytest.skip("the data suite needs espeak-ng and fluidsynth (scripts/ci_services.sh)")
+    from v22sdk.engine.data.suite import build_suite
+
+    # the bundled checkpoint was trained on the full suite (in a work folder that is gone): a tiny build
+    # of the same suite pins its own split, which the script uses
+    suite = build_suite(tmp_path / "suite", size="tiny")
     monkeypatch.setenv("V22SDK_CACHE", str(tmp_path / "cache"))
     out, fig = tmp_path / "f.json", tmp_path / "f.png"
-    assert script.main(["--limit", "1", "--shuffled-epochs", "1", "--out", str(out), "--figure", str(fig)]) == 0
+    assert script.main(["--data", str(suite), "--limit", "1", "--shuffled-epochs", "1", "--out", str(out),
+                        "--figure", str(fig)]) == 0
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["criterion"] == script.CRITERION and doc["provenance"]["command"]
     inputs = doc["data"]["inputs"]
-    assert sorted(r["modality"] for r in inputs) == ["audio", "text", "vision"]
+    assert sorted(r["part"] for r in inputs) == ["handwriting", "instruments", "speech", "text"]
     for r in inputs:
         for level, curves in r["curves"].items():
             firsts = [c[0] for c in curves.values()]  # k = 0 is the input itself for every ranking
@@ -93,11 +104,13 @@ def test_the_worked_examples_script_writes_pictures_and_figures(tmp_path):
     out = tmp_path / "ex.json"
     assert examples.main(["--img-dir", str(tmp_path), "--prefix", "x", "--out", str(out)]) == 0
     doc = json.loads(out.read_text(encoding="utf-8"))
-    assert [e["part"] for e in doc["data"]["examples"]] == ["vision", "audio", "text"]
+    parts = ["handwriting", "speech", "instruments", "text"]
+    assert [e["part"] for e in doc["data"]["examples"]] == parts
     for e in doc["data"]["examples"]:
         assert (tmp_path / f"x-{e['part']}.png").read_bytes()[:4] == b"\x89PNG"
         assert e["explanation"]["slots"]
-    assert [r[0] for r in doc["tables"]["examples"]["rows"]] == ["vision", "audio", "text"]
+    assert [r[0] for r in doc["tables"]["examples"]["rows"]] == parts
+    assert [r[3] for r in doc["tables"]["examples"]["rows"]] == ["七", "七", "小提琴", "七"]  # held out, answered right
 
 
 def test_held_out_inputs_are_a_seeded_sample_per_part_in_split_order(script):
