@@ -342,7 +342,7 @@ def save_shuffled(args) -> dict:
     weights and fit, for a later run's ``--shuffled-model PATH``."""
     import torch
 
-    from v22sdk._io import atomic_output
+    from v22sdk.engine.checkpoint import save_checkpoint
 
     torch.set_num_threads(1)
     model, cfg, vocab, splits, ds, _, source = load_cases(args.checkpoint, args.data, args.split, 0)
@@ -350,21 +350,21 @@ def save_shuffled(args) -> dict:
     shuffled, fit = shuffled_target_model(cfg, vocab, ds, splits, args.shuffled_epochs, cfg.seed + 7)
     fit = {**fit, "seconds": round(time.time() - t, 1), "checkpoint": str(args.checkpoint), "data": source,
            "requested_epochs": args.shuffled_epochs}
-    with atomic_output(args.train_shuffled, "wb") as fh:
-        torch.save({"state": shuffled.state_dict(), "fit": fit}, fh)
+    # a checkpoint: the weights and the memory the engine wrote while training, as run() would keep them
+    save_checkpoint(args.train_shuffled, shuffled, cfg, vocab, data={"shuffled_fit": fit})
     print(f"shuffled-target engine: {fit}; wrote {args.train_shuffled}", flush=True)
     return fit
 
 
 def load_shuffled(path, cfg, vocab):
-    """The shuffled-target engine saved by --train-shuffled, and its fit."""
-    import torch
+    """The shuffled-target engine saved by --train-shuffled (weights and memory), and its fit."""
+    from v22sdk.engine.checkpoint import load_checkpoint
 
-    doc = torch.load(path, map_location="cpu", weights_only=False)
-    model = reinitialised(cfg, vocab, 0)
-    model.load_state_dict(doc["state"])
+    model, saved_cfg, saved_vocab, doc = load_checkpoint(path, expect=cfg)
+    if saved_vocab.chars != vocab.chars:
+        raise SystemExit(f"{path} was trained with another output vocabulary than the checkpoint's")
     model.eval()
-    return model, doc["fit"]
+    return model, doc["data"]["shuffled_fit"]
 
 
 # -- the run ------------------------------------------------------------------------------------------------
