@@ -417,3 +417,18 @@ def test_the_explained_log_probability_follows_the_calibration_temperature():
     assert hot == pytest.approx(expected, abs=1e-12) and hot != pytest.approx(plain)
     _, info = slot_attribution(Objective(model, mask, [3, 2], None, temperature=2.0), x, 3, [3, 7], "ig")
     assert info["within_tolerance"] and info["f_input"] == pytest.approx(hot)
+
+
+def test_why_reads_its_input_as_run_does_text_and_standard_input(runner, tmp_path, monkeypatch):
+    """--text: an argument that names a file is explained as the text itself; '-' reads standard input once."""
+    from v22sdk.engine.cli import run
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "seven").write_bytes(IMAGE.read_bytes())  # a file whose name is also a text the engine reads
+    r = CliRunner().invoke(run, ["seven", "--text", "--why", "--json", "--no-memory"], catch_exceptions=False)
+    res = json.loads(r.output)
+    assert res["modality"] == "text" and res["why"]["decoded"] == res["decoded"]
+    assert "".join(t["char"] for t in res["why"]["tokens"]) == "seven"
+    r = CliRunner().invoke(run, ["-", "--why", "--json", "--no-memory"], input=TEXT, catch_exceptions=False)
+    res = json.loads(r.output)
+    assert "".join(t["char"] for t in res["why"]["tokens"]) == TEXT and res["why"]["decoded"] == res["decoded"]

@@ -479,27 +479,29 @@ def token_place(batch, i: int, text: str | None = None) -> dict[str, Any]:
 
 
 def explain_input(runner, source: str, modality: str | None = None, *, method: str | None = None,
-                  regions: bool | None = None, **options) -> dict[str, Any]:
+                  regions: bool | None = None, text: bool = False, **options) -> dict[str, Any]:
     """:meth:`Runner.explain_answer <v22sdk.engine.runner.Runner.explain_answer>`: ``source`` (a file or
-    a text) tokenized as ``run`` does, its answer explained by :func:`explain_batch`."""
+    a text; ``text=True``: the text itself) tokenized as ``run`` does, its answer explained by
+    :func:`explain_batch`."""
     import unicodedata
-    from pathlib import Path
 
-    from .._paths import display, is_file
+    from .._paths import display
+    from ..inputs import resolve
 
-    batch = runner.tokenize(source, modality)
+    got = resolve(source, text=text, extensions=runner.registry.extensions())
+    # tokenized from what was resolved: standard input ("-") is read once
+    batch = runner.tokenize(str(got.path), modality) if got.is_file else runner.tokenize(got.text, modality, text=True)
     plugin = runner.registry.modality(batch.modality)
     schema = type(plugin).schema
-    from_file = is_file(source)
     sample = None
-    if from_file and (regions or (regions is None and len(batch) < REGION_BELOW_TOKENS)):
-        sample = plugin.load(Path(source))
-    text = None if from_file else unicodedata.normalize("NFC", source)
+    if got.is_file and (regions or (regions is None and len(batch) < REGION_BELOW_TOKENS)):
+        sample = plugin.load(got.path)
+    chars = None if got.is_file else unicodedata.normalize("NFC", got.text)
     out = {"input": display(source), "modality": batch.modality, "engine": runner.cfg.engine,
            "checkpoint": str(runner.path)}
     temperature = runner.temperature_of(batch.modality) if hasattr(runner, "temperature_of") else 1.0
     out.update(explain_batch(runner.model, runner.cfg, runner.vocab, batch, schema, method=method or DEFAULT_METHOD,
-                             sample=sample, modality=plugin, regions=regions, text=text, temperature=temperature,
+                             sample=sample, modality=plugin, regions=regions, text=chars, temperature=temperature,
                              **options))
     # run's open-set verdict (None without one): an unfamiliar input's answer is withheld by run, explained here
     out["familiar"] = runner.judge([batch])[0]["familiar"] if getattr(runner, "open_set", None) is not None else None
