@@ -171,7 +171,7 @@ def write_plot(expl: dict[str, Any], path: str | Path, *, data: Any = None, unit
         fig.suptitle(f"why {expl['decoded']!r}{unfamiliar}: {expl['method']['name']}, "
                      f"log-probability {expl['log_prob']:.3g}",
                      fontsize=10, fontproperties=_font_for(expl["decoded"]))
-        fig.subplots_adjust(left=0.06, right=0.97, top=0.88, bottom=0.12, wspace=0.55, hspace=0.45)
+        fig.subplots_adjust(left=0.06, right=0.97, top=0.88, bottom=0.12, wspace=0.75, hspace=0.45)
         fmt = Path(path).suffix.lower().lstrip(".") or "png"
         with atomic_output(path, "wb") as fh:
             fig.savefig(fh, dpi=PLOT_DPI, format=fmt)
