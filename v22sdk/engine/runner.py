@@ -251,6 +251,18 @@ class Runner:
                              "familiar": self.open_set.familiar(score, mod)})
         return verdicts
 
+    def explain_answer(self, source: str, modality: str | None = None, *, method: str | None = None,
+                       regions: bool | None = None, text: bool = False, **options) -> dict[str, Any]:
+        """Why the engine answers what it does for ``source``: the log-probability of the decoded
+        answer attributed, signed, to each named slot of the input and to each token (character,
+        sound segment, image patch; image regions and short sounds also by occlusion through the
+        tokenizer). ``source`` is read as :meth:`run` reads it (``text=True``: the text itself). Memory
+        is read as ``run`` reads it, never written. See :mod:`v22sdk.engine.explain` for the methods
+        (``method``: ``"ig"`` or ``"occlusion"``)."""
+        from .explain import explain_input
+
+        return explain_input(self, source, modality, method=method, regions=regions, text=text, **options)
+
     def encode(self, source: str, modality: str | None = None, *, text: bool = False):
         """(sent_vec (256,) float32, attribute set) of ``source``: a memory query, nothing written."""
         import torch
