@@ -29,7 +29,9 @@ _saved: list[tuple[object, int]] = []
 
 @functools.cache
 def _blas_controllers() -> tuple:
-    """threadpoolctl's controllers of the BLAS libraries loaded now (numpy's OpenBLAS)."""
+    """threadpoolctl's controllers of the BLAS libraries loaded at the first use: numpy's OpenBLAS
+    (numpy is loaded before any tokenizer runs), the one its matrix products use. A BLAS that a
+    library loads later (scipy's own OpenBLAS) is not touched."""
     from threadpoolctl import ThreadpoolController
 
     return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
@@ -37,7 +39,7 @@ def _blas_controllers() -> tuple:
 
 @contextlib.contextmanager
 def single_blas_thread() -> Iterator[None]:
-    """Run the body with every loaded BLAS library on one thread (restored afterwards)."""
+    """Run the body with numpy's BLAS on one thread (the caller's count is restored afterwards)."""
     global _depth
     with _lock:
         if _depth == 0:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
-from v22sdk.blas import single_blas_thread
+from v22sdk.blas import _blas_controllers, single_blas_thread
 
 
 def _blas_threads() -> list[int]:
-    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    """Thread counts of the BLAS libraries single_blas_thread governs (numpy's)."""
+    return [lib.get_num_threads() for lib in _blas_controllers()]
 
 
 def test_the_caller_setting_is_restored_after_nested_use():
+    assert _blas_threads(), "numpy's BLAS was not found"
     with threadpool_limits(2, user_api="blas"):
         before = _blas_threads()
         with single_blas_thread():
