@@ -40,6 +40,7 @@ Every error is one line on stderr, never a traceback (`v22sdk --debug ...` shows
 | `V22SDK_LOAD_PLUGINS=a,b` | load only the named plugin entry points (empty: none) |
 | `V22SDK_DISABLE_PLUGINS=a,b` | skip the named plugin entry points |
 | `V22SDK_STRICT_PLUGINS=1` | a plugin that fails to import or register is fatal |
+| `V22SDK_EXTENSIONS=.png=vision,.npy=depth` | your default modality per file extension, where several installed modalities read it |
 | `NO_COLOR` | no colour in tables |
 
 ## Inputs
@@ -48,6 +49,17 @@ Every error is one line on stderr, never a traceback (`v22sdk --debug ...` shows
 unless `--modality` is given. An argument that is not an existing file is tokenized as literal
 text when the `text` modality is installed and the argument has no known file extension, so
 `v22sdk explain "因为下雨，所以我们没有去公园。"` works and `v22sdk run missing.wav` is an error.
+
+When several installed modalities read one extension (the contrib depth plugin and the built-in
+vision both read `.png`), the file's content decides where it can: each plugin may look at the
+file's first bytes and reject it (a colour PNG is no depth map) or recognise it (a 16-bit grey PNG
+is one). Then your default for the extension (`V22SDK_EXTENSIONS`), then the plugins' priority
+(built-in modalities rank above others, so installing a plugin never takes a built-in's files
+unless their content says they are the plugin's). An automatic choice among readers that all
+accept the file prints one line on stderr, e.g. `note: d.png: read as depth (by its content);
+vision also reads '.png' files: choose with --modality NAME or V22SDK_EXTENSIONS=.png=NAME`; a tie
+is an error asking for `--modality`. `v22sdk run` first prefers the one reader the checkpoint was
+trained on.
 
 ## Commands
 """

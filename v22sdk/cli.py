@@ -160,7 +160,11 @@ def _resolve_inputs(items: Sequence[str], modality: str | None) -> list[tuple[st
         if is_dir(path):
             raise InputError(item, "is a directory; give files")
         if is_file(path):
-            out.append((modality or registry.modality_for_path(path), path))
+            if modality is None:
+                choice = registry.resolve_path(path)
+                if choice.notice:
+                    click.echo(choice.notice, err=True)
+            out.append((modality or choice.modality, path))
             continue
         name = modality
         if name is None:

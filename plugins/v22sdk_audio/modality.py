@@ -33,6 +33,7 @@ class AudioModality(Modality):
 
     name: ClassVar[str] = "audio"
     extensions: ClassVar[tuple[str, ...]] = (".wav", ".flac", ".ogg")
+    priority: ClassVar[int] = 10   # built-in: keeps its extensions when a plugin also claims them (plugins.py)
     schema: ClassVar = SCHEMA
     input_spec: ClassVar[InputSpec] = InputSpec(
         kind="array", dtypes=("u", "i", "f"), ndim=(1, 2),

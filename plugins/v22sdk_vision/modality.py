@@ -47,6 +47,7 @@ class VisionModality(Modality):
 
     name = "vision"
     extensions = (".png", ".jpg", ".jpeg", ".jpe", ".bmp", ".dib", ".webp", ".tif", ".tiff")
+    priority = 10   # built-in: keeps its extensions when a plugin also claims them (plugins.py)
     schema = SCHEMA
     input_spec = InputSpec(
         kind="array", dtypes=("u", "f", "b"), ndim=(2, 3), units=(),

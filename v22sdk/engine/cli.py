@@ -327,6 +327,8 @@ def run(input, modality, checkpoint, top, as_json, memory_path, no_memory, conve
     memory = False if no_memory else (memory_path or True)
     with Runner(checkpoint, memory=memory, conversation=conversation) as runner:
         result = runner.run(input, modality, top=top)
+        for notice in runner.notices:
+            click.echo(notice, err=True)
     click.echo(json.dumps(result, ensure_ascii=False) if as_json else format_result(result))
 
 
