@@ -3,8 +3,11 @@
 The speed work of issue 21 (packaged projections, numpy in place of scipy, our own dictionary
 segmenter, preallocated buffers) must not move a single bit of any token: the default checkpoint
 was trained on these tokens. ``python tests/fingerprints/tokens.py --write`` records the
-fingerprints (done once, at commit 2c8811f, before that work); test_token_fingerprints.py checks
-them. A deliberate, documented change of a tokenizer rewrites the file in the same commit.
+fingerprints; test_token_fingerprints.py checks them. They were first recorded at 2c8811f, before
+that work, and re-recorded from main's own code at 6de40f6 (audio and vision tokenizers 0.2.0, one
+BLAS thread: ``OPENBLAS_NUM_THREADS=1``) when main was merged; the merged branch, with the speed
+work so far, gave the same 194 digests. A deliberate, documented change of a tokenizer rewrites
+the file in the same commit.
 """
 
 from __future__ import annotations
