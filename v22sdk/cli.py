@@ -37,7 +37,7 @@ LAZY_COMMANDS = {
 LAZY_HELP = {
     "train": "Train an engine on DATA (a .jsonl manifest, a .tsv of text pairs, or a folder of label-named folders).",
     "eval": "Exact match and character accuracy of CHECKPOINT, per modality, on held-out data.",
-    "run": "Run the engine on INPUT (a file, or a text) and print its output, confidence and top attributes.",
+    "run": "Run the engine on INPUT (a file, or a text) and print its answer, confidence and top attributes.",
     "memory": "Inspect and maintain the durable 3-tier memory.",
     "new-plugin": "Generate an installable modality plugin package v22sdk-NAME.",
     "specdec": "Speculative-decoding lab: exact sampler and the spherical-normalisation experiment.",
