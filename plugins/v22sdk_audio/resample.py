@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["resample_poly", "resample_poly_numpy"]
+__all__ = ["resample_poly", "resample_poly_numpy", "resample_poly_upfirdn"]
 
 KAISER_BETA = 5.0
 _CHUNK = 4096
@@ -96,9 +96,17 @@ def _padding(up: int, down: int, n_in: int) -> tuple[int, int, int, int]:
 
 
 @functools.lru_cache(maxsize=16)
-def _plan_phases_padded(up: int, down: int, n_pre_pad: int, n_post_pad: int) -> np.ndarray:
+def _padded_filter(up: int, down: int, n_pre_pad: int, n_post_pad: int) -> np.ndarray:
+    """resample_poly's filter with its zero padding (read-only, cached)."""
     h, _ = _design(up, down)
     h = np.concatenate((np.zeros(n_pre_pad), h, np.zeros(n_post_pad)))
+    h.flags.writeable = False
+    return h
+
+
+@functools.lru_cache(maxsize=16)
+def _plan_phases_padded(up: int, down: int, n_pre_pad: int, n_post_pad: int) -> np.ndarray:
+    h = _padded_filter(up, down, n_pre_pad, n_post_pad)
     padlen = len(h) + (-len(h) % up)                       # scipy's _pad_h
     full = np.zeros(padlen)
     full[: len(h)] = h
@@ -123,10 +131,28 @@ def resample_poly(x: np.ndarray, up: int, down: int) -> np.ndarray:
     computed by :func:`resample_poly_numpy` until the process has done enough of it that loading
     ``scipy.signal`` pays (or has loaded it anyway)."""
     if _scipy_signal_loaded() or _work[0] > SCIPY_AFTER:
-        from scipy.signal import resample_poly as scipy_resample_poly
-
-        return scipy_resample_poly(np.asarray(x, dtype=np.float64), up, down)
+        return resample_poly_upfirdn(x, up, down)
     return resample_poly_numpy(x, up, down)
+
+
+def resample_poly_upfirdn(x: np.ndarray, up: int, down: int) -> np.ndarray:
+    """:func:`resample_poly` by scipy's C loop (``scipy.signal.upfirdn``) on this module's cached
+    filter: what ``scipy.signal.resample_poly`` does, without designing the filter again on every
+    call (a Kaiser window and a sinc of 8,821 taps for 44.1 kHz: about 1-5 ms per call)."""
+    from scipy.signal import upfirdn
+
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError("resample_poly takes a 1-D signal")
+    if up < 1 or down < 1:
+        raise ValueError("up and down must be >= 1")
+    g = math.gcd(up, down)
+    up, down = up // g, down // g
+    if up == down == 1:
+        return x.copy()
+    pre, post, first, n_out = _padding(up, down, x.shape[0])
+    y = upfirdn(_padded_filter(up, down, pre, post), x, up, down)
+    return y[first:first + n_out]
 
 
 def resample_poly_numpy(x: np.ndarray, up: int, down: int) -> np.ndarray:
