@@ -277,16 +277,11 @@ def tokenize(inputs: tuple[str, ...], modality: str | None, config: tuple[str, .
     if as_json:
         click.echo(json.dumps([b.to_dict() for _, b in batches], ensure_ascii=False))
         return
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False)
-    for col in ("input", "modality", "tokens", "active slots"):
-        table.add_column(col)
-    for m, b in batches:
-        table.add_row(b.source or "-", b.modality, str(len(b)), str(len(m.schema.active_names(b))))
-    _console().print(table)
+    rows = [("input", "modality", "tokens", "active slots")]
+    rows += [(b.source or "-", b.modality, str(len(b)), str(len(m.schema.active_names(b)))) for m, b in batches]
+    click.echo(_columns(rows))   # plain columns: rich's import is a tenth of a cold 'tokenize FILE'
     if out:
-        _console(stderr=True).print(f"wrote {len(batches)} batch(es) to {out}")
+        click.echo(f"wrote {len(batches)} batch(es) to {out}", err=True)
 
 
 def _offset_label(batch, i: int) -> str:
