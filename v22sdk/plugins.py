@@ -261,6 +261,11 @@ class Registry:
         return [n for n in self.names("modalities")
                 if suffix in getattr(self.get_class("modalities", n), "extensions", ())]
 
+    def extensions(self) -> set[str]:
+        """Every file extension (lower-case, with the dot) an installed modality reads."""
+        return {ext.lower() for n in self.names("modalities")
+                for ext in getattr(self.get_class("modalities", n), "extensions", ())}
+
     def modality_for_path(self, path: str | os.PathLike[str]) -> str:
         """The name of the modality that reads the file (see :meth:`resolve_path`)."""
         return self.resolve_path(path).modality
