@@ -18,8 +18,9 @@ the same (``tests/text/test_dictionary.py`` compares with jieba on random and re
 independent of changes a program makes to jieba's global tokenizer (``jieba.add_word``).
 
 The index is written next to jieba's own cache, in the system's temporary folder, named by the
-SHA-256 of ``dict.txt`` (``v22sdk-jieba-<hash>.npz``), atomically; a damaged or foreign file is
-rebuilt. ``V22SDK_JIEBA_INDEX_DIR`` chooses another folder.
+SHA-256 of ``dict.txt`` (``v22sdk-jieba-<hash>.npz``), atomically, and read without pickles; a
+damaged file is rebuilt, and one owned by another user (the temporary folder is shared) is not
+read. ``V22SDK_JIEBA_INDEX_DIR`` chooses another folder.
 """
 
 from __future__ import annotations
@@ -219,6 +220,8 @@ def _load_or_build(path_dict: Path) -> dict[str, np.ndarray]:
     digest = hashlib.sha256(raw).hexdigest()[:24]
     index = _index_dir() / f"v22sdk-jieba-{digest}.npz"
     try:
+        if hasattr(os, "getuid") and index.stat().st_uid != os.getuid():
+            raise OSError("another user's index file in a shared folder: not trusted")
         with np.load(index, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
         if int(arrays["format"][0]) == _FORMAT and "sha256" in arrays \

@@ -4,6 +4,7 @@ when damaged (issue 21: jieba's start-up cost 0.5-0.8 s of CPU per process)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -98,6 +99,21 @@ def test_index_file_is_written_once_and_a_damaged_one_rebuilt(tmp_path, monkeypa
     small.write_bytes(SMALL + "人民币 7 n\n".encode())             # another dictionary: another index
     assert "人民币" in JiebaDictionary(dmod._load_or_build(small)).keys
     assert len(list((tmp_path / "index").glob("v22sdk-jieba-*.npz"))) == 2
+
+
+def test_another_users_index_file_is_not_read(tmp_path, monkeypatch):
+    small = tmp_path / "dict.txt"
+    small.write_bytes(SMALL)
+    monkeypatch.setenv("V22SDK_JIEBA_INDEX_DIR", str(tmp_path / "index"))
+    good = dmod._load_or_build(small)
+    forged = dict(good, freq=good["freq"] * 0 + 7)                   # a planted file with other numbers
+    index = next((tmp_path / "index").glob("v22sdk-jieba-*.npz"))
+    with open(index, "wb") as fh:
+        np.savez(fh, **forged)
+    assert (dmod._load_or_build(small)["freq"] == 7).all()          # our own file: read as it is
+    other = os.getuid() + 1
+    monkeypatch.setattr(dmod.os, "getuid", lambda: other)            # now it belongs to someone else
+    assert np.array_equal(dmod._load_or_build(small)["freq"], good["freq"])
 
 
 def test_tokenizing_text_does_not_initialise_jieba():
