@@ -3,7 +3,7 @@
     python scripts/check_wheel.py dist/v22sdk-0.1.0-py3-none-any.whl
 
 Fails (exit 1, naming each problem) when the wheel lacks a file a user needs — the type marker,
-the built-in plugins and their lexicons, the default checkpoint, the bundled examples, the demo
+the built-in plugins and their data (lexicons, fixed projections), the default checkpoint, the bundled examples, the demo
 data — or holds anything that is not the SDK (tests, benchmarks, scripts, results, docs, contrib).
 """
 
@@ -27,7 +27,9 @@ REQUIRED = (
     "v22sdk_text/data/lexicon_en.tsv",
     "v22sdk_text/data/lexicon_zh.tsv",
     "v22sdk_vision/__init__.py",
+    "v22sdk_vision/data/projection.npy",
     "v22sdk_audio/__init__.py",
+    "v22sdk_audio/data/projection.npy",
 )
 #: top-level names that must not be in a wheel
 FORBIDDEN_TOP = ("tests", "benchmarks", "scripts", "results", "docs", "contrib", "plugins")
