@@ -9,7 +9,8 @@ by the command that measured it. A result file holds what was measured and where
                      "machine": {...}, "versions": {...}},
       "criterion": {...},            # optional: what was fixed before the run (pre-registration)
       "data": {...},                 # the raw figures, as the script computed them
-      "tables": {"accuracy": {"columns": [...], "align": "lrr", "rows": [[...], ...]}}
+      "tables": {"accuracy": {"columns": [...], "align": "lrr", "rows": [[...], ...]}},
+      "values": {"exact_all": "0.929"}   # optional: single figures that prose quotes
     }
 
 A doc embeds a table between two markers, and ``python scripts/render_docs.py`` rewrites what
@@ -20,8 +21,13 @@ when a doc's table differs from its result file):
     | ... rendered table ... |
     <!-- /table -->
 
-Tables hold strings formatted by the script that measured them (the script knows the precision
-its intervals justify); rendering is plain and the same for every table.
+A figure quoted in prose is a named value of a result file, marked inline the same way (on one
+line; what lies between the markers is rewritten from the file):
+
+    held-out exact match <!-- value: results/engine/default-checkpoint.json#exact_all -->0.929<!-- /value -->
+
+Tables and values hold strings formatted by the script that measured them (the script knows the
+precision its intervals justify); rendering is plain and the same for every table.
 """
 
 from __future__ import annotations
@@ -37,12 +43,13 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = ["provenance", "write_result", "read_result", "markdown_table", "render_doc",
-           "table_markers", "ROOT"]
+           "table_markers", "value_markers", "ROOT"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
 _MARKER = re.compile(r"<!-- table: (?P<file>[^#\s]+)#(?P<table>[\w.-]+) -->\n(?P<body>.*?)<!-- /table -->",
                      re.DOTALL)
+_VALUE = re.compile(r"<!-- value: (?P<file>[^#\s]+)#(?P<value>[\w.-]+) -->(?P<body>[^\n]*?)<!-- /value -->")
 
 
 def _git(*args: str) -> str | None:
@@ -111,11 +118,17 @@ def _check_table(name: str, table: Mapping[str, Any]) -> None:
 
 def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str, Mapping[str, Any]] | None = None,
                  name: str | None = None, criterion: Any = None, command: str | Sequence[str] | None = None,
-                 extra: Mapping[str, Any] | None = None) -> Path:
-    """Write a result file (JSON, UTF-8, keys in a stable order) with its provenance."""
+                 extra: Mapping[str, Any] | None = None, values: Mapping[str, str] | None = None) -> Path:
+    """Write a result file (JSON, UTF-8, keys in a stable order) with its provenance.
+
+    ``values`` are single figures that prose quotes (strings, formatted by the script)."""
     tables = dict(tables or {})
     for tname, table in tables.items():
         _check_table(tname, table)
+    values = {str(k): _cell(v) for k, v in (values or {}).items()}
+    for k, v in values.items():
+        if not re.fullmatch(r"[\w.-]+", k) or "\n" in v:
+            raise ValueError(f"value {k!r}: names are letters, digits, '_', '.', '-'; values are one line")
     path = Path(path)
     doc: dict[str, Any] = {"name": name or path.stem, "provenance": provenance(command)}
     if criterion is not None:
@@ -126,6 +139,8 @@ def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str
                          **({"align": t["align"]} if t.get("align") else {}),
                          "rows": [[_cell(c) for c in row] for row in t["rows"]]}
                      for k, t in tables.items()}
+    if values:
+        doc["values"] = values
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
@@ -163,19 +178,37 @@ def table_markers(text: str) -> list[tuple[str, str]]:
     return [(m["file"], m["table"]) for m in _MARKER.finditer(text)]
 
 
-def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
-    """``text`` with every marked table rewritten from its result file (paths relative to ``root``).
+def value_markers(text: str) -> list[tuple[str, str]]:
+    """The ``(result file, value name)`` pairs a doc quotes inline, in order."""
+    return [(m["file"], m["value"]) for m in _VALUE.finditer(text)]
 
-    A marker naming a missing file or table raises ``ValueError`` naming it."""
+
+def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
+    """``text`` with every marked table and value rewritten from its result file (paths relative
+    to ``root``).
+
+    A marker naming a missing file, table or value raises ``ValueError`` naming it."""
     root = Path(root)
+    cache: dict[Path, dict[str, Any]] = {}
+
+    def load(name: str, kind: str) -> dict[str, Any]:
+        f = root / name
+        if f not in cache:
+            if not f.is_file():
+                raise ValueError(f"{kind} marker names {name}, which does not exist")
+            cache[f] = read_result(f)
+        return cache[f]
 
     def sub(m: re.Match[str]) -> str:
-        f = root / m["file"]
-        if not f.is_file():
-            raise ValueError(f"table marker names {m['file']}, which does not exist")
-        tables = read_result(f).get("tables", {})
+        tables = load(m["file"], "table").get("tables", {})
         if m["table"] not in tables:
             raise ValueError(f"{m['file']} has no table {m['table']!r} (it has: {', '.join(tables) or 'none'})")
         return f"<!-- table: {m['file']}#{m['table']} -->\n{markdown_table(tables[m['table']])}<!-- /table -->"
 
-    return _MARKER.sub(sub, text)
+    def sub_value(m: re.Match[str]) -> str:
+        values = load(m["file"], "value").get("values", {})
+        if m["value"] not in values:
+            raise ValueError(f"{m['file']} has no value {m['value']!r} (it has: {', '.join(values) or 'none'})")
+        return f"<!-- value: {m['file']}#{m['value']} -->{values[m['value']]}<!-- /value -->"
+
+    return _VALUE.sub(sub_value, _MARKER.sub(sub, text))
