@@ -1,7 +1,7 @@
 """Audio tokenizer speed: real-time factor on one core, and librosa computing the equivalent features
 on the same clips, side by side.
 
-    .venv/bin/python benchmarks/bench_audio.py [--seconds 60] [--repeat 3]
+    .venv/bin/python benchmarks/bench_audio.py [--seconds 60] [--repeat 3] [--json PATH]
 
 One core: BLAS/OpenMP/numba thread counts are set to 1 before numpy is imported, and scipy.fft
 runs with its default single worker. Times are CPU seconds of this process (time.process_time,
@@ -13,6 +13,7 @@ at the same sizes (16 kHz, n_fft 1024, hop 320): polyphase resampling, STFT, cen
 roll-off 85/95 %, flatness, ZCR, RMS, spectral contrast, chroma, onset strength, onset detection,
 tempo, YIN f0 (librosa.yin), and LPC formants on every second frame (librosa.lpc + np.roots).
 pYIN (librosa.pyin) is timed separately because it is far slower than either.
+``--json results/benchmarks/bench_audio.json`` also writes the figures there, for docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -110,6 +112,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pyin-seconds", type=float, default=10.0, help="clip length for the pYIN timing")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures as a result file here")
     args = ap.parse_args()
 
     import librosa
@@ -123,6 +126,7 @@ def main() -> None:
     print(f"{'clip':12s} {'tokens':>6s} {'ours cpu s':>10s} {'x realtime':>10s} {'librosa cpu s':>13s} "
           f"{'x realtime':>10s} {'speed-up':>8s} {'ours wall':>9s} {'librosa wall':>12s}")
     total = {"ours": 0.0, "lib": 0.0, "sec": 0.0}
+    per_clip = {}
     for name, (x, rate) in data.items():
         seconds = x.size / rate
         n = len(ours(x, rate))
@@ -131,6 +135,8 @@ def main() -> None:
         total["ours"] += c_ours
         total["lib"] += c_lib
         total["sec"] += seconds
+        per_clip[name] = {"seconds": seconds, "tokens": n, "ours_cpu_s": c_ours, "librosa_cpu_s": c_lib,
+                          "ours_wall_s": w_ours, "librosa_wall_s": w_lib}
         print(f"{name:12s} {n:6d} {c_ours:10.3f} {seconds / c_ours:10.0f} {c_lib:13.3f} {seconds / c_lib:10.0f} "
               f"{c_lib / c_ours:8.2f} {w_ours:9.3f} {w_lib:12.3f}")
     print(f"{'all':12s} {'':6s} {total['ours']:10.3f} {total['sec'] / total['ours']:10.0f} {total['lib']:13.3f} "
@@ -142,6 +148,20 @@ def main() -> None:
     c_o, _ = best(lambda: ours(x, rate), args.repeat)
     print(f"pYIN alone on {args.pyin_seconds:g} s: {c_py:.3f} cpu s ({args.pyin_seconds / c_py:.1f}x realtime); "
           f"our full tokenization of the same: {c_o:.3f} s ({c_py / c_o:.0f}x faster)")
+    if args.json:
+        from v22sdk.evidence import write_result
+
+        rt, speedup = total["sec"] / total["ours"], total["lib"] / total["ours"]
+        write_result(args.json, {"clips": per_clip, "total": total, "pyin": {"seconds": args.pyin_seconds,
+                                                                            "pyin_cpu_s": c_py, "ours_cpu_s": c_o},
+                                 "librosa": librosa.__version__, "repeat": args.repeat},
+                     tables={"summary": {"columns": ["measure", "figure", "target", "met"], "align": "lrrl", "rows": [
+                         [f"full tokenization, {len(per_clip)} clips of {args.seconds:g} s ({', '.join(per_clip)}), "
+                          f"CPU, best of {args.repeat}", f"{rt:.0f}× real time", "≥ 200×", "yes" if rt >= 200 else "no"],
+                         ["the same vs librosa computing the equivalent features (the peer, same clips, same run)",
+                          f"{speedup:.2f}× faster", "≥ 2×", "yes" if speedup >= 2 else "no"],
+                         [f"librosa pYIN alone on {args.pyin_seconds:g} s of music",
+                          f"{c_py / c_o:.0f}× slower than our whole tokenization", "—", "—"]]}})
 
 
 if __name__ == "__main__":

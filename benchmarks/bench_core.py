@@ -1,11 +1,13 @@
 """Core benchmarks: CLI cold start and contract validation.
 
 Targets (issue 2): ``v22sdk --help`` and ``v22sdk plugins list`` cold start ≤ 0.3 s median;
-validating 100k tokens ≤ 50 ms. Run: ``.venv/bin/python benchmarks/bench_core.py``.
+validating 100k tokens ≤ 50 ms. Run: ``.venv/bin/python benchmarks/bench_core.py``
+(``--json results/benchmarks/bench_core.json`` also writes the figures there, for docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -44,14 +46,28 @@ def validation(n: int = 100_000, repeat: int = 11) -> float:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=15, help="fresh processes per command (median)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures as a result file here")
+    args = ap.parse_args()
     rows = [
-        ("v22sdk --help cold start (median of 15)", cold_start(["--help"]), 0.3),
-        ("v22sdk plugins list cold start (median of 15)", cold_start(["plugins", "list"]), 0.3),
+        (f"`v22sdk --help` cold start (median of {args.repeat})", cold_start(["--help"], args.repeat), 0.3),
+        (f"`v22sdk plugins list` cold start (median of {args.repeat})", cold_start(["plugins", "list"], args.repeat), 0.3),
         ("contract validation of 100k tokens (median of 11)", validation(), 0.05),
     ]
     print(f"{'benchmark':55s} {'seconds':>9s} {'target':>8s}  ok")
     for name, value, target in rows:
         print(f"{name:55s} {value:9.4f} {target:8.3f}  {'yes' if value <= target else 'NO'}")
+    if args.json:
+        from v22sdk.evidence import write_result
+
+        def fmt(s: float) -> str:
+            return f"{s:.2f} s" if s >= 0.1 else f"{s * 1e3:.1f} ms"
+
+        write_result(args.json, {"seconds": {name: value for name, value, _ in rows}, "repeat": args.repeat},
+                     tables={"summary": {"columns": ["measure", "figure", "target", "met"], "align": "lrrl",
+                                         "rows": [[name, fmt(value), f"≤ {fmt(target)}", "yes" if value <= target else "no"]
+                                                  for name, value, target in rows]}})
 
 
 if __name__ == "__main__":
