@@ -52,11 +52,11 @@ def run_cmd(quick: bool, seeds: int | None, corpora: tuple[str, ...], threads: i
 def report_cmd(out_dir: Path) -> None:
     """Print the Markdown report of a finished (or partial) run."""
     from v22sdk.specdec.errors import ResultsError
-    from v22sdk.specdec.experiment import render_report
+    from v22sdk.specdec.experiment import read_results, render_report
 
     path = out_dir / "results.json"
     try:
-        results = json.loads(path.read_text())
+        results = read_results(path)
     except FileNotFoundError:
         raise ResultsError(str(path), "not found; run 'v22sdk specdec run' first") from None
     except (OSError, json.JSONDecodeError) as exc:
