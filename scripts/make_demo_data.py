@@ -3,6 +3,12 @@
 
     python scripts/make_demo_data.py                 # writes v22sdk/engine/data/demo/
     python scripts/make_demo_data.py --train         # ... and trains v22sdk/engine/data/default.pt (small preset)
+                                                     #     and writes results/engine/default-checkpoint.json
+    python scripts/make_demo_data.py --report-default   # only that result file, for the checkpoint as it is
+    python scripts/make_demo_data.py --results results/engine/verification.json   # upstream's table, both engines
+
+The result files (``v22sdk.evidence``) hold the figures docs/results.md renders. Tokens are
+cached in a temporary folder, never in the user's token cache.
 
 Contents (all drawn/synthesised here, nothing downloaded):
 
@@ -17,13 +23,17 @@ Contents (all drawn/synthesised here, nothing downloaded):
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "v22sdk" / "engine" / "data" / "demo"
+DEFAULT_RESULT = ROOT / "results" / "engine" / "default-checkpoint.json"
 SR = 16000
 
 TEXT_PAIRS = [
@@ -160,6 +170,15 @@ EXPERIMENTS = {  # upstream's verification table (spec §7.5), each with a held-
     "image → label (28 pairs, apple/sun)": ("image.jsonl", {"epochs": 120}),
     "audio → label (低音/中音/高音)": ("audio.jsonl", {"epochs": 120}),
 }
+TABLE_ROWS = {  # how docs/results.md names each experiment, what upstream reported, what is held out
+    "text memorisation (--sample 10)": ("text `--sample 10` (8 train / 1 val / 1 test pairs)",
+                                        "loss 6.98 → 0.0001", None),
+    "image → label (28 pairs, apple/sun)": ("image → label, 28 training pairs (14 apple → 苹果, 14 sun → 太阳)",
+                                            'loss 3.00 → 1.01, "apple predicted correctly" on training images',
+                                            "unseen images"),
+    "audio → label (低音/中音/高音)": ("audio → label, 低音/中音/高音 (8 training frequencies each)",
+                                   '"高音" output; low/mid/high never separated', "unseen frequencies"),
+}
 
 
 def run_experiments(out: Path, engines=("v22", "baseline")) -> dict:
@@ -195,14 +214,93 @@ def run_experiments(out: Path, engines=("v22", "baseline")) -> dict:
     return results
 
 
+def verification_table(results: dict) -> dict:
+    """docs/results.md's verification table from :func:`run_experiments`'s figures."""
+    rows = []
+    for title, runs in results.items():
+        name, upstream, held_word = TABLE_ROWS[title]
+        for k, r in enumerate(runs):
+            held_ok = round(r["heldout_exact"] * r["heldout_n"])
+            held = f"**{held_ok}/{r['heldout_n']}**" + (f" {held_word}" if held_word else f" (char {r['heldout_char']:.2f})")
+            rows.append([name if k == 0 else "", upstream if k == 0 else "", "V22" if r["engine"] == "v22" else r["engine"],
+                         f"{r['parameters']:,}", f"{r['epochs']}" + (" (auto-stop)" if r["stopped_early"] else ""),
+                         f"{r['final_loss']:.1e}", f"{round(r['train_exact'] * r['train_n'])}/{r['train_n']}", held])
+    return {"columns": ["experiment", "upstream reported (spec §7.5)", "engine", "params", "epochs", "final train loss",
+                        "train exact", "**held-out exact**"], "align": "lllrrrrr", "rows": rows}
+
+
+def verification_values(results: dict) -> dict[str, str]:
+    out = {}
+    for title, runs in results.items():
+        key = EXPERIMENTS[title][0].split(".")[0]  # text / image / audio
+        for r in runs:
+            out[f"{key}.{r['engine']}.epochs"] = str(r["epochs"])
+            out[f"{key}.{r['engine']}.final_loss"] = f"{r['final_loss']:.1e}"
+    spikes = sum(r["safeguards"]["spikes"] for runs in results.values() for r in runs)
+    rollbacks = sum(r["safeguards"]["rollbacks"] for runs in results.values() for r in runs)
+    alarms = sum(r["safeguards"]["ac_alarms"] for runs in results.values() for r in runs)
+    out["safeguards"] = f"{spikes} CE spikes, {rollbacks} NaN rollbacks, {alarms} ac alarms"
+    return out
+
+
+def report_default(checkpoint: Path, out: Path = DEFAULT_RESULT, *, command=None) -> dict:
+    """Write the default checkpoint's result file: its held-out figures measured on the file as
+    stored (float16, reloaded), what its training recorded, and what limits the figures."""
+    from v22sdk.engine.checkpoint import load_checkpoint
+    from v22sdk.engine.data import load_dataset
+    from v22sdk.engine.pipeline import evaluate_checkpoint, unreachable_targets
+    from v22sdk.evidence import write_result
+
+    _, config, vocab, doc = load_checkpoint(checkpoint)
+    held = evaluate_checkpoint(checkpoint)["metrics"]
+    cfg, info = doc["config"], doc["data"]
+    source = checkpoint.resolve().parent / info["source_rel"] if info.get("source_rel") else Path(info["source"])
+    ds = load_dataset(source, seed=config.seed, sample=info.get("sample"))
+    limits = unreachable_targets(ds, doc["split"], vocab, config.out_positions)["test"]
+    trained = doc["metrics"]
+    names = {"vision": "vision (apples, suns, shapes)", "audio": "audio (tones, noise, chirps)",
+             "text": "text (dialogue replies)", "all": "all"}
+    rows = [[names.get(k, k), str(held[k]["n"]), f"{held[k]['exact']:.3f}", f"{held[k]['char']:.3f}"]
+            for k in ("vision", "audio", "text", "all") if k in held]
+    size = checkpoint.stat().st_size
+    values = {"n_heldout": str(held["all"]["n"]), "exact_all": f"{held['all']['exact']:.3f}",
+              "char_all": f"{held['all']['char']:.3f}", "n_train": str(trained["train"]["all"]["n"]),
+              "train_exact": f"{round(trained['train']['all']['exact'] * trained['train']['all']['n'])}/"
+                             f"{trained['train']['all']['n']}",
+              "final_loss": f"{trained['final_loss']:.3f}", "epochs": str(trained["epochs"]),
+              "size_mb": f"{size / 1e6:.2f} MB", "storage": doc.get("storage", "float32"),
+              "n_examples": str(info["n"])}
+    values |= {"text_unreachable": str(limits["unseen_chars"]), "in_train": str(limits["in_train"]),
+               "truncated": str(limits["truncated"])}
+    if "text" in held:
+        values["n_text"] = str(held["text"]["n"])
+    data = {"checkpoint": str(checkpoint.relative_to(ROOT)) if checkpoint.is_relative_to(ROOT) else str(checkpoint),
+            "sha256": hashlib.sha256(checkpoint.read_bytes()).hexdigest(), "bytes": size, "heldout": held,
+            "training": {k: trained[k] for k in ("train", "test", "final_loss", "epochs", "stopped_early",
+                                                 "parameters", "safeguards") if k in trained},
+            "limits": limits, "config": cfg}
+    write_result(out, data, command=command, tables={"heldout": {
+        "columns": ["held-out split", "n", "exact match", "char accuracy"], "align": "lrrr", "rows": rows}},
+        values=values)
+    return data
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--train", action="store_true", help="also train the default checkpoint (small preset)")
     ap.add_argument("--epochs", type=int, default=150)
     ap.add_argument("--results", type=Path, default=None,
-                    help="run upstream's verification table (V22 and baseline) and write the figures as JSON")
+                    help="run upstream's verification table (V22 and baseline) and write it as a result file here")
+    ap.add_argument("--report-default", action="store_true",
+                    help=f"write {DEFAULT_RESULT.relative_to(ROOT)} for the default checkpoint as it is (no training)")
     args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="make-demo-data-") as tmp:
+        os.environ["V22SDK_CACHE"] = str(Path(tmp) / "cache")  # never the user's token cache
+        _main(args)
+
+
+def _main(args) -> None:
     manifests = generate(args.out)
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
     print(f"demo data: {sum(len(v) for k, v in manifests.items() if k == 'demo.jsonl')} examples, "
@@ -230,8 +328,17 @@ def main() -> None:
         print("reloaded (float16) test split:", json.dumps(evaluate_checkpoint(DEFAULT_CHECKPOINT)["metrics"],
                                                            ensure_ascii=False))
         print(f"checkpoint: {DEFAULT_CHECKPOINT} ({DEFAULT_CHECKPOINT.stat().st_size / 1e6:.2f} MB)")
+    if args.train or args.report_default:
+        from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
+
+        report_default(DEFAULT_CHECKPOINT)
+        print(f"result file: {DEFAULT_RESULT.relative_to(ROOT)}")
     if args.results:
-        args.results.write_text(json.dumps(run_experiments(args.out), ensure_ascii=False, indent=1), encoding="utf-8")
+        from v22sdk.evidence import write_result
+
+        results = run_experiments(args.out)
+        write_result(args.results, results, tables={"verification": verification_table(results)},
+                     values=verification_values(results))
 
 
 if __name__ == "__main__":
