@@ -26,6 +26,10 @@ line; what lies between the markers is rewritten from the file):
 
     held-out exact match <!-- value: results/engine/default-checkpoint.json#exact_all -->0.929<!-- /value -->
 
+Where a figure was measured is quoted the same way, from the file's provenance: ``#provenance.date``
+(the day), ``.commit`` (12 hex digits), ``.command``, ``.loadavg`` (1, 5 and 15 min), ``.cpu``,
+``.cores``, ``.torch`` (its version).
+
 Tables and values hold strings formatted by the script that measured them (the script knows the
 precision its intervals justify); rendering is plain and the same for every table.
 """
@@ -178,6 +182,17 @@ def table_markers(text: str) -> list[tuple[str, str]]:
     return [(m["file"], m["table"]) for m in _MARKER.finditer(text)]
 
 
+def _provenance_values(prov: Mapping[str, Any]) -> dict[str, str]:
+    machine = prov.get("machine") or {}
+    load = machine.get("loadavg")
+    out = {"provenance.date": str(prov.get("date", ""))[:10], "provenance.commit": str(prov.get("commit") or "")[:12],
+           "provenance.command": str(prov.get("command", "")),
+           "provenance.loadavg": " / ".join(f"{x:.1f}" for x in load) if load else "unknown",
+           "provenance.cpu": str(machine.get("cpu", "")), "provenance.cores": str(machine.get("cores", "")),
+           "provenance.torch": str((prov.get("versions") or {}).get("torch", "not loaded"))}
+    return out
+
+
 def value_markers(text: str) -> list[tuple[str, str]]:
     """The ``(result file, value name)`` pairs a doc quotes inline, in order."""
     return [(m["file"], m["value"]) for m in _VALUE.finditer(text)]
@@ -206,7 +221,9 @@ def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
         return f"<!-- table: {m['file']}#{m['table']} -->\n{markdown_table(tables[m['table']])}<!-- /table -->"
 
     def sub_value(m: re.Match[str]) -> str:
-        values = load(m["file"], "value").get("values", {})
+        doc = load(m["file"], "value")
+        values = dict(doc.get("values", {}))
+        values.update(_provenance_values(doc.get("provenance", {})))
         if m["value"] not in values:
             raise ValueError(f"{m['file']} has no value {m['value']!r} (it has: {', '.join(values) or 'none'})")
         return f"<!-- value: {m['file']}#{m['value']} -->{values[m['value']]}<!-- /value -->"

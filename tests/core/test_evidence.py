@@ -64,6 +64,9 @@ def test_render_rewrites_an_inline_value_and_refuses_a_missing_one(tmp_path):
                    "<!-- value: results/r.json#n -->42<!-- /value --> inputs\n")
     assert value_markers(new) == [("results/r.json", "exact"), ("results/r.json", "n")]
     assert render_doc(new, tmp_path) == new
+    prov = render_doc("<!-- value: results/r.json#provenance.date --><!-- /value --> "
+                      "<!-- value: results/r.json#provenance.command --><!-- /value -->", tmp_path)
+    assert read_result(tmp_path / "results" / "r.json")["provenance"]["date"][:10] in prov and "python" in prov
     with pytest.raises(ValueError, match="no value 'nope'"):
         render_doc(doc.replace("#n", "#nope"), tmp_path)
     with pytest.raises(ValueError, match="strings"):
