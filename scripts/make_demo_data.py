@@ -236,6 +236,8 @@ def verification_values(results: dict) -> dict[str, str]:
         for r in runs:
             out[f"{key}.{r['engine']}.epochs"] = str(r["epochs"])
             out[f"{key}.{r['engine']}.final_loss"] = f"{r['final_loss']:.1e}"
+            out[f"{key}.{r['engine']}.train"] = f"{round(r['train_exact'] * r['train_n'])} of {r['train_n']}"
+            out[f"{key}.{r['engine']}.heldout"] = f"{round(r['heldout_exact'] * r['heldout_n'])} of {r['heldout_n']}"
     spikes = sum(r["safeguards"]["spikes"] for runs in results.values() for r in runs)
     rollbacks = sum(r["safeguards"]["rollbacks"] for runs in results.values() for r in runs)
     alarms = sum(r["safeguards"]["ac_alarms"] for runs in results.values() for r in runs)
