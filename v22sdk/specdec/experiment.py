@@ -235,13 +235,15 @@ def doc_tables(results: dict) -> dict:
     """The tables docs/findings-speculative-decoding.md renders from this run's result file."""
     corpora = list(results["corpora"])
     temps = [_tkey(t) for t in results["config"]["temperatures"]]
-    arms_rows, comp_rows, verdict_rows, agree_rows = [], [], [], []
+    arms_rows, comp_rows, verdict_rows, agree_rows, sweep_rows = [], [], [], [], []
+    lrs = [f"{lr:g}" for lr in results["config"]["lrs"]]
     for name in corpora:
         r = results["corpora"][name]
         for cname, c in r["controls"].items():
             arms_rows.append([name, cname, "–", "–", *[f"{c['analytic'][k]:.3f}" for k in temps],
                               f"{c['empirical'][temps[-1]][0]:.3f}"])
         for arm, a in r["arms"].items():
+            sweep_rows.append([name, arm, *[f"{a['lr_sweep_val_tau_T1'][lr]:.3f}" for lr in lrs], f"{a['best_lr']:g}"])
             arms_rows.append([name, arm, f"{a['params']:,}", f"{a['best_lr']:g}",
                               *[_pm([s["analytic"][k] for s in a["seeds"]]) for k in temps],
                               f"{r['agreement'][arm][temps[-1]]['empirical']:.3f}"])
@@ -269,6 +271,8 @@ def doc_tables(results: dict) -> dict:
                         "align": "ll" + "r" * len(temps), "rows": comp_rows},
         "verdict": {"columns": ["corpus", "temperature", "sphere − rmsnorm", "95% interval (relative to rmsnorm)",
                                 "passes (interval above 0 and gain ≥ 2%)"], "align": "llrrl", "rows": verdict_rows},
+        "sweep": {"columns": ["corpus", "arm", *[f"validation τ T=1, lr {lr}" for lr in lrs], "chosen"],
+                  "align": "ll" + "r" * len(lrs) + "r", "rows": sweep_rows},
         "agreement": {"columns": ["corpus", "arm", "T", "analytic τ", "empirical τ", "Δ", "SE", "within 95%"],
                       "align": "lllrrrrl", "rows": agree_rows},
     }
