@@ -8,6 +8,7 @@ validating 100k tokens ≤ 50 ms. Run: ``.venv/bin/python benchmarks/bench_core.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -19,13 +20,22 @@ import numpy as np
 BIN = Path(sys.executable).with_name("v22sdk")
 
 
+CPU: dict[str, float] = {}  # median CPU seconds (user + sys) of each cold start, by command
+
+
 def cold_start(args: list[str], repeat: int = 15) -> float:
+    """Median wall seconds of ``repeat`` fresh processes; their median CPU seconds go to ``CPU``
+    (on a loaded machine the wall time mostly measures the neighbours)."""
     subprocess.run([str(BIN), *args], capture_output=True, check=True)  # warm the OS file cache once
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run([str(BIN), *args], capture_output=True, check=True)
         times.append(time.perf_counter() - t0)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+    CPU[" ".join(args)] = statistics.median(cpu)
     return statistics.median(times)
 
 
@@ -64,10 +74,19 @@ def main() -> None:
         def fmt(s: float) -> str:
             return f"{s:.2f} s" if s >= 0.1 else f"{s * 1e3:.1f} ms"
 
-        write_result(args.json, {"seconds": {name: value for name, value, _ in rows}, "repeat": args.repeat},
+        cpus = [CPU["--help"], CPU["plugins list"], None]
+
+        def met(value: float, cpu: float | None, target: float) -> str:
+            if cpu is None or value <= target:
+                return "yes" if value <= target else "no"
+            return "by CPU time only" if cpu <= target else "no"
+
+        write_result(args.json, {"seconds": {name: value for name, value, _ in rows}, "cpu_seconds": CPU,
+                                 "repeat": args.repeat},
                      tables={"summary": {"columns": ["measure", "figure", "target", "met"], "align": "lrrl",
-                                         "rows": [[name, fmt(value), f"≤ {fmt(target)}", "yes" if value <= target else "no"]
-                                                  for name, value, target in rows]}})
+                                         "rows": [[name, fmt(value) + ("" if cpu is None else f" wall, {fmt(cpu)} CPU"),
+                                                   f"≤ {fmt(target)}", met(value, cpu, target)]
+                                                  for (name, value, target), cpu in zip(rows, cpus)]}})
 
 
 if __name__ == "__main__":
