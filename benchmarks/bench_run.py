@@ -68,6 +68,10 @@ def _fmt(runs: list[tuple[float, float]]) -> str:
     return (f"{statistics.median(walls):>6.2f} {min(walls):>6.2f}  {statistics.median(cpus):>6.2f} {min(cpus):>6.2f}")
 
 
+def _label(source: str) -> str:
+    return {".png": "image", ".wav": "sound"}.get(Path(source).suffix, "text")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--checkpoint", default=None)
@@ -139,7 +143,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-def _label(source: str) -> str:
-    return {".png": "image", ".wav": "sound"}.get(Path(source).suffix, "text")
