@@ -30,6 +30,8 @@ Where a figure was measured is quoted the same way, from the file's provenance: 
 (the day), ``.commit`` (12 hex digits), ``.command``, ``.loadavg`` (1, 5 and 15 min), ``.cpu``,
 ``.cores``, ``.torch`` (its version).
 
+Markers inside fenced code blocks (```) are examples, not markers: they are left alone.
+
 Tables and values hold strings formatted by the script that measured them (the script knows the
 precision its intervals justify); rendering is plain and the same for every table.
 """
@@ -177,9 +179,21 @@ def markdown_table(table: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+
+
+def _prose(text: str) -> list[tuple[bool, str]]:
+    """``text`` cut into (is prose, piece): fenced code blocks are not prose."""
+    out, pos = [], 0
+    for m in _FENCE.finditer(text):
+        out += [(True, text[pos:m.start()]), (False, m.group(0))]
+        pos = m.end()
+    return out + [(True, text[pos:])]
+
+
 def table_markers(text: str) -> list[tuple[str, str]]:
-    """The ``(result file, table name)`` pairs a doc embeds, in order."""
-    return [(m["file"], m["table"]) for m in _MARKER.finditer(text)]
+    """The ``(result file, table name)`` pairs a doc embeds, in order (code blocks excluded)."""
+    return [(m["file"], m["table"]) for prose, piece in _prose(text) if prose for m in _MARKER.finditer(piece)]
 
 
 def _provenance_values(prov: Mapping[str, Any]) -> dict[str, str]:
@@ -194,8 +208,8 @@ def _provenance_values(prov: Mapping[str, Any]) -> dict[str, str]:
 
 
 def value_markers(text: str) -> list[tuple[str, str]]:
-    """The ``(result file, value name)`` pairs a doc quotes inline, in order."""
-    return [(m["file"], m["value"]) for m in _VALUE.finditer(text)]
+    """The ``(result file, value name)`` pairs a doc quotes inline, in order (code blocks excluded)."""
+    return [(m["file"], m["value"]) for prose, piece in _prose(text) if prose for m in _VALUE.finditer(piece)]
 
 
 def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
@@ -228,4 +242,5 @@ def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
             raise ValueError(f"{m['file']} has no value {m['value']!r} (it has: {', '.join(values) or 'none'})")
         return f"<!-- value: {m['file']}#{m['value']} -->{values[m['value']]}<!-- /value -->"
 
-    return _VALUE.sub(sub_value, _MARKER.sub(sub, text))
+    return "".join(_VALUE.sub(sub_value, _MARKER.sub(sub, piece)) if prose else piece
+                   for prose, piece in _prose(text))

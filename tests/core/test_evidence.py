@@ -48,6 +48,9 @@ def test_render_rewrites_a_stale_table_and_refuses_a_missing_one(tmp_path):
     assert table_markers(new) == [("results/r.json", "t")]
     assert "| default | 0.90 ± 0.05 |" in new and "old" not in new and new.endswith("after\n")
     assert render_doc(new, tmp_path) == new  # rendering is idempotent
+    example = "```\n<!-- table: results/missing.json#t -->\n<!-- /table -->\n```\n"
+    assert render_doc(example + doc, tmp_path) == example + new  # a marker in a code block is an example
+    assert table_markers(example) == []
     with pytest.raises(ValueError, match="no table 'u'"):
         render_doc(doc.replace("#t", "#u"), tmp_path)
     with pytest.raises(ValueError, match="does not exist"):
@@ -108,4 +111,5 @@ def test_every_marker_in_the_docs_names_a_committed_result_file():
         for file, _ in table_markers(text) + value_markers(text):
             assert file in tracked, f"{doc.relative_to(ROOT)} quotes {file}, which is not committed"
         # an opening marker without its closing one would silently not render
-        assert len(re.findall(r"<!-- (table|value): ", text)) == len(table_markers(text) + value_markers(text)), doc
+        prose = re.sub(r"^(```|~~~).*?^\1[^\n]*$", "", text, flags=re.MULTILINE | re.DOTALL)
+        assert len(re.findall(r"<!-- (table|value): ", prose)) == len(table_markers(text) + value_markers(text)), doc
