@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -110,15 +111,23 @@ def _run(argv: list[str], tmp: Path, env: dict[str, str], cwd: Path) -> None:
 
 
 @pytest.fixture
-def sandbox(tmp_path):
-    home, tmp, work = tmp_path / "home", tmp_path / "t", tmp_path / "work"
+def sandbox():
+    # in the system's temporary folder, not pytest's (private to this user): run as root, the
+    # PostgreSQL benchmark starts its server as the 'postgres' user, who must reach its folders
+    base = Path(tempfile.mkdtemp(prefix="v22sdk-userdata-"))
+    home, tmp, work = base / "home", base / "t", base / "work"
     for d in (home, tmp / "tmp", tmp / "r", work):
         d.mkdir(parents=True)
+    for d in (base, tmp, tmp / "tmp", work):
+        d.chmod(0o755)
     real = _real_user_dirs()
     before = (_repo_state(), _snapshot(real))
-    yield home, tmp, work, _env(home, tmp)
-    assert _repo_state() == before[0], "the repository changed"
-    assert _snapshot(real) == before[1], f"the real user's v22sdk folders changed: {real}"
+    try:
+        yield home, tmp, work, _env(home, tmp)
+        assert _repo_state() == before[0], "the repository changed"
+        assert _snapshot(real) == before[1], f"the real user's v22sdk folders changed: {real}"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_benchmarks_and_examples_leave_the_users_folders_alone(sandbox):
