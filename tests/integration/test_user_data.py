@@ -40,7 +40,8 @@ BENCHMARKS = [
                      "--json", "{tmp}/r/audio.json"]),
     ("bench_engine", [PY, "benchmarks/bench_engine.py", "--steps", "1", "--presets", "small", "--json", "{tmp}/r/engine.json"]),
     ("bench_run", [PY, "benchmarks/bench_run.py", "--reps", "1", "--cold-reps", "1", "--json", "{tmp}/r/run.json"]),
-    ("bench_memory", [PY, "benchmarks/bench_memory.py", "--quick", "--only", "12", "--json", "{tmp}/r/memory.json"]),
+    ("bench_memory", [PY, "benchmarks/bench_memory.py", "--quick", "--only", "l2,write", "--dir", "{tmp}/memory-data",
+                      "--out", "{tmp}/r/memory.json"]),
     ("bench_specdec", [PY, "benchmarks/bench_specdec.py", "--repeats", "3", "--json", "{tmp}/r/specdec.json"]),
     ("bench_scaling", [PY, "benchmarks/bench_scaling.py", "--quick", "--only", "memory", "--json", "{tmp}/r/scaling.json"]),
 ]
