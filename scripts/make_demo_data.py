@@ -1,14 +1,15 @@
 #!/usr/bin/env python
-"""Generate the bundled demo data set (deterministic, seeded) and optionally train the default checkpoint.
+"""Generate the bundled demo data set (deterministic, seeded) and optionally train a checkpoint on it.
 
-    python scripts/make_demo_data.py                 # writes v22sdk/engine/data/demo/
-    python scripts/make_demo_data.py --train         # ... and trains v22sdk/engine/data/default.pt (small preset)
-                                                     #     and writes results/engine/default-checkpoint.json
-    python scripts/make_demo_data.py --report-default   # only that result file, for the checkpoint as it is
+    python scripts/make_demo_data.py                        # writes v22sdk/engine/data/demo/
+    python scripts/make_demo_data.py --train -c demo.pt     # ... and trains a demo checkpoint (small preset)
     python scripts/make_demo_data.py --results results/engine/verification.json   # upstream's table, both engines
 
-The result files (``v22sdk.evidence``) hold the figures docs/results.md renders. Tokens are
-cached in a temporary folder, never in the user's token cache.
+The demo set stays for tests and for upstream's verification table; the bundled default
+checkpoint is trained on the real data suite by ``scripts/train_default.py`` (its result file is
+results/engine/default-checkpoint.json). The verification table is written as a result file
+(``v22sdk.evidence``) that docs/results.md renders. Tokens are cached in a temporary folder, never
+in the user's token cache.
 
 Contents (all drawn/synthesised here, nothing downloaded):
 
@@ -23,7 +24,6 @@ Contents (all drawn/synthesised here, nothing downloaded):
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import tempfile
@@ -33,7 +33,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "v22sdk" / "engine" / "data" / "demo"
-DEFAULT_RESULT = ROOT / "results" / "engine" / "default-checkpoint.json"
 SR = 16000
 
 TEXT_PAIRS = [
@@ -245,57 +244,14 @@ def verification_values(results: dict) -> dict[str, str]:
     return out
 
 
-def report_default(checkpoint: Path, out: Path = DEFAULT_RESULT, *, command=None) -> dict:
-    """Write the default checkpoint's result file: its held-out figures measured on the file as
-    stored (float16, reloaded), what its training recorded, and what limits the figures."""
-    from v22sdk.engine.checkpoint import load_checkpoint
-    from v22sdk.engine.data import load_dataset
-    from v22sdk.engine.pipeline import evaluate_checkpoint, unreachable_targets
-    from v22sdk.evidence import write_result
-
-    _, config, vocab, doc = load_checkpoint(checkpoint)
-    held = evaluate_checkpoint(checkpoint)["metrics"]
-    cfg, info = doc["config"], doc["data"]
-    source = checkpoint.resolve().parent / info["source_rel"] if info.get("source_rel") else Path(info["source"])
-    ds = load_dataset(source, seed=config.seed, sample=info.get("sample"))
-    limits = unreachable_targets(ds, doc["split"], vocab, config.out_positions)["test"]
-    trained = doc["metrics"]
-    names = {"vision": "vision (apples, suns, shapes)", "audio": "audio (tones, noise, chirps)",
-             "text": "text (dialogue replies)", "all": "all"}
-    rows = [[names.get(k, k), str(held[k]["n"]), f"{held[k]['exact']:.3f}", f"{held[k]['char']:.3f}"]
-            for k in ("vision", "audio", "text", "all") if k in held]
-    size = checkpoint.stat().st_size
-    values = {"n_heldout": str(held["all"]["n"]), "exact_all": f"{held['all']['exact']:.3f}",
-              "char_all": f"{held['all']['char']:.3f}", "n_train": str(trained["train"]["all"]["n"]),
-              "train_exact": f"{round(trained['train']['all']['exact'] * trained['train']['all']['n'])}/"
-                             f"{trained['train']['all']['n']}",
-              "final_loss": f"{trained['final_loss']:.3f}", "epochs": str(trained["epochs"]),
-              "size_mb": f"{size / 1e6:.2f} MB", "storage": doc.get("storage", "float32"),
-              "n_examples": str(info["n"])}
-    values |= {"text_unreachable": str(limits["unseen_chars"]), "in_train": str(limits["in_train"]),
-               "truncated": str(limits["truncated"])}
-    if "text" in held:
-        values["n_text"] = str(held["text"]["n"])
-    data = {"checkpoint": str(checkpoint.relative_to(ROOT)) if checkpoint.is_relative_to(ROOT) else str(checkpoint),
-            "sha256": hashlib.sha256(checkpoint.read_bytes()).hexdigest(), "bytes": size, "heldout": held,
-            "training": {k: trained[k] for k in ("train", "test", "final_loss", "epochs", "stopped_early",
-                                                 "parameters", "safeguards") if k in trained},
-            "limits": limits, "config": cfg}
-    write_result(out, data, command=command, tables={"heldout": {
-        "columns": ["held-out split", "n", "exact match", "char accuracy"], "align": "lrrr", "rows": rows}},
-        values=values)
-    return data
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--train", action="store_true", help="also train the default checkpoint (small preset)")
+    ap.add_argument("--train", action="store_true", help="also train a checkpoint on the demo set (small preset)")
+    ap.add_argument("--checkpoint", "-c", type=Path, default=Path("demo.pt"), help="where --train writes it")
     ap.add_argument("--epochs", type=int, default=150)
     ap.add_argument("--results", type=Path, default=None,
                     help="run upstream's verification table (V22 and baseline) and write it as a result file here")
-    ap.add_argument("--report-default", action="store_true",
-                    help=f"write {DEFAULT_RESULT.relative_to(ROOT)} for the default checkpoint as it is (no training)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="make-demo-data-") as tmp:
         os.environ["V22SDK_CACHE"] = str(Path(tmp) / "cache")  # never the user's token cache
@@ -311,13 +267,13 @@ def _main(args) -> None:
         import torch
 
         from v22sdk.engine.config import preset
-        from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
         from v22sdk.engine.pipeline import train_engine
 
         torch.set_num_threads(1)
         cfg = preset("small", epochs=args.epochs, seed=0)
-        res = train_engine(args.out / "demo.jsonl", cfg, DEFAULT_CHECKPOINT, val_frac=0.0, test_frac=0.1,
-                           log_path=args.out.parent / "default-metrics.jsonl",
+        checkpoint = args.checkpoint
+        res = train_engine(args.out / "demo.jsonl", cfg, checkpoint, val_frac=0.0, test_frac=0.1,
+                           log_path=checkpoint.with_suffix(".log.jsonl"),
                            on_epoch=lambda h: print(f"epoch {h['epoch']}: loss {h['loss']:.4g}") if h["epoch"] % 10 == 0 else None,
                            storage="float16")
         m = res["metrics"]
@@ -327,14 +283,9 @@ def _main(args) -> None:
         from v22sdk.engine.pipeline import evaluate_checkpoint
 
         # the shipped file stores float16 weights: its own held-out figures, measured after reloading
-        print("reloaded (float16) test split:", json.dumps(evaluate_checkpoint(DEFAULT_CHECKPOINT)["metrics"],
+        print("reloaded (float16) test split:", json.dumps(evaluate_checkpoint(checkpoint)["metrics"],
                                                            ensure_ascii=False))
-        print(f"checkpoint: {DEFAULT_CHECKPOINT} ({DEFAULT_CHECKPOINT.stat().st_size / 1e6:.2f} MB)")
-    if args.train or args.report_default:
-        from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
-
-        report_default(DEFAULT_CHECKPOINT)
-        print(f"result file: {DEFAULT_RESULT.relative_to(ROOT)}")
+        print(f"checkpoint: {checkpoint} ({checkpoint.stat().st_size / 1e6:.2f} MB)")
     if args.results:
         from v22sdk.evidence import write_result
 
