@@ -2,6 +2,7 @@
 """What do the engine's stages contribute to the shipped checkpoint's answers? Inference-time knock-outs.
 
     python scripts/measure_knockouts.py --suite SUITE --out results/engine/knockouts.json
+    python scripts/measure_knockouts.py --suite SUITE --experiment e-offset --out results/engine/knockouts-e-offset.json
 
 ``SUITE`` is the data suite the bundled checkpoint was trained on
 (``v22sdk data build-suite SUITE --size full --seed 0``). Measured on its *test* split, which the
@@ -19,6 +20,11 @@ checkpoint never trained on and no choice was made on (the criterion, fixed befo
   the training-split input of its modality whose mean token (the tokenizers' own 640-D output,
   averaged over the input's tokens) is nearest by cosine. Beside it, the same with the 256-D
   embedding or the 384 attributes alone.
+
+``--experiment e-offset`` is the follow-up the first run raised (criterion ``CRITERION_E_OFFSET``,
+committed before its run): zeroing E's output changed many answers while zeroing A and C, which
+changes E's input, changed none. Does E pass on something about the input, or a learned offset?
+E's output is replaced by its mean over the validation split, the same vector for every input.
 
 Tokens are cached in a temporary folder, never in the user's token cache.
 """
@@ -73,6 +79,20 @@ CRITERION = {
                 "with the 95 % interval of the accuracy difference saying how large a difference is not excluded",
     "intervals": "Wilson 95 % for proportions; percentile bootstrap over examples (2,000 resamples, seed 0) for "
                  "paired accuracy differences",
+}
+
+CRITERION_E_OFFSET = {
+    "question": "is stage E's contribution to the shipped checkpoint's answers an input-independent offset?",
+    "checkpoint": CRITERION["checkpoint"],
+    "data": "the data suite (--size full --seed 0): the validation split fixes the constant, the test split measures",
+    "variant": "E's output me replaced by its mean over the validation split (one 256-D vector for every input), "
+               "its recall score zeroed (it is zero without memory anyway); no memory, as the intact run",
+    "measure": "exact match on the test split per modality and over all; answers changed against the intact "
+               "checkpoint; cosine of each test input's me to the constant (how constant E's output is)",
+    "test": "one comparison: exact McNemar test against the intact checkpoint, all modalities together",
+    "verdict": "'an offset, for these answers' when the McNemar p >= 0.05 (no detectable difference; the 95 % "
+               "interval of the accuracy difference says what is not excluded); 'input-dependent' when p < 0.05",
+    "intervals": CRITERION["intervals"],
 }
 
 
@@ -327,17 +347,104 @@ def measure(args) -> None:
         print(f"result file: {args.out}")
 
 
+def measure_e_offset(args) -> None:
+    import hashlib
+
+    import torch
+
+    from v22sdk.engine.calibration import wilson_interval
+    from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
+    from v22sdk.engine.runner import Runner
+    from v22sdk.evidence import write_result
+
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    checkpoint = args.checkpoint or DEFAULT_CHECKPOINT
+    runner = Runner(checkpoint)
+    rows = [json.loads(x) for x in (args.suite / "suite.jsonl").read_text(encoding="utf-8").splitlines()]
+
+    def tokenize(split):
+        sel = [r for r in rows if r["split"] == split]
+        return sel, [runner.tokenize(str(args.suite / r["input"]) if r["modality"] != "text" else r["input"],
+                                     r["modality"]) for r in sel]
+
+    test_rows, test = tokenize("test")
+    _, val = tokenize("val")
+    print(f"tokenized {len(val)} val, {len(test)} test ({time.perf_counter() - start:.0f} s)", flush=True)
+    targets = [r["target"] for r in test_rows]
+    mods = [r["modality"] for r in test_rows]
+    groups = sorted(set(mods)) + ["all"]
+
+    captured = []
+    handle = runner.model.stage_e.register_forward_hook(lambda m, i, out: captured.append(out[0].detach()))
+    try:
+        run_split(runner, val)
+        val_me = torch.cat(captured)
+        captured.clear()
+        intact, _ = run_split(runner, test)
+        test_me = torch.cat(captured)
+    finally:
+        handle.remove()
+    constant = val_me.mean(0, keepdim=True)
+
+    def fixed(module, inputs, out):
+        return constant.to(out[0]).expand_as(out[0]).clone(), torch.zeros_like(out[1])
+
+    handle = runner.model.stage_e.register_forward_hook(fixed)
+    try:
+        offset, _ = run_split(runner, test)
+    finally:
+        handle.remove()
+    cos = torch.nn.functional.cosine_similarity(test_me, constant.expand_as(test_me), dim=-1).numpy()
+    right = {"intact": np.array([a == t for a, t in zip(intact, targets)]),
+             "offset": np.array([a == t for a, t in zip(offset, targets)])}
+    p = mcnemar_exact(right["intact"], right["offset"])
+    lo, hi = paired_difference_interval(right["intact"], right["offset"])
+    per = {}
+    table = []
+    for g in groups:
+        sel = np.array([g in ("all", m) for m in mods])
+        n = int(sel.sum())
+        changed = int(sum(intact[i] != offset[i] for i in np.flatnonzero(sel)))
+        entry = {"n": n, "changed": changed, "cos_to_constant": {"mean": float(cos[sel].mean()),
+                                                                  "min": float(cos[sel].min())}}
+        for k in right:
+            c = int(right[k][sel].sum())
+            entry[k] = {"correct": c, "exact": c / n, "ci95": list(wilson_interval(c, n))}
+        per[g] = entry
+        table.append([g, str(n), f"{entry['intact']['exact']:.3f}", f"{entry['offset']['exact']:.3f}",
+                      f"{changed}", f"{entry['cos_to_constant']['mean']:.3f} (min {entry['cos_to_constant']['min']:.3f})"])
+    verdict = "an offset, for these answers" if p >= 0.05 else "input-dependent"
+    values = {"verdict": verdict, "p": f"{p:.3g}", "delta": f"{right['offset'].mean() - right['intact'].mean():+.3f} "
+              f"[{lo:+.3f}, {hi:+.3f}]", "changed": str(per["all"]["changed"]), "n_test": str(len(test_rows)),
+              "cos_mean": f"{per['all']['cos_to_constant']['mean']:.3f}"}
+    summary = {"checkpoint": str(checkpoint), "sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
+               "suite": str(args.suite), "p": p, "delta_ci95": [lo, hi], "verdict": verdict,
+               "seconds": round(time.perf_counter() - start, 1)}
+    print(json.dumps({"summary": summary, "per": per}, ensure_ascii=False, indent=1))
+    if args.out:
+        write_result(args.out, {"summary": summary, "per_modality": per, "answers": {"intact": intact, "offset": offset},
+                                "targets": targets, "modalities": mods},
+                     criterion=CRITERION_E_OFFSET, values=values, tables={"e_offset": {
+                         "columns": ["test split", "n", "exact: intact", "exact: E fixed to its val mean",
+                                     "answers changed", "cos(me, constant): mean (min)"],
+                         "align": "lrrrrr", "rows": table}})
+        print(f"result file: {args.out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suite", type=Path, required=True, help="the data suite folder (suite.jsonl)")
     ap.add_argument("--checkpoint", type=Path, default=None, help="default: the bundled checkpoint")
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
+    ap.add_argument("--experiment", choices=["knockouts", "e-offset"], default="knockouts",
+                    help="knockouts: every knock-out and the nearest neighbour; e-offset: the follow-up on E")
     args = ap.parse_args()
     if not (args.suite / "suite.jsonl").is_file():
         ap.error(f"{args.suite}: no suite.jsonl (v22sdk data build-suite {args.suite} --size full --seed 0)")
     with tempfile.TemporaryDirectory(prefix="knockouts-") as tmp:
         os.environ["V22SDK_CACHE"] = str(Path(tmp) / "cache")  # never the user's token cache
-        measure(args)
+        measure(args) if args.experiment == "knockouts" else measure_e_offset(args)
 
 
 if __name__ == "__main__":
