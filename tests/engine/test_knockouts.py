@@ -85,3 +85,27 @@ def test_every_knockout_names_a_module_of_the_shipped_engine(ko):
         for path, how in spec:
             model.get_submodule(path)
             assert how in ("zero", "zero_first", "val_mean")
+
+
+def test_two_independent_counts_of_the_shipped_checkpoints_test_accuracy_agree():
+    """results/engine/default-checkpoint.json's held-out accuracy was counted by train_default.py
+    (pipeline.evaluate); results/engine/knockouts.json counted the intact checkpoint's answers again,
+    by other code (its own tokenization, forward pass and string comparison), on the same suite's
+    test split. For the same checkpoint file, the counts must agree."""
+    import hashlib
+
+    from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
+    from v22sdk.evidence import ROOT, read_result
+
+    ko_file = read_result(ROOT / "results" / "engine" / "knockouts.json")["data"]
+    trained = read_result(ROOT / "results" / "engine" / "default-checkpoint.json")["data"]["test_accuracy"]
+    if DEFAULT_CHECKPOINT.is_file():
+        sha = hashlib.sha256(DEFAULT_CHECKPOINT.read_bytes()).hexdigest()
+        assert ko_file["summary"]["sha256"] == sha, "the bundled checkpoint changed: rerun measure_knockouts.py"
+    intact = ko_file["variants"]["intact"]["accuracy"]
+    for modality in ("audio", "text", "vision"):
+        assert intact[modality]["n"] == trained[modality]["n"], modality
+        assert intact[modality]["correct"] == trained[modality]["correct"], modality
+    # and the per-example answers the file holds give the same count
+    answers, targets = ko_file["answers"]["intact"], ko_file["targets"]
+    assert sum(a == t for a, t in zip(answers, targets)) == intact["all"]["correct"]
