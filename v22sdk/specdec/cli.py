@@ -52,19 +52,34 @@ def run_cmd(quick: bool, seeds: int | None, corpora: tuple[str, ...], threads: i
 def report_cmd(out_dir: Path) -> None:
     """Print the Markdown report of a finished (or partial) run."""
     from v22sdk.specdec.errors import ResultsError
-    from v22sdk.specdec.experiment import read_results, render_report
+    from v22sdk.specdec.experiment import render_report
+
+    from v22sdk.errors import InputError
+    from v22sdk.inputs import check_regular_file
 
     path = out_dir / "results.json"
+    if not path.exists():
+        raise ResultsError(str(path), "not found; run 'v22sdk specdec run' first")
     try:
-        results = read_results(path)
-    except FileNotFoundError:
-        raise ResultsError(str(path), "not found; run 'v22sdk specdec run' first") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ResultsError(str(path), f"unreadable: {exc}") from None
+        check_regular_file(path)
+        raw = path.read_bytes()
+    except InputError as exc:
+        raise ResultsError(str(path), exc.problem) from None
+    except OSError as exc:
+        raise ResultsError(str(path), f"unreadable: {exc.strerror or exc}") from None
+    try:
+        results = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ResultsError(str(path), f"unreadable: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                                      f"{exc.start}), not a specdec results file") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ResultsError(str(path), f"unreadable: invalid JSON ({exc})") from None
+    if isinstance(results, dict) and "provenance" in results and "data" in results:
+        results = results["data"]  # a result file (v22sdk.evidence); older runs wrote the figures bare
     try:
         click.echo(render_report(results))
-    except (KeyError, TypeError) as exc:
-        raise ResultsError(str(path), f"not a specdec results file (missing {exc})") from None
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        raise ResultsError(str(path), f"not a specdec results file ({type(exc).__name__}: {exc})") from None
 
 
 if __name__ == "__main__":
