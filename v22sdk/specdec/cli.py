@@ -13,7 +13,9 @@ import click
 DEFAULT_OUT = "specdec-results"
 
 
-@click.group("specdec")
+# the main group's help options, set here too: click caches a command's help option, so a group
+# first invoked on its own (tests) would otherwise lose ``-h`` in docs/cli.md (see engine/cli.py)
+@click.group("specdec", context_settings={"help_option_names": ["-h", "--help"]})
 def specdec() -> None:
     """Speculative-decoding lab: exact sampler and the spherical-normalisation experiment."""
 
