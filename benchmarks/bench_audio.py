@@ -124,7 +124,7 @@ def main() -> None:
     ap.add_argument("--short", type=float, default=3.8, help="length of the short clips")
     ap.add_argument("--repeat", type=int, default=5, help="rounds (ours and librosa alternate)")
     ap.add_argument("--pyin-seconds", type=float, default=10.0, help="clip length for the pYIN timing")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "bench_audio.json"))
+    ap.add_argument("--out", "--json", default=str(Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "bench_audio.json"))
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
 

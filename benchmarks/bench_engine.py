@@ -2,7 +2,7 @@
 """Engine training throughput (tokens/s) and achieved FLOP rate vs. a large matmul, same run.
 
     python benchmarks/bench_engine.py [--threads N] [--steps S] [--presets small,full]
-                                      [--reference] [--breakdown]
+                                      [--reference] [--breakdown] [--json PATH]
 
 For each preset (small, full) and engine (v22, baseline) it times optimiser steps (forward,
 backward, fused Adam as in ``Trainer``) on a synthetic batch and divides the step's FLOPs by the
@@ -22,6 +22,7 @@ counter sees in the fused step are printed too.
 kernels were fused). ``--breakdown`` prints forward and backward milliseconds per V22 stage
 (torch.profiler; backward ops are attributed to the stage whose forward op created them).
 Numbers on a shared machine are noisy: say how loaded it was (the load average is printed).
+``--json results/benchmarks/bench_engine.json`` also writes the figures there, for docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import argparse
 import os
 import statistics
 import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -156,6 +158,7 @@ def main() -> None:
     ap.add_argument("--presets", default="small,full")
     ap.add_argument("--reference", action="store_true", help="also time the reference (unfused) formulation")
     ap.add_argument("--breakdown", action="store_true", help="per-stage forward/backward ms of the v22 engine")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures as a result file here")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     peer0 = matmul_flops()
@@ -177,6 +180,21 @@ def main() -> None:
         print(f"{r['preset']:<6} {r['engine']:<11} {r['params']:>11,} {r['step_ms']:>9.1f} {r['tokens_per_s']:>10.0f} "
               f"{r['gflop_per_step']:>11.3f} {r['counted_gflop']:>10.3f} {r['gflop_per_s']:>8.1f} "
               f"{r['gflop_per_s'] * 1e9 / peer:>9.1%}")
+    if args.json:
+        from v22sdk.evidence import write_result
+
+        write_result(args.json, {"peer_gflop_per_s": [peer0 / 1e9, peer1 / 1e9], "threads": args.threads,
+                                 "steps": args.steps, "runs": rows},
+                     tables={"summary": {
+                         "columns": ["preset", "engine", "parameters", f"step ms (median of {args.steps})", "tokens/s",
+                                     "model GFLOP/s", "vs 2048³ matmul (model FLOPs)", "vs matmul (FLOPs of the step run)"],
+                         "align": "llrrrrrr",
+                         "rows": [[f"`{r['preset']}`", r["engine"], f"{r['params']:,}", f"{r['step_ms']:.1f}",
+                                   f"{r['tokens_per_s']:,.0f}", f"{r['gflop_per_s']:.1f}",
+                                   f"{r['gflop_per_s'] * 1e9 / peer:.1%}",
+                                   f"{r['counted_gflop'] / r['gflop_per_step'] * r['gflop_per_s'] * 1e9 / peer:.1%}"]
+                                  for r in rows]}},
+                     values={"matmul_gflop_per_s": f"{peer / 1e9:.0f} GFLOP/s"})
     if args.breakdown:
         for name in args.presets.split(","):
             rows = breakdown(name)

@@ -6,7 +6,8 @@
 3. memory L3 latency, PostgreSQL (throwaway server on loopback, fsync on) vs SQLite (WAL,
    synchronous=FULL): one committed turn, one get by id, one exact top-1 search over N turns.
 
-usage: python benchmarks/bench_scaling.py [--quick]
+usage: python benchmarks/bench_scaling.py [--quick] [--json PATH]
+(``--json results/benchmarks/bench_scaling.json`` also writes the figures there, for the docs.)
 Figures on a shared 2-core machine are noisy (other jobs run); ratios within one run are the point.
 """
 
@@ -142,6 +143,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", choices=["tokenize", "train", "memory"], default=None)
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures as a result file here")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as d:
@@ -154,6 +156,17 @@ def main() -> None:
     for label, secs, note in rows:
         shown = f"{secs * 1e3:9.3f} ms" if secs < 1 else f"{secs:9.2f} s "
         print(f"{label:<62} {shown:>12}  {note}")
+    if args.json:
+        from v22sdk.evidence import write_result
+
+        def shown(secs: float) -> str:
+            return "—" if secs != secs else (f"{secs * 1e3:.2f} ms" if secs < 1 else f"{secs:.2f} s")
+
+        write_result(args.json, {"quick": args.quick, "rows": [{"measure": m, "seconds": None if s != s else s, "note": n}
+                                                                for m, s, n in rows]},
+                     tables={"summary": {"columns": ["measurement", "time", "note"], "align": "lrl",
+                                         "rows": [[m, shown(s), n or "—"] for m, s, n in rows]}},
+                     values={"loadavg": f"{os.getloadavg()[0]:.1f}"})
 
 
 if __name__ == "__main__":

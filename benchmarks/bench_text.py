@@ -78,7 +78,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bytes", type=int, default=1 << 20)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    ap.add_argument("--out", "--json", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                                   "results", "benchmarks", "bench_text.json"))
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()

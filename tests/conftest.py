@@ -1,4 +1,37 @@
-"""Project-wide test set-up. pytester drives the contract kit's pytest plugin end to end
-(tests/kit); it must be enabled here, at the top level, not in a sub-folder's conftest."""
+"""Project-wide test set-up.
 
-pytest_plugins = ["pytester"]
+* pytester drives the contract kit's pytest plugin end to end (tests/kit); it must be enabled
+  here, at the top level, not in a sub-folder's conftest.
+* skip_policy turns skips into failures where every test must run (CI; see tests/skip_policy.py).
+* Users' data is sacred: for the whole session the memory store and the token cache
+  (``V22SDK_MEMORY``, ``V22SDK_CACHE``) point into a temporary folder, inherited by every
+  subprocess a test starts, so no test can write into the user's real ones even by omission.
+  tests/integration/test_user_data.py checks the benchmarks, examples and a CLI session the same way.
+"""
+
+import os
+import shutil
+import tempfile
+
+pytest_plugins = ["pytester", "skip_policy"]
+
+_GUARDED = {"V22SDK_MEMORY": "memory.sqlite3", "V22SDK_CACHE": "cache"}
+_saved: dict[str, str | None] = {}
+
+
+def pytest_configure(config):
+    folder = tempfile.mkdtemp(prefix="v22sdk-tests-")
+    _saved["folder"] = folder
+    for var, name in _GUARDED.items():
+        _saved[var] = os.environ.get(var)
+        os.environ[var] = os.path.join(folder, name)
+
+
+def pytest_unconfigure(config):
+    for var in _GUARDED:
+        if _saved.get(var) is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = _saved[var]
+    if _saved.get("folder"):
+        shutil.rmtree(_saved.pop("folder"), ignore_errors=True)

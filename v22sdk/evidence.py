@@ -9,7 +9,8 @@ by the command that measured it. A result file holds what was measured and where
                      "machine": {...}, "versions": {...}},
       "criterion": {...},            # optional: what was fixed before the run (pre-registration)
       "data": {...},                 # the raw figures, as the script computed them
-      "tables": {"accuracy": {"columns": [...], "align": "lrr", "rows": [[...], ...]}}
+      "tables": {"accuracy": {"columns": [...], "align": "lrr", "rows": [[...], ...]}},
+      "values": {"exact_all": "0.929"}   # optional: single figures that prose quotes
     }
 
 A doc embeds a table between two markers, and ``python scripts/render_docs.py`` rewrites what
@@ -20,8 +21,19 @@ when a doc's table differs from its result file):
     | ... rendered table ... |
     <!-- /table -->
 
-Tables hold strings formatted by the script that measured them (the script knows the precision
-its intervals justify); rendering is plain and the same for every table.
+A figure quoted in prose is a named value of a result file, marked inline the same way (on one
+line; what lies between the markers is rewritten from the file):
+
+    held-out exact match <!-- value: results/engine/default-checkpoint.json#exact_all -->0.929<!-- /value -->
+
+Where a figure was measured is quoted the same way, from the file's provenance: ``#provenance.date``
+(the day), ``.commit`` (12 hex digits), ``.command``, ``.loadavg`` (1, 5 and 15 min), ``.cpu``,
+``.cores``, ``.torch`` (its version).
+
+Markers inside fenced code blocks (```) are examples, not markers: they are left alone.
+
+Tables and values hold strings formatted by the script that measured them (the script knows the
+precision its intervals justify); rendering is plain and the same for every table.
 """
 
 from __future__ import annotations
@@ -37,12 +49,13 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = ["provenance", "write_result", "read_result", "markdown_table", "render_doc",
-           "table_markers", "ROOT"]
+           "table_markers", "value_markers", "ROOT"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
 _MARKER = re.compile(r"<!-- table: (?P<file>[^#\s]+)#(?P<table>[\w.-]+) -->\n(?P<body>.*?)<!-- /table -->",
                      re.DOTALL)
+_VALUE = re.compile(r"<!-- value: (?P<file>[^#\s]+)#(?P<value>[\w.-]+) -->(?P<body>[^\n]*?)<!-- /value -->")
 
 
 def _git(*args: str) -> str | None:
@@ -111,11 +124,17 @@ def _check_table(name: str, table: Mapping[str, Any]) -> None:
 
 def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str, Mapping[str, Any]] | None = None,
                  name: str | None = None, criterion: Any = None, command: str | Sequence[str] | None = None,
-                 extra: Mapping[str, Any] | None = None) -> Path:
-    """Write a result file (JSON, UTF-8, keys in a stable order) with its provenance."""
+                 extra: Mapping[str, Any] | None = None, values: Mapping[str, str] | None = None) -> Path:
+    """Write a result file (JSON, UTF-8, keys in a stable order) with its provenance.
+
+    ``values`` are single figures that prose quotes (strings, formatted by the script)."""
     tables = dict(tables or {})
     for tname, table in tables.items():
         _check_table(tname, table)
+    values = {str(k): _cell(v) for k, v in (values or {}).items()}
+    for k, v in values.items():
+        if not re.fullmatch(r"[\w.-]+", k) or "\n" in v:
+            raise ValueError(f"value {k!r}: names are letters, digits, '_', '.', '-'; values are one line")
     path = Path(path)
     doc: dict[str, Any] = {"name": name or path.stem, "provenance": provenance(command)}
     if criterion is not None:
@@ -126,6 +145,8 @@ def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str
                          **({"align": t["align"]} if t.get("align") else {}),
                          "rows": [[_cell(c) for c in row] for row in t["rows"]]}
                      for k, t in tables.items()}
+    if values:
+        doc["values"] = values
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
@@ -158,24 +179,68 @@ def markdown_table(table: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+
+
+def _prose(text: str) -> list[tuple[bool, str]]:
+    """``text`` cut into (is prose, piece): fenced code blocks are not prose."""
+    out, pos = [], 0
+    for m in _FENCE.finditer(text):
+        out += [(True, text[pos:m.start()]), (False, m.group(0))]
+        pos = m.end()
+    return out + [(True, text[pos:])]
+
+
 def table_markers(text: str) -> list[tuple[str, str]]:
-    """The ``(result file, table name)`` pairs a doc embeds, in order."""
-    return [(m["file"], m["table"]) for m in _MARKER.finditer(text)]
+    """The ``(result file, table name)`` pairs a doc embeds, in order (code blocks excluded)."""
+    return [(m["file"], m["table"]) for prose, piece in _prose(text) if prose for m in _MARKER.finditer(piece)]
+
+
+def _provenance_values(prov: Mapping[str, Any]) -> dict[str, str]:
+    machine = prov.get("machine") or {}
+    load = machine.get("loadavg")
+    out = {"provenance.date": str(prov.get("date", ""))[:10], "provenance.commit": str(prov.get("commit") or "")[:12],
+           "provenance.command": str(prov.get("command", "")),
+           "provenance.loadavg": " / ".join(f"{x:.1f}" for x in load) if load else "unknown",
+           "provenance.cpu": str(machine.get("cpu", "")), "provenance.cores": str(machine.get("cores", "")),
+           "provenance.torch": str((prov.get("versions") or {}).get("torch", "not loaded"))}
+    return out
+
+
+def value_markers(text: str) -> list[tuple[str, str]]:
+    """The ``(result file, value name)`` pairs a doc quotes inline, in order (code blocks excluded)."""
+    return [(m["file"], m["value"]) for prose, piece in _prose(text) if prose for m in _VALUE.finditer(piece)]
 
 
 def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
-    """``text`` with every marked table rewritten from its result file (paths relative to ``root``).
+    """``text`` with every marked table and value rewritten from its result file (paths relative
+    to ``root``).
 
-    A marker naming a missing file or table raises ``ValueError`` naming it."""
+    A marker naming a missing file, table or value raises ``ValueError`` naming it."""
     root = Path(root)
+    cache: dict[Path, dict[str, Any]] = {}
+
+    def load(name: str, kind: str) -> dict[str, Any]:
+        f = root / name
+        if f not in cache:
+            if not f.is_file():
+                raise ValueError(f"{kind} marker names {name}, which does not exist")
+            cache[f] = read_result(f)
+        return cache[f]
 
     def sub(m: re.Match[str]) -> str:
-        f = root / m["file"]
-        if not f.is_file():
-            raise ValueError(f"table marker names {m['file']}, which does not exist")
-        tables = read_result(f).get("tables", {})
+        tables = load(m["file"], "table").get("tables", {})
         if m["table"] not in tables:
             raise ValueError(f"{m['file']} has no table {m['table']!r} (it has: {', '.join(tables) or 'none'})")
         return f"<!-- table: {m['file']}#{m['table']} -->\n{markdown_table(tables[m['table']])}<!-- /table -->"
 
-    return _MARKER.sub(sub, text)
+    def sub_value(m: re.Match[str]) -> str:
+        doc = load(m["file"], "value")
+        values = dict(doc.get("values", {}))
+        values.update(_provenance_values(doc.get("provenance", {})))
+        if m["value"] not in values:
+            raise ValueError(f"{m['file']} has no value {m['value']!r} (it has: {', '.join(values) or 'none'})")
+        return f"<!-- value: {m['file']}#{m['value']} -->{values[m['value']]}<!-- /value -->"
+
+    return "".join(_VALUE.sub(sub_value, _MARKER.sub(sub, piece)) if prose else piece
+                   for prose, piece in _prose(text))

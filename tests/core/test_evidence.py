@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from v22sdk.evidence import ROOT, markdown_table, provenance, read_result, render_doc, table_markers, write_result
+from v22sdk.evidence import (ROOT, markdown_table, provenance, read_result, render_doc, table_markers, value_markers,
+                             write_result)
 
 TABLE = {"columns": ["variant", "exact"], "align": "lr", "rows": [["default", "0.90 ± 0.05"], ["a|b", "1"]]}
 
@@ -46,10 +47,34 @@ def test_render_rewrites_a_stale_table_and_refuses_a_missing_one(tmp_path):
     assert table_markers(new) == [("results/r.json", "t")]
     assert "| default | 0.90 ± 0.05 |" in new and "old" not in new and new.endswith("after\n")
     assert render_doc(new, tmp_path) == new  # rendering is idempotent
+    example = "```\n<!-- table: results/missing.json#t -->\n<!-- /table -->\n```\n"
+    assert render_doc(example + doc, tmp_path) == example + new  # a marker in a code block is an example
+    assert table_markers(example) == []
     with pytest.raises(ValueError, match="no table 'u'"):
         render_doc(doc.replace("#t", "#u"), tmp_path)
     with pytest.raises(ValueError, match="does not exist"):
         render_doc(doc.replace("r.json", "missing.json"), tmp_path)
+
+
+def test_render_rewrites_an_inline_value_and_refuses_a_missing_one(tmp_path):
+    write_result(tmp_path / "results" / "r.json", {"x": 0.9286}, values={"exact": "0.929", "n": "42"})
+    assert read_result(tmp_path / "results" / "r.json")["values"] == {"exact": "0.929", "n": "42"}
+    doc = ("exact match <!-- value: results/r.json#exact -->0.93<!-- /value --> on "
+           "<!-- value: results/r.json#n -->40<!-- /value --> inputs\n")
+    new = render_doc(doc, tmp_path)
+    assert new == ("exact match <!-- value: results/r.json#exact -->0.929<!-- /value --> on "
+                   "<!-- value: results/r.json#n -->42<!-- /value --> inputs\n")
+    assert value_markers(new) == [("results/r.json", "exact"), ("results/r.json", "n")]
+    assert render_doc(new, tmp_path) == new
+    prov = render_doc("<!-- value: results/r.json#provenance.date --><!-- /value --> "
+                      "<!-- value: results/r.json#provenance.command --><!-- /value -->", tmp_path)
+    assert read_result(tmp_path / "results" / "r.json")["provenance"]["date"][:10] in prov and "python" in prov
+    with pytest.raises(ValueError, match="no value 'nope'"):
+        render_doc(doc.replace("#n", "#nope"), tmp_path)
+    with pytest.raises(ValueError, match="strings"):
+        write_result(tmp_path / "v.json", {}, values={"x": 0.5})
+    with pytest.raises(ValueError, match="one line"):
+        write_result(tmp_path / "v.json", {}, values={"x": "a\nb"})
 
 
 def test_every_doc_table_matches_its_result_file():
@@ -67,3 +92,23 @@ def test_every_result_file_is_well_formed():
         assert prov.get("command") and prov.get("date") and "machine" in prov, f
         for table in doc.get("tables", {}).values():
             markdown_table(table)  # raises on a malformed table
+        assert all(isinstance(v, str) for v in doc.get("values", {}).values()), f
+        # the commit that wrote it is one of this repository's commits (the command can be rerun there)
+        known = subprocess.run(["git", "cat-file", "-e", f"{prov.get('commit')}^{{commit}}"], cwd=ROOT,
+                               capture_output=True)
+        assert prov.get("commit") and known.returncode == 0, f"{f}: unknown commit {prov.get('commit')}"
+
+
+def test_every_marker_in_the_docs_names_a_committed_result_file():
+    """A doc cannot quote a table or value from a file that is not committed under results/."""
+    import re
+
+    tracked = set(subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True)
+                  .stdout.split())
+    for doc in sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]:
+        text = doc.read_text(encoding="utf-8")
+        for file, _ in table_markers(text) + value_markers(text):
+            assert file in tracked, f"{doc.relative_to(ROOT)} quotes {file}, which is not committed"
+        # an opening marker without its closing one would silently not render
+        prose = re.sub(r"^(```|~~~).*?^\1[^\n]*$", "", text, flags=re.MULTILINE | re.DOTALL)
+        assert len(re.findall(r"<!-- (table|value): ", prose)) == len(table_markers(text) + value_markers(text)), doc

@@ -168,9 +168,10 @@ def _doc_example(name: str) -> str:
 
 
 def test_the_documented_hugging_face_example_runs(batches, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))  # never the user's ~/.cache
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-home" / "datasets"))
     pytest.importorskip("datasets")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-home"))  # never the user's ~/.cache
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     write_parquet(tmp_path / "tokens.parquet", batches[:3])
     code = _doc_example("hf-datasets")
@@ -182,8 +183,9 @@ def test_the_documented_hugging_face_example_runs(batches, tmp_path, monkeypatch
 
 
 def test_hugging_face_dataset_values_are_bit_exact_and_write_back(batches, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-home" / "datasets"))
     datasets = pytest.importorskip("datasets")
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-home"))
     write_parquet(tmp_path / "tokens.parquet", batches)
     ds = datasets.Dataset.from_parquet(str(tmp_path / "tokens.parquet"), cache_dir=str(tmp_path / "hf"))
     emb = ds.with_format("numpy")[:]["emb"]

@@ -147,6 +147,13 @@ def test_paired_diff_and_criterion():
     assert verdict(res)["text"].startswith("hook (1) SUPPORTED")
     res["corpora"]["b"]["comparisons"]["T=1"] = cell(d0)
     assert verdict(res)["text"].startswith("INCONSISTENT")
+    # no cell passes: "not supported", with the largest gain the intervals leave open, never "no effect"
+    for c in ("a", "b"):
+        res["corpora"][c]["comparisons"] = {"T=0": cell(d0), "T=1": cell(d0)}
+    v = verdict(res)
+    assert v["text"].startswith("NOT SUPPORTED: no detectable difference")
+    assert v["upper_gain_not_excluded"] == pytest.approx(d0.hi / d0.mean_b)
+    assert f"gains up to {100 * d0.hi / d0.mean_b:+.1f}% are not excluded" in v["text"]
 
 
 def test_corpus_encoding_and_loading():
@@ -171,8 +178,14 @@ def test_micro_experiment_end_to_end_and_report(tmp_path):
     assert set(r["arms"]) == {"none", "rmsnorm", "sphere", "perlayer", "nofeat"}
     for arm in r["arms"].values():
         assert all(1.0 <= s["analytic"]["T=1"] <= 4.0 for s in arm["seeds"])
-    saved = json.loads((tmp_path / "results.json").read_text())
+    doc = json.loads((tmp_path / "results.json").read_text())
+    saved = doc["data"]
     assert saved["verdict"]["text"] == res["verdict"]["text"]
+    # a result file: provenance, the criterion, and the tables the findings render
+    assert doc["provenance"]["commit"] and doc["criterion"]["min_gain"] == 0.02
+    arms = [row[1] for row in doc["tables"]["arms"]["rows"]]
+    assert arms == ["P+ target-as-draft", "P- uniform", "none", "rmsnorm", "sphere", "perlayer", "nofeat"]
+    assert doc["values"]["verdict"] == res["verdict"]["text"]
     out = CliRunner().invoke(specdec, ["report", "--out", str(tmp_path)])
     assert out.exit_code == 0 and "sphere-rmsnorm" in out.output and "Verdict" in out.output
 
@@ -220,6 +233,6 @@ def test_report_on_a_file_that_is_not_results_names_it_in_one_line(tmp_path, con
 def test_quick_run_via_cli(tmp_path):
     out = CliRunner().invoke(specdec, ["run", "--quick", "--corpus", "pydoc-topics", "--out", str(tmp_path)])
     assert out.exit_code == 0, out.output
-    res = json.loads((tmp_path / "results.json").read_text())
+    res = json.loads((tmp_path / "results.json").read_text())["data"]
     agree = res["corpora"]["pydoc-topics"]["agreement"]
     assert np.mean([v["within_95ci"] for a in agree.values() for v in a.values()]) >= 0.8

@@ -13,7 +13,9 @@ import click
 DEFAULT_OUT = "specdec-results"
 
 
-@click.group("specdec")
+# the main group's help options, set here too: click caches a command's help option, so a group
+# first invoked on its own (tests) would otherwise lose ``-h`` in docs/cli.md (see engine/cli.py)
+@click.group("specdec", context_settings={"help_option_names": ["-h", "--help"]})
 def specdec() -> None:
     """Speculative-decoding lab: exact sampler and the spherical-normalisation experiment."""
 
@@ -74,6 +76,8 @@ def report_cmd(out_dir: Path) -> None:
                                       f"{exc.start}), not a specdec results file") from None
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ResultsError(str(path), f"unreadable: invalid JSON ({exc})") from None
+    if isinstance(results, dict) and "provenance" in results and "data" in results:
+        results = results["data"]  # a result file (v22sdk.evidence); older runs wrote the figures bare
     try:
         click.echo(render_report(results))
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:

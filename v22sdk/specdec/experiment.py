@@ -6,7 +6,10 @@ P+ (target as draft) and P- (uniform draft) need no training. Each draft arm get
 sweep on seed 0 (selected on *validation* analytic tau at T = 1), then ``seeds`` seeds at the
 chosen rate; every seed is scored on the *test* contexts by analytic tau (primary) and empirical
 tau (secondary) at each temperature. Seeds are paired across arms (same init stream and batches).
-Results go to ``results.json`` (written after every corpus) and ``report.md``.
+Results go to ``results.json`` (written after every corpus) and ``report.md``. ``results.json``
+is a result file (``v22sdk.evidence``): the command, commit, machine and date of the run, the
+pre-registered criterion, the raw figures under ``data`` and the tables
+docs/findings-speculative-decoding.md renders from it.
 """
 
 from __future__ import annotations
@@ -80,6 +83,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
         # seeds keyed by the corpus, not its position in this run: `--corpus stdlib-source` alone
         # reproduces the stdlib-source part of a run over both
         ci = CORPORA.index(name)
+        t_corpus = time.time()
         say(f"[{name}] training target")
         corpus = load_corpus(name)
         model = train_target(corpus.train, tcfg, cfg.target_steps, cfg.target_batch, cfg.target_lr, seed=0,
@@ -150,6 +154,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
                                                [x["analytic"][_tkey(t)] for x in arms[b]["seeds"]]).as_dict()
                        for a, b in COMPARISONS}
             for t in cfg.temperatures}
+        res["runtime_s"] = time.time() - t_corpus
         results["corpora"][name] = res
         results["runtime_s"] = time.time() - t_start
         results["verdict"] = verdict(results)
@@ -173,7 +178,10 @@ def _agreement(pooled: dict) -> dict:
 
 
 def verdict(results: dict) -> dict:
-    """Apply the pre-registered criterion to whatever corpora and temperatures ``results`` holds."""
+    """Apply the pre-registered criterion to whatever corpora and temperatures ``results`` holds.
+
+    The words say no more than the intervals: when the criterion fails, the verdict also gives the
+    largest gain the intervals do not exclude (the highest upper 95% bound, relative to RMSNorm)."""
     cells = {f"{c}/{k}": r["comparisons"][k]["sphere-rmsnorm"]
              for c, r in results["corpora"].items() for k in r["comparisons"]}
     if not cells:
@@ -181,21 +189,124 @@ def verdict(results: dict) -> dict:
     wins = [v["passes"] for v in cells.values()]
     worse = [v["hi"] < 0 for v in cells.values()]
     complete = len(results["corpora"]) >= 2 and all(len(r["comparisons"]) >= 2 for r in results["corpora"].values())
+    upper = {k: v["hi"] / v["mean_b"] for k, v in cells.items()}  # largest relative gain not excluded, per cell
+    bound_cell = max(upper, key=upper.get)
+    bound = upper[bound_cell]
+    not_excluded = (f"gains up to {100 * bound:+.1f}% are not excluded (upper 95% bound, {bound_cell})"
+                    if bound > 0 else "no gain is within the intervals")
     if all(wins) and complete:
         text = "hook (1) SUPPORTED: F.normalize beats RMSNorm by >= 2% with paired 95% CIs above 0 everywhere"
     elif all(worse):
         text = "hook (1) REFUTED: F.normalize is worse than RMSNorm (paired 95% CIs below 0 everywhere)"
     elif any(wins):
-        text = "INCONSISTENT: F.normalize passes in some cells only, so the pre-registered criterion fails"
+        text = ("INCONSISTENT: F.normalize passes in some cells only, so the pre-registered criterion fails; "
+                + not_excluded)
     else:
-        text = "NO EFFECT: F.normalize does not beat RMSNorm by the pre-registered criterion"
-    return {"text": text, "cells": {k: {"passes": v["passes"], "rel_gain": v["rel_gain"], "lo": v["lo"],
-                                        "hi": v["hi"]} for k, v in cells.items()}}
+        detected = [k for k, v in cells.items() if v["lo"] > 0]
+        text = ("NOT SUPPORTED: " + ("no detectable difference between F.normalize and RMSNorm" if not detected else
+                                     f"a gain below the 2% bar is detected in {', '.join(detected)} only")
+                + "; " + not_excluded)
+    return {"text": text, "upper_gain_not_excluded": bound, "upper_gain_cell": bound_cell,
+            "cells": {k: {"passes": v["passes"], "rel_gain": v["rel_gain"], "lo": v["lo"], "hi": v["hi"],
+                          "rel_lo": v["lo"] / v["mean_b"], "rel_hi": v["hi"] / v["mean_b"]} for k, v in cells.items()}}
+
+
+CRITERION = {
+    "hypothesis": "RFC hook (1): F.normalize on the injected features (sphere arm) raises speculative "
+                  "acceptance over RMSNorm (rmsnorm arm, DeepSpec's status quo)",
+    "measure": "analytic tau on the test contexts, per seed; seeds paired across arms",
+    "supported": "paired 95% t-interval of sphere - rmsnorm above 0 and relative gain >= 2%, at T = 0 and "
+                 "T = 1, on both corpora",
+    "refuted": "the intervals lie below 0 in every cell",
+    "inconsistent": "passes in some cells only",
+    "not supported": "everything else (reported with the largest gain the intervals do not exclude)",
+    "min_gain": 0.02,
+    "fixed_in": "v22sdk/specdec/stats.py (criterion and its first results committed together in 334f217)",
+}
+
+
+def _pm(vals: list[float]) -> str:
+    m = sum(vals) / len(vals)
+    sd = (sum((v - m) ** 2 for v in vals) / max(len(vals) - 1, 1)) ** 0.5
+    return f"{m:.3f} ± {sd:.3f}"
+
+
+def doc_tables(results: dict) -> dict:
+    """The tables docs/findings-speculative-decoding.md renders from this run's result file."""
+    corpora = list(results["corpora"])
+    temps = [_tkey(t) for t in results["config"]["temperatures"]]
+    arms_rows, comp_rows, verdict_rows, agree_rows, sweep_rows = [], [], [], [], []
+    lrs = [f"{lr:g}" for lr in results["config"]["lrs"]]
+    for name in corpora:
+        r = results["corpora"][name]
+        for cname, c in r["controls"].items():
+            arms_rows.append([name, cname, "–", "–", *[f"{c['analytic'][k]:.3f}" for k in temps],
+                              f"{c['empirical'][temps[-1]][0]:.3f}"])
+        for arm, a in r["arms"].items():
+            sweep_rows.append([name, arm, *[f"{a['lr_sweep_val_tau_T1'][lr]:.3f}" for lr in lrs], f"{a['best_lr']:g}"])
+            arms_rows.append([name, arm, f"{a['params']:,}", f"{a['best_lr']:g}",
+                              *[_pm([s["analytic"][k] for s in a["seeds"]]) for k in temps],
+                              f"{r['agreement'][arm][temps[-1]]['empirical']:.3f}"])
+            for k in temps:
+                g = r["agreement"][arm][k]
+                agree_rows.append([name, arm, k, f"{g['analytic']:.3f}", f"{g['empirical']:.3f}", f"{g['diff']:+.3f}",
+                                   f"{g['se']:.3f}", "yes" if g["within_95ci"] else "no"])
+        for comp in r["comparisons"][temps[0]]:
+            cells = []
+            for k in temps:
+                d = r["comparisons"][k][comp]
+                cells.append(f"{d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] ({100 * d['rel_gain']:+.2f}%)")
+            label = f"**{comp.replace('-', ' − ')}** (the criterion)" if comp == "sphere-rmsnorm" else comp.replace("-", " − ")
+            comp_rows.append([name, label, *cells])
+        for k in temps:
+            d = r["comparisons"][k]["sphere-rmsnorm"]
+            verdict_rows.append([name, k, f"{100 * d['rel_gain']:+.2f}%",
+                                 f"[{100 * d['lo'] / d['mean_b']:+.2f}%, {100 * d['hi'] / d['mean_b']:+.2f}%]",
+                                 "yes" if d["passes"] else "no"])
+    return {
+        "arms": {"columns": ["corpus", "arm", "params", "chosen lr", *[f"analytic τ {k} (mean ± sd over seeds)" for k in temps],
+                             f"empirical τ {temps[-1]} (pooled)"],
+                 "align": "llrr" + "r" * len(temps) + "r", "rows": arms_rows},
+        "comparisons": {"columns": ["corpus", "comparison (analytic τ, paired 95% t-interval)", *temps],
+                        "align": "ll" + "r" * len(temps), "rows": comp_rows},
+        "verdict": {"columns": ["corpus", "temperature", "sphere − rmsnorm", "95% interval (relative to rmsnorm)",
+                                "passes (interval above 0 and gain ≥ 2%)"], "align": "llrrl", "rows": verdict_rows},
+        "sweep": {"columns": ["corpus", "arm", *[f"validation τ T=1, lr {lr}" for lr in lrs], "chosen"],
+                  "align": "ll" + "r" * len(lrs) + "r", "rows": sweep_rows},
+        "agreement": {"columns": ["corpus", "arm", "T", "analytic τ", "empirical τ", "Δ", "SE", "within 95%"],
+                      "align": "lllrrrrl", "rows": agree_rows},
+    }
+
+
+def doc_values(results: dict) -> dict:
+    """Single figures the findings quote in prose."""
+    v = results["verdict"]
+    out = {"verdict": v["text"], "runtime_min": f"{results.get('runtime_s', 0) / 60:.0f} min"}
+    if "upper_gain_not_excluded" in v:
+        out["upper_gain"] = f"{100 * v['upper_gain_not_excluded']:+.1f}%"
+        out["upper_gain_cell"] = v["upper_gain_cell"]
+    for name, r in results["corpora"].items():
+        out[f"{name}.test_bits_per_char"] = f"{r['target']['test_bits_per_char']:.3f}"
+        out[f"{name}.runtime_s"] = f"{r.get('runtime_s', 0):,.0f} s"
+        agree = [g["within_95ci"] for a in r["agreement"].values() for g in a.values()]
+        out[f"{name}.agree"] = f"{sum(agree)} of {len(agree)}"
+        out[f"{name}.max_abs_diff"] = f"{max(abs(g['diff']) for a in r['agreement'].values() for g in a.values()):.3f}"
+    return out
 
 
 def _write(results: dict, out_dir: Path) -> None:
-    (out_dir / "results.json").write_text(json.dumps(results, indent=1, default=float))
+    from v22sdk.evidence import write_result
+
+    plain = json.loads(json.dumps(results, default=float))  # numpy scalars -> float
+    write_result(out_dir / "results.json", plain, name="specdec-hook1", criterion=CRITERION,
+                 tables=doc_tables(plain), values=doc_values(plain))
     (out_dir / "report.md").write_text(render_report(results))
+
+
+def read_results(path: Path) -> dict:
+    """The figures of a ``results.json`` (a result file; older runs wrote the figures bare)."""
+    doc = json.loads(Path(path).read_text())
+    return doc["data"] if "provenance" in doc and "data" in doc else doc
 
 
 def render_report(results: dict) -> str:
