@@ -8,9 +8,9 @@ The base draft is an :class:`~.models.EagleDraft` that reads some of the target'
 ==============  ===========================================================  ======================
 method          injected input after the change                               at step 0
 ==============  ===========================================================  ======================
-rfc-additive    ``u + a * F.normalize(W_new f_new)``, ``a`` a learned scalar   ``|change| = 0.01``
-                starting at 0.01 (the RFC: additive, near-zero gain, unit
-                normalisation; upstream ABC')
+rfc-additive    ``u + a * sqrt(d_draft) * F.normalize(W_new f_new)``, ``a`` a   ``|change| = 1 % of |u|``
+                learned scalar starting at 0.01 (the RFC: additive, near-zero
+                gain, unit normalisation; upstream ABC')
 additive        ``u + W_new f_new``, PyTorch's default ``Linear`` init          disrupted
 zero-additive   ``u + W_new f_new``, ``W_new = 0`` (ControlNet / LoRA style;   unchanged exactly
                 a reference the RFC does not name)
@@ -19,11 +19,18 @@ concat          ``g * RMSNorm(W' [f_old; f_new])``, ``W'`` = ``W`` widened by   
 ==============  ===========================================================  ======================
 
 Everything else (GRU, output map, the frozen target parts) is the trained base draft's, copied.
+
+Scale of the RFC arm: V22 adds ``0.01 * normalize(m(x))`` to a stream that is itself on the unit
+sphere, so the new branch starts at 1 % of the stream. The stream it joins here is the draft's
+RMS-normalised ``u``, on the sphere of radius ``sqrt(d_draft)``; the unit-normalised branch is put
+on that same sphere before the 0.01 gain, so it also starts at 1 % (a bare unit vector would start
+at 0.1 % and, with Adam moving ``a`` by about the learning rate per step, stay negligible).
 """
 
 from __future__ import annotations
 
 import copy
+import math
 
 import torch
 import torch.nn as nn
@@ -55,7 +62,7 @@ class AdditiveExpansion(EagleDraft):
         u = super().inject(feats)
         extra = self.new(self.select(feats, self.new_layers))
         if self.method == "rfc-additive":
-            extra = self.new_gain * F.normalize(extra, dim=-1)
+            extra = self.new_gain * math.sqrt(self.d_draft) * F.normalize(extra, dim=-1)
         return u + extra
 
 
