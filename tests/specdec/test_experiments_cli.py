@@ -100,3 +100,37 @@ def test_hook5_quick_run(tmp_path):
 def test_hook2_quick_run_on_the_chinese_corpus(tmp_path):
     doc = _run_quick(tmp_path, "hook2", "tang-song-poems")
     assert doc["data"]["corpora"]["tang-song-poems"]["info"]["vocab_size"] > 2000
+
+
+def _fake_hook2(auc_gain: dict[str, float], sched_gain: float = 0.0, n_seeds: int = 5) -> dict:
+    """A hook-2 data dict whose AUROC gain per cell is ``auc_gain[cell]`` (noise sd 0.005)."""
+    from v22sdk.specdec.hook2 import SCHEDULER_BASELINES
+    from v22sdk.specdec.stats import paired_diff
+
+    rng = np.random.default_rng(0)
+    corpora: dict = {}
+    for cell, g in auc_gain.items():
+        name, k = cell.split("/")
+        a = 0.7 + rng.normal(0, 0.01, n_seeds)
+        comp = {"auroc both-signals": paired_diff(a + g + rng.normal(0, 0.005, n_seeds), a).as_dict()}
+        for base in SCHEDULER_BASELINES:
+            b = 1.0 + rng.normal(0, 0.01, n_seeds)
+            comp[f"tokens_per_ms logistic-attributes-{base}"] = paired_diff(
+                b * (1 + sched_gain) + rng.normal(0, 0.002, n_seeds), b).as_dict()
+        corpora.setdefault(name, {"comparisons": {}, "seeds": [{}] * n_seeds})["comparisons"][k] = comp
+    return {"corpora": corpora}
+
+
+def test_hook2_verdict_applies_the_pre_registered_criterion():
+    from v22sdk.specdec.hook2 import CRITERION, verdict
+
+    cells = ["a/T=0", "a/T=1", "b/T=0", "b/T=1"]
+    assert CRITERION["primary"]["min_gain"] == 0.02 and CRITERION["seeds"] == 5
+    v = verdict(_fake_hook2(dict.fromkeys(cells, 0.05), sched_gain=0.05))
+    assert v["text"].startswith("hook (2) SUPPORTED") and "(criterion met)" in v["text"]
+    v = verdict(_fake_hook2({**dict.fromkeys(cells, 0.05), "b/T=1": 0.0}))
+    assert v["text"].startswith("INCONSISTENT") and not v["cells"]["b/T=1"]["passes"]
+    v = verdict(_fake_hook2(dict.fromkeys(cells, 0.01)))  # detected, but below the bar
+    assert v["text"].startswith("NOT DETECTED") and "a smaller gain" in v["text"] and "(criterion not met)" in v["text"]
+    v = verdict(_fake_hook2({"a/T=0": 0.05, "a/T=1": 0.05}))  # one corpus only: never SUPPORTED
+    assert v["text"].startswith("hook (2) PASSING SO FAR") and "partial run" in v["text"]

@@ -34,8 +34,40 @@ MODELS = ("signals", "attributes", "both")
 CUM_GRID = tuple(np.round(np.linspace(0.02, 0.98, 49), 2).tolist())
 CONF_GRID = tuple(np.round(np.linspace(0.0, 0.95, 20), 2).tolist())
 
-# The pre-registered criterion is added in its own commit, before the full run.
-CRITERION: dict | None = None
+MIN_AUROC_GAIN = 0.02
+MIN_SCHEDULER_GAIN = 0.02
+SCHEDULER_BASELINES = ("fixed", "fixed-best", "confidence", "logistic-signals")
+
+#: Fixed before the full run, in its own commit (docs/findings-hook2-verification-signal.md cites it).
+CRITERION: dict | None = {
+    "question": "RFC section 6 question 2 / hook 2: does the text plugin's attribute stack carry a signal "
+                "about rejection beyond the draft's own confidence, and does a scheduler that uses it emit "
+                "more tokens per unit of cost?",
+    "primary": {
+        "measure": "AUROC for rejection on held-out test positions of model (c) draft signals + 384 attributes "
+                   "minus model (a) draft signals alone (max q, entropy, top-2 margin of the draft's T=1 "
+                   "distribution); both L2 logistic models fitted on validation positions only",
+        "min_gain": MIN_AUROC_GAIN,
+        "interval": "paired 95% t-interval over the draft seeds; its lower end must be above 0",
+        "cells": "every corpus x temperature (T = 0 and T = 1)",
+        "supported": "min_gain and interval hold in every cell",
+        "inconsistent": "they hold in some cells only",
+        "not_detected": "they hold in no cell; the verdict quotes the largest gain the intervals leave open",
+    },
+    "scheduling": {
+        "measure": "tokens emitted per ms of measured CPU cost (one target pass per round + draft steps), "
+                   "test rounds; thresholds and the best fixed length chosen on validation rounds",
+        "compared": "logistic-attributes scheduler against each of " + ", ".join(SCHEDULER_BASELINES),
+        "min_relative_gain": MIN_SCHEDULER_GAIN,
+        "interval": "paired 95% t-interval over seeds; its lower end must be above 0",
+        "cells": "every corpus x temperature, against every baseline",
+        "also_reported": "the same with the text-plugin calls the attribute scheduler makes added to its cost",
+    },
+    "seeds": 5,
+    "corpora": ["pydoc-topics", "tang-song-poems"],
+    "splits": "targets and drafts trained on train splits; models and thresholds fitted on validation-split "
+              "contexts; every reported figure on test-split contexts",
+}
 
 
 @dataclass(frozen=True)
@@ -347,10 +379,45 @@ def _top_slots(seeds: list[dict], cfg: Hook2Config, attributes, n: int = 8) -> d
 
 
 def verdict(data: dict) -> dict:
-    """The pre-registered criterion applied to ``data`` (none is registered yet)."""
-    if CRITERION is None:
-        return {"text": "no criterion registered"}
-    raise NotImplementedError
+    """Apply :data:`CRITERION` to whatever corpora and temperatures ``data`` holds."""
+    cells, sched = {}, {}
+    for name, r in data["corpora"].items():
+        for k, comp in r["comparisons"].items():
+            d = comp["auroc both-signals"]
+            cells[f"{name}/{k}"] = {"passes": d["diff"] >= MIN_AUROC_GAIN and d["lo"] > 0, "diff": d["diff"],
+                                    "lo": d["lo"], "hi": d["hi"]}
+            for base in SCHEDULER_BASELINES:
+                d = comp[f"tokens_per_ms logistic-attributes-{base}"]
+                sched[f"{name}/{k} vs {base}"] = {"passes": d["rel_gain"] >= MIN_SCHEDULER_GAIN and d["lo"] > 0,
+                                                  "rel_gain": d["rel_gain"], "lo_rel": d["lo"] / d["mean_b"],
+                                                  "hi_rel": d["hi"] / d["mean_b"]}
+    if not cells:
+        return {"text": "no results"}
+    complete = (len(data["corpora"]) >= 2
+                and all(len(r["comparisons"]) >= 2 for r in data["corpora"].values())
+                and all(len(r["seeds"]) >= 5 for r in data["corpora"].values()))
+    n_pass = sum(c["passes"] for c in cells.values())
+    top = max(c["hi"] for c in cells.values())
+    detected = [k for k, c in cells.items() if c["lo"] > 0 and not c["passes"]]
+    if n_pass == len(cells):
+        text = (f"hook (2) {'SUPPORTED' if complete else 'PASSING SO FAR'}: attributes raise the AUROC of rejection "
+                f"prediction by >= {MIN_AUROC_GAIN} over the draft's own signals, paired 95% intervals above 0, "
+                f"in all {len(cells)} cells")
+    elif n_pass:
+        text = (f"INCONSISTENT: attributes beat the draft's own signals by >= {MIN_AUROC_GAIN} AUROC in {n_pass} of "
+                f"{len(cells)} cells only, so the pre-registered criterion fails")
+    else:
+        text = (f"NOT DETECTED: in no cell do attributes add >= {MIN_AUROC_GAIN} AUROC to the draft's own signals "
+                f"with an interval above 0; the intervals leave open gains up to {top:+.3f}")
+        if detected:
+            text += f" (a smaller gain, interval above 0, in {', '.join(detected)})"
+    s_pass = sum(c["passes"] for c in sched.values())
+    text += (f". Scheduling: the attribute scheduler beats the baseline by >= {100 * MIN_SCHEDULER_GAIN:.0f}% "
+             f"tokens per ms with an interval above 0 in {s_pass} of {len(sched)} (cell, baseline) pairs"
+             f"{' (criterion met)' if s_pass == len(sched) and complete else ' (criterion not met)'}")
+    if not complete:
+        text += " [partial run: fewer corpora, temperatures or seeds than pre-registered]"
+    return {"text": text, "cells": cells, "scheduling": sched}
 
 
 def _fmt_diff(d: dict, pct: bool = False) -> str:
