@@ -134,3 +134,36 @@ def test_hook2_verdict_applies_the_pre_registered_criterion():
     assert v["text"].startswith("NOT DETECTED") and "a smaller gain" in v["text"] and "(criterion not met)" in v["text"]
     v = verdict(_fake_hook2({"a/T=0": 0.05, "a/T=1": 0.05}))  # one corpus only: never SUPPORTED
     assert v["text"].startswith("hook (2) PASSING SO FAR") and "partial run" in v["text"]
+
+
+def _fake_hook5(step0: float, after: float, n_seeds: int = 5) -> dict:
+    """A hook-5 data dict where every method's step-0 and after-budget relative change is given."""
+    from v22sdk.specdec.expansion import METHODS
+    from v22sdk.specdec.stats import paired_diff
+
+    rng = np.random.default_rng(1)
+    corpora: dict = {}
+    for name in ("a", "b"):
+        for k in ("T=0", "T=1"):
+            before = 4.8 + rng.normal(0, 0.05, n_seeds)
+            control = before * 1.005
+            comp = {}
+            for m in METHODS:
+                comp[f"step0 {m}-before"] = paired_diff(before * (1 + step0) + rng.normal(0, 0.003, n_seeds),
+                                                        before).as_dict()
+                comp[f"after {m}-control"] = paired_diff(control * (1 + after) + rng.normal(0, 0.003, n_seeds),
+                                                         control).as_dict()
+            corpora.setdefault(name, {"comparisons": {}, "seeds": [{}] * n_seeds})["comparisons"][k] = comp
+    return {"corpora": corpora}
+
+
+def test_hook5_verdict_applies_the_pre_registered_criterion():
+    from v22sdk.specdec.hook5 import CRITERION, verdict
+
+    assert CRITERION["cold_start_safe"]["max_loss"] == 0.01 and CRITERION["worth_adding"]["min_gain"] == 0.01
+    assert verdict(_fake_hook5(0.0, 0.03))["text"].startswith("hook (5) SUPPORTED")
+    v = verdict(_fake_hook5(0.0, 0.0))
+    assert v["text"].startswith("NOT SUPPORTED: the RFC injection is cold-start-safe") and "not excluded" in v["text"]
+    v = verdict(_fake_hook5(-0.05, 0.03))  # a 5% drop at step 0 is not cold-start-safe
+    assert "not cold-start-safe in 4 of 4" in v["text"] and not v["cells"]["concat"]["a/T=0"]["safe"]
+    assert not verdict(_fake_hook5(0.0, 0.005))["cells"]["rfc-additive"]["b/T=1"]["worth"]  # below +1%

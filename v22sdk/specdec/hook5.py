@@ -25,15 +25,44 @@ import numpy as np
 
 EXPERIMENT = "hook5"
 
-# The pre-registered criterion is added in its own commit, before the full run.
-CRITERION: dict | None = None
+SAFE_LOSS = 0.01
+WORTH_GAIN = 0.01
+
+#: Fixed before the full run, in its own commit (docs/findings-hook5-cold-start-expansion.md cites it).
+CRITERION: dict | None = {
+    "question": "RFC hook 5: is additive injection with near-zero gain (0.01) and unit normalisation a "
+                "cold-start-safe way to give a trained draft a new feature source, and is the source, added "
+                "that way, worth having after a fixed fine-tuning budget?",
+    "source": "the target's top block (layer 3, new_layers (2,)) given to an rmsnorm draft trained on block 1 "
+              "(base_layers (0,)) for 1000 steps",
+    "cold_start_safe": {
+        "measure": "analytic tau on test contexts right after the change (step 0) minus the same draft's tau "
+                   "before it, paired over seeds",
+        "rule": "the lower end of the paired 95% t-interval is above -1% of the before mean",
+        "max_loss": SAFE_LOSS,
+    },
+    "worth_adding": {
+        "measure": "tau after the fine-tuning budget (300 steps, all draft parameters, lr 3e-3 cosine, the same "
+                   "batches for every arm) minus tau of the unchanged draft fine-tuned the same way (control)",
+        "rule": "paired 95% t-interval above 0 and mean gain >= +1%",
+        "min_gain": WORTH_GAIN,
+    },
+    "supported": "the RFC method (rfc-additive) is cold-start-safe and worth adding in every corpus x "
+                 "temperature cell",
+    "reported_for_every_method": "rfc-additive, additive (ordinary init), zero-additive (zero init), concat "
+                                 "(widened input map): safe / worth per cell; rfc-additive against each after "
+                                 "the budget; a draft trained from scratch with all blocks as a reference",
+    "seeds": 5,
+    "corpora": ["pydoc-topics", "tang-song-poems"],
+    "temperatures": [0.0, 1.0],
+}
 
 
 @dataclass(frozen=True)
 class Hook5Config:
     """Every knob of a run (stored with the results)."""
 
-    corpora: tuple[str, ...] = ("pydoc-topics", "stdlib-source", "tang-song-poems")
+    corpora: tuple[str, ...] = ("pydoc-topics", "tang-song-poems")
     target_steps: int = 800
     target_batch: int = 32
     target_lr: float = 2e-3
@@ -195,11 +224,49 @@ def _comparisons(seeds: list[dict], cfg: Hook5Config) -> dict:
     return out
 
 
+def cell_status(comp: dict, method: str) -> dict:
+    """Whether ``method`` is cold-start-safe and worth adding in one cell's comparisons."""
+    s0, af = comp[f"step0 {method}-before"], comp[f"after {method}-control"]
+    return {"safe": s0["lo"] > -SAFE_LOSS * s0["mean_b"], "worth": af["lo"] > 0 and af["rel_gain"] >= WORTH_GAIN,
+            "step0_rel": s0["rel_gain"], "step0_lo_rel": s0["lo"] / s0["mean_b"],
+            "after_rel": af["rel_gain"], "after_lo_rel": af["lo"] / af["mean_b"], "after_hi_rel": af["hi"] / af["mean_b"]}
+
+
 def verdict(data: dict) -> dict:
-    """The pre-registered criterion applied to ``data`` (none is registered yet)."""
-    if CRITERION is None:
-        return {"text": "no criterion registered"}
-    raise NotImplementedError
+    """Apply :data:`CRITERION` to whatever corpora and temperatures ``data`` holds."""
+    from v22sdk.specdec.expansion import METHODS
+
+    status = {m: {f"{c}/{k}": cell_status(comp, m) for c, r in data["corpora"].items()
+                  for k, comp in r["comparisons"].items()} for m in METHODS}
+    rfc = status["rfc-additive"]
+    if not rfc:
+        return {"text": "no results"}
+    complete = (len(data["corpora"]) >= 2 and all(len(r["comparisons"]) >= 2 for r in data["corpora"].values())
+                and all(len(r["seeds"]) >= 5 for r in data["corpora"].values()))
+    n = len(rfc)
+    safe = sum(c["safe"] for c in rfc.values())
+    worth = sum(c["worth"] for c in rfc.values())
+    top = max(c["after_hi_rel"] for c in rfc.values())
+    if safe == n and worth == n:
+        text = (f"hook (5) {'SUPPORTED' if complete else 'PASSING SO FAR'}: the RFC's additive 0.01-gain, unit-normalised "
+                f"injection is cold-start-safe (step-0 tau within {100 * SAFE_LOSS:.0f}%) and the new source beats "
+                f"continued training by >= {100 * WORTH_GAIN:.0f}% after the budget, in all {n} cells")
+    elif safe == n and worth == 0:
+        text = (f"NOT SUPPORTED: the RFC injection is cold-start-safe in all {n} cells, but the source added that way "
+                f"does not beat continued training by >= {100 * WORTH_GAIN:.0f}% with an interval above 0 in any cell "
+                f"(gains up to {100 * top:+.2f}% not excluded)")
+    elif safe < n:
+        text = (f"NOT SUPPORTED: the RFC injection is not cold-start-safe in {n - safe} of {n} cells "
+                f"(worth adding in {worth} of {n})")
+    else:
+        text = (f"INCONSISTENT: the RFC injection is cold-start-safe in all {n} cells but worth adding in {worth} of "
+                f"{n} only, so the pre-registered criterion fails")
+    others = "; ".join(f"{m}: safe {sum(c['safe'] for c in status[m].values())}/{n}, worth "
+                       f"{sum(c['worth'] for c in status[m].values())}/{n}" for m in METHODS)
+    text += f". All methods (cells safe / worth adding): {others}"
+    if not complete:
+        text += " [partial run: fewer corpora, temperatures or seeds than pre-registered]"
+    return {"text": text, "cells": status}
 
 
 def _pct(d: dict) -> str:
