@@ -42,6 +42,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                "specdec-results-hook2"),
     Experiment("hook5", "v22sdk.specdec.hook5", "RFC hook 5: cold-start-safe feature expansion",
                "specdec-results-hook5"),
+    Experiment("hook3", "v22sdk.specdec.hook3", "RFC hook 3: memory retrieval instead of a long context for a draft",
+               "specdec-results-hook3"),
 )}
 DEFAULT = "hook1"
 
