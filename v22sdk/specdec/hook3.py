@@ -31,7 +31,29 @@ MIN_SHARE = 0.5
 MIN_GAP = 0.02
 
 #: Fixed before the full run, in its own commit (docs/findings-hook3-4.md cites it).
-CRITERION: dict | None = None
+CRITERION: dict | None = {
+    "question": "RFC section 7 hook 3: can the 3-tier memory (hybrid 0.6 cos + 0.4 Jaccard recall, written as the "
+                "document is read) stand in for a long context in a draft, i.e. recover most of what a full-context "
+                "draft gains over a short-window draft of the same size?",
+    "measure": "analytic tau (expected tokens per target call, bonus included, gamma = 7) of drafts (a) window, "
+               "(b) window + hybrid memory recall, (c) full context, (d) window + cosine-only recall, against a "
+               "target that reads the whole document; held-out documents at 16x the window (W = 16, 256 chars)",
+    "gap": "(c) - (a), paired over seeds; a cell is testable only if its 95% t-interval is above 0 and it is at least "
+           f"{100 * MIN_GAP:.0f}% of (a)",
+    "primary": f"(b) recovers more than {MIN_SHARE:.0%} of the gap: the per-seed contrast (b) - (a) - {MIN_SHARE} * "
+               "((c) - (a)) has a paired 95% t-interval above 0",
+    "cells": "every corpus x temperature (T = 0 and T = 1) at 16x the window",
+    "supported": "every cell testable and passing",
+    "inconsistent": "some cells pass, others do not (an untestable cell does not pass)",
+    "not_supported": "no cell passes; 'recovers significantly less' is said where the contrast's interval is below 0",
+    "untestable": "no cell has a gap: the claim cannot be tested on these data",
+    "secondary": "(b) - (d), the Jaccard term: a direction is claimed only where its paired 95% interval excludes 0; "
+                 "1x and 4x and the costs are reported, not judged",
+    "seeds": 5,
+    "corpora": ["stdlib-source", "tang-song-poems"],
+    "splits": "target and drafts trained on the train split; held-out documents from the validation + test splits "
+              "(nothing is tuned on them)",
+}
 
 
 @dataclass(frozen=True)
