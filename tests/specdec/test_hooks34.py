@@ -114,3 +114,53 @@ def test_hook3_quick_run(tmp_path):
     assert r["memory"]["retrieval"]["4x"]["memory"]["found"] == 1.0
     rep = CliRunner().invoke(specdec, ["report", "--out", str(tmp_path)])
     assert rep.exit_code == 0 and "Verdict" in rep.output and "(c) full context" in rep.output
+
+
+# --- hook 4 -------------------------------------------------------------------------------------
+
+def test_captions_are_not_determined_by_the_label():
+    from v22sdk.specdec.crossmodal import TEMPLATES, caption
+    from v22sdk.specdec.hook4 import _digit_named, _encode_caption
+
+    hw = [caption("handwriting", {"digit": 7, "ink": ink}, t) for ink in ("bold", "light") for t in range(3)]
+    assert len(set(hw)) == 5 and all(_digit_named(c, 7) for c in hw)  # the third template has no ink word
+    sp = {caption("speech", {"digit": 3, "lang": lang, "speed": "fast", "pitch": "low"}, t)
+          for lang in ("english", "mandarin") for t in range(len(TEMPLATES["speech"]))}
+    assert len(sp) == 6 and all(_digit_named(c, 3) and not _digit_named(c, 8) for c in sp)
+    assert not _digit_named("a bold handwritten seven (1).", 7)
+    ids, n = _encode_caption("a light handwritten two.", 64)
+    assert ids.shape == (65,) and ids[0] == 0 and ids[n - 1] == 0 and n == 26
+    with pytest.raises(SpecDecError, match="longer"):
+        _encode_caption("x" * 80, 64)
+
+
+def test_cond_lm_reads_its_features_and_the_runner_agrees_with_the_target():
+    from v22sdk.specdec.crossmodal import SLOTS, CondDraftRunner, CondLM, CondTarget
+
+    torch.manual_seed(0)
+    m = CondLM(97, 16, d=16, n_layer=1)
+    feats = torch.randn(2, SLOTS, 640)
+    ctx = torch.zeros(2, 3, dtype=torch.int64)
+    a, b = m(feats, ctx), m(torch.zeros_like(feats), ctx)
+    assert not torch.allclose(a, b)  # the input features change the text distribution
+    tgt, run = CondTarget(m), CondDraftRunner(m)
+    tgt.feats = run.feats = feats
+    p = tgt.distributions(ctx, torch.tensor([[5], [6]]), 1.0)
+    q = run.distribution(run.advance(run.begin(ctx), torch.tensor([5, 6])), 1.0)
+    assert torch.allclose(p[:, -1], q)  # the same model as draft: identical distributions
+
+
+@pytest.mark.skipif(__import__("shutil").which("espeak-ng") is None, reason="espeak-ng not installed")
+def test_hook4_quick_run(tmp_path):
+    out = CliRunner().invoke(specdec, ["run", "--experiment", "hook4", "--quick", "--out", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    doc = json.loads((tmp_path / "results.json").read_text())
+    data = doc["data"]
+    assert data["experiment"] == "hook4" and len(set(data["draft_params"].values())) == 1  # equal sizes
+    assert data["data"]["counts"]["handwriting/test"] > 0 and data["data"]["counts"]["speech/test"] > 0
+    assert data["data"]["tokens_per_input"]["handwriting"] >= 1
+    for s in data["seeds"]:
+        for arm in ("unified", "text", "specific"):
+            assert 1.0 <= s[arm]["T=1"]["tau"] <= 4.0 + 1e-9
+    rep = CliRunner().invoke(specdec, ["report", "--out", str(tmp_path)])
+    assert rep.exit_code == 0 and "modality-specific" in rep.output and "Verdict" in rep.output

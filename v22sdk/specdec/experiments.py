@@ -44,6 +44,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                "specdec-results-hook5"),
     Experiment("hook3", "v22sdk.specdec.hook3", "RFC hook 3: memory retrieval instead of a long context for a draft",
                "specdec-results-hook3"),
+    Experiment("hook4", "v22sdk.specdec.hook4", "RFC hook 4 / question 3: cross-modal drafting with the unified 640-D token",
+               "specdec-results-hook4"),
 )}
 DEFAULT = "hook1"
 
