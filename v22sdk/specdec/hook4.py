@@ -27,7 +27,24 @@ PARTS = ("handwriting", "speech")
 MIN_GAIN = 0.05
 
 #: Fixed before the full run, in its own commit (docs/findings-hook3-4.md cites it).
-CRITERION: dict | None = None
+CRITERION: dict | None = {
+    "question": "RFC section 6 question 3 / section 7 hook 4: does a draft that reads the non-text input's unified "
+                "640-D tokens propose better for a target that writes text about that input, than a text-only "
+                "draft of the same size; and how does it compare with a modality-specific encoder's features?",
+    "measure": "analytic tau (gamma = 5) of distilled drafts against the frozen target, pooled over contexts = "
+               "BOS + the first k characters (k = 0, 5, 10, ...) of captions the target sampled (T = 1) for the "
+               "suite's test inputs, at T = 0 and T = 1",
+    "primary": f"unified - text-only: paired 95% t-interval over seeds above 0 and relative gain >= {100 * MIN_GAIN:.0f}%",
+    "cells": "every part (handwriting images, speech recordings) x temperature (T = 0 and T = 1)",
+    "supported": "the primary holds in every cell",
+    "inconsistent": "it holds in some cells only",
+    "not_supported": "it holds in no cell",
+    "reported_either_way": "unified - modality-specific (ink pixels for images, MFCCs for speech), paired 95% "
+                           "intervals; a direction is claimed only where the interval excludes 0",
+    "seeds": 5,
+    "data": "v22sdk data suite, size small, seed 0, parts handwriting + speech; target and drafts trained on its train "
+            "split, every figure on its test split (speech test voices never heard in training)",
+}
 
 
 @dataclass(frozen=True)
