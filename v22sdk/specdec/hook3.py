@@ -37,7 +37,7 @@ CRITERION: dict | None = {
                 "draft gains over a short-window draft of the same size?",
     "measure": "analytic tau (expected tokens per target call, bonus included, gamma = 7) of drafts (a) window, "
                "(b) window + hybrid memory recall, (c) full context, (d) window + cosine-only recall, against a "
-               "target that reads the whole document; held-out documents at 16x the window (W = 16, 256 chars)",
+               "target that reads the whole document; held-out documents at 16x the window (W = 8, 128 chars)",
     "gap": "(c) - (a), paired over seeds; a cell is testable only if its 95% t-interval is above 0 and it is at least "
            f"{100 * MIN_GAP:.0f}% of (a)",
     "primary": f"(b) recovers more than {MIN_SHARE:.0%} of the gap: the per-seed contrast (b) - (a) - {MIN_SHARE} * "
@@ -61,23 +61,23 @@ class Hook3Config:
     """Every knob of a run (stored with the results)."""
 
     corpora: tuple[str, ...] = ("stdlib-source", "tang-song-poems")
-    window: int = 16
-    stride: int = 8
-    key: int = 16
-    value: int = 16
+    window: int = 8
+    stride: int = 4
+    key: int = 8
+    value: int = 8
     multiples: tuple[int, ...] = (1, 4, 16)
     target_d: int = 96
     target_layers: int = 3
-    target_steps: int = 400
+    target_steps: int = 300
     target_batch: int = 16
     target_lr: float = 2e-3
-    draft_d: int = 64
+    draft_d: int = 48
     draft_layers: int = 2
-    draft_steps: int = 300
+    draft_steps: int = 250
     draft_batch: int = 16
     draft_lr: float = 3e-3
-    n_train_docs: int = 192
-    n_test_docs: int = 48
+    n_train_docs: int = 128
+    n_test_docs: int = 32
     seeds: int = 5
     gamma: int = 7
     temperatures: tuple[float, ...] = (0.0, 1.0)
