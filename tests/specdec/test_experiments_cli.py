@@ -95,6 +95,28 @@ def test_hook5_quick_run(tmp_path):
     assert {"tau", "criterion_cells", "references", "curve"} <= set(doc["tables"])
 
 
+def test_a_run_stopped_part_way_leaves_its_finished_seeds(tmp_path):
+    """Results are written after every seed from the second on; a stopped run keeps them, marked partial."""
+    from dataclasses import replace
+
+    from v22sdk.specdec import hook5
+
+    class Stop(Exception):
+        pass
+
+    def say(text):
+        if "seed 2:" in text:
+            raise Stop(text)
+
+    cfg = replace(hook5.QUICK, corpora=("stdlib-source",), seeds=3)
+    with pytest.raises(Stop):
+        hook5.run_experiment(cfg, tmp_path, say=say)
+    doc = json.loads((tmp_path / "results.json").read_text())
+    r = doc["data"]["corpora"]["stdlib-source"]
+    assert [s["seed"] for s in r["seeds"]] == [0, 1]
+    assert r["comparisons"] and "partial run" in doc["data"]["verdict"]["text"]
+
+
 @pytest.mark.slow
 @needs_poems
 def test_hook2_quick_run_on_the_chinese_corpus(tmp_path):
