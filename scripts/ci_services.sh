@@ -17,6 +17,17 @@ else
 fi
 # runuser (util-linux) runs initdb/postgres as 'postgres' when the tests run as root.
 id postgres >/dev/null 2>&1 || echo "ci_services: no 'postgres' user: run the tests as a non-root user" >&2
+# The speculative-decoding lab's Chinese corpus (v22sdk/specdec/corpus.py, 'tang-song-poems'):
+# the Tang and Song poems of Debian's fortunes-zh (GPL-3.0+), read from /usr/share/games/fortunes.
+if [ -f /usr/share/games/fortunes/tang300 ] && [ -f /usr/share/games/fortunes/song100 ]; then
+    echo "ci_services: fortunes-zh poems present"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends fortunes-zh
+else
+    echo "ci_services: no fortunes-zh and no root/apt: the Chinese-corpus tests will skip" >&2
+fi
 
 # The data suite (v22sdk data build-suite; tests/engine/test_suite.py): espeak-ng speaks the
 # digits, fluidsynth renders notes from the FluidR3 General MIDI soundfont. Without them the
@@ -51,16 +62,4 @@ elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get install -y -qq --no-install-recommends "${ood_packages[@]}"
 else
     echo "ci_services: missing ${ood_packages[*]} and no root/apt: the open-set set's tests will skip" >&2
-fi
-
-# The speculative-decoding lab's Chinese corpus (v22sdk/specdec/corpus.py, 'tang-song-poems'):
-# the Tang and Song poems of Debian's fortunes-zh (GPL-3.0+), read from /usr/share/games/fortunes.
-if [ -f /usr/share/games/fortunes/tang300 ] && [ -f /usr/share/games/fortunes/song100 ]; then
-    echo "ci_services: fortunes-zh poems present"
-elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends fortunes-zh
-else
-    echo "ci_services: no fortunes-zh and no root/apt: the Chinese-corpus tests will skip" >&2
 fi

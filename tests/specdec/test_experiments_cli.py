@@ -95,6 +95,28 @@ def test_hook5_quick_run(tmp_path):
     assert {"tau", "criterion_cells", "references", "curve"} <= set(doc["tables"])
 
 
+def test_a_run_stopped_part_way_leaves_its_finished_seeds(tmp_path):
+    """Results are written after every seed from the second on; a stopped run keeps them, marked partial."""
+    from dataclasses import replace
+
+    from v22sdk.specdec import hook5
+
+    class Stop(Exception):
+        pass
+
+    def say(text):
+        if "seed 2:" in text:
+            raise Stop(text)
+
+    cfg = replace(hook5.QUICK, corpora=("stdlib-source",), seeds=3)
+    with pytest.raises(Stop):
+        hook5.run_experiment(cfg, tmp_path, say=say)
+    doc = json.loads((tmp_path / "results.json").read_text())
+    r = doc["data"]["corpora"]["stdlib-source"]
+    assert [s["seed"] for s in r["seeds"]] == [0, 1]
+    assert r["comparisons"] and "partial run" in doc["data"]["verdict"]["text"]
+
+
 @pytest.mark.slow
 @needs_poems
 def test_hook2_quick_run_on_the_chinese_corpus(tmp_path):
@@ -167,3 +189,50 @@ def test_hook5_verdict_applies_the_pre_registered_criterion():
     v = verdict(_fake_hook5(-0.05, 0.03))  # a 5% drop at step 0 is not cold-start-safe
     assert "not cold-start-safe in 4 of 4" in v["text"] and not v["cells"]["concat"]["a/T=0"]["safe"]
     assert not verdict(_fake_hook5(0.0, 0.005))["cells"]["rfc-additive"]["b/T=1"]["worth"]  # below +1%
+
+
+def _part(tmp_path, src: Path, corpus: str, **config) -> Path:
+    """A copy of a committed part with its one corpus renamed (and config fields changed)."""
+    doc = json.loads(src.read_text())
+    data = doc["data"]
+    (old,) = list(data["corpora"])
+    data["corpora"] = {corpus: data["corpora"][old]}
+    data["config"].update(corpora=[corpus], **config)
+    out = tmp_path / f"{corpus}.json"
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.parametrize("experiment", ["hook2", "hook5"])
+def test_combine_joins_per_corpus_runs_and_reapplies_the_criterion(tmp_path, experiment):
+    src = Path(__file__).resolve().parents[2] / "results" / "specdec" / experiment / "parts" / "pydoc-topics.json"
+    mod = get(experiment).load()
+    one = json.loads(src.read_text())
+    a, b = _part(tmp_path, src, "pydoc-topics"), _part(tmp_path, src, "stdlib-source")
+    out = CliRunner().invoke(specdec, ["combine", str(a), str(b), "--out", str(tmp_path / "joined")])
+    assert out.exit_code == 0, out.output
+    doc = json.loads((tmp_path / "joined" / "results.json").read_text())
+    data = doc["data"]
+    assert list(data["corpora"]) == ["pydoc-topics", "stdlib-source"] == data["config"]["corpora"]
+    assert [p["provenance"]["commit"] for p in data["parts"]] == [one["provenance"]["commit"]] * 2
+    assert data["verdict"] == mod.verdict(data) and doc["criterion"] == mod.CRITERION
+    cells = data["verdict"]["cells"]
+    if experiment == "hook2":  # each corpus keeps its own cells, as measured
+        assert cells["stdlib-source/T=0"] == cells["pydoc-topics/T=0"] == one["data"]["verdict"]["cells"]["pydoc-topics/T=0"]
+    else:
+        assert cells["rfc-additive"]["stdlib-source/T=1"] == one["data"]["verdict"]["cells"]["rfc-additive"]["pydoc-topics/T=1"]
+    # parts that cannot be joined: a corpus twice, another configuration, another criterion, one part
+    bad = [([str(a), str(a)], "already in another part"),
+           ([str(a), str(_part(tmp_path, src, "stdlib-source", gamma=3))], "configuration differs .* gamma"),
+           ([str(a)], "at least two")]
+    crit = json.loads(b.read_text())
+    crit["criterion"]["seeds"] = 3
+    (tmp_path / "crit.json").write_text(json.dumps(crit))
+    bad.append(([str(a), str(tmp_path / "crit.json")], "another criterion"))
+    for parts, msg in bad:
+        with pytest.raises(SpecDecError, match=msg):
+            from v22sdk.specdec.experiments import combine
+
+            combine(parts, tmp_path / "x")
+    out = CliRunner().invoke(specdec, ["combine", str(a), str(tmp_path / "missing.json"), "--out", str(tmp_path / "y")])
+    assert out.exit_code != 0 and "missing.json" in str(out.exception or out.output)

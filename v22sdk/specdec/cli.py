@@ -67,6 +67,19 @@ def run_cmd(experiment: str, quick: bool, seeds: int | None, corpora: tuple[str,
     click.echo(f"results: {out_dir / 'results.json'}  ({runtime:.0f} s)")
 
 
+@specdec.command("combine")
+@click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for the joined results.json and report.md.")
+def combine_cmd(parts: tuple[Path, ...], out_dir: Path) -> None:
+    """Join results files of one experiment run per corpus (hooks 2 and 5) and re-apply its criterion."""
+    from v22sdk.specdec.experiments import combine
+
+    combine(parts, out_dir)
+    click.echo((out_dir / "report.md").read_text())
+    click.echo(f"results: {out_dir / 'results.json'}")
+
+
 @specdec.command("report")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path(DEFAULT_OUT),
               show_default=True, help="Folder holding results.json.")

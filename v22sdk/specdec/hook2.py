@@ -331,14 +331,17 @@ def _run(cfg: Hook2Config, out_dir: Path, tick, say) -> dict:
             seeds.append({"seed": seed, **per_t})
             say(f"[{name}] seed {seed}: AUROC " + "; ".join(
                 f"{k} " + "/".join(f"{per_t[k]['auroc'][m]:.3f}" for m in MODELS) for k in per_t))
-        res["seeds"] = seeds
-        res["attribute_plugin"] = {"lookups": attributes.lookups, "calls": attributes.calls}
-        res["comparisons"] = _comparisons(seeds, cfg)
-        res["top_slots"] = _top_slots(seeds, cfg, attributes)
-        data["corpora"][name] = res
-        data["runtime_s"] = time.time() - t_start
-        data["verdict"] = verdict(data)
-        _write(data, out_dir)
+            if len(seeds) >= min(2, cfg.seeds):
+                # written after every seed from the second on (paired intervals need two), so a run
+                # stopped part-way leaves its finished seeds; the verdict says "partial" until all are in
+                res["seeds"] = seeds
+                res["attribute_plugin"] = {"lookups": attributes.lookups, "calls": attributes.calls}
+                res["comparisons"] = _comparisons(seeds, cfg)
+                res["top_slots"] = _top_slots(seeds, cfg, attributes)
+                data["corpora"][name] = res
+                data["runtime_s"] = time.time() - t_start
+                data["verdict"] = verdict(data)
+                _write(data, out_dir)
     return data
 
 

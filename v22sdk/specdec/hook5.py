@@ -190,12 +190,15 @@ def _run(cfg: Hook5Config, out_dir: Path, tick, say) -> dict:
                                       layers=cfg.base_layers + cfg.new_layers, tick=lambda: tick(1))
                 row["scratch"] = tau(scratch, seed)
             seeds.append(row)
-        res["seeds"] = seeds
-        res["comparisons"] = _comparisons(seeds, cfg)
-        data["corpora"][name] = res
-        data["runtime_s"] = time.time() - t_start
-        data["verdict"] = verdict(data)
-        _write(data, out_dir)
+            if len(seeds) >= min(2, cfg.seeds):
+                # written after every seed from the second on (paired intervals need two), so a run
+                # stopped part-way leaves its finished seeds; the verdict says "partial" until all are in
+                res["seeds"] = seeds
+                res["comparisons"] = _comparisons(seeds, cfg)
+                data["corpora"][name] = res
+                data["runtime_s"] = time.time() - t_start
+                data["verdict"] = verdict(data)
+                _write(data, out_dir)
     return data
 
 
