@@ -15,7 +15,7 @@ DEFAULT_OUT = "specdec-results"
 
 @click.group("specdec")
 def specdec() -> None:
-    """Speculative-decoding lab: exact sampler and the RFC-hook experiments (1, 2, 5)."""
+    """Speculative-decoding lab: exact sampler and the RFC-hook experiments (1-5)."""
 
 
 def _experiment_names() -> list[str]:
@@ -33,6 +33,7 @@ def _corpus_names() -> list[str]:
 @specdec.command("run")
 @click.option("--experiment", type=click.Choice(_experiment_names()), default="hook1", show_default=True,
               help="Which experiment: hook1 spherical normalisation, hook2 attribute verification signal, "
+                   "hook3 memory recall instead of a long context, hook4 cross-modal drafting with 640-D tokens, "
                    "hook5 cold-start-safe expansion.")
 @click.option("--quick", is_flag=True, help="Smoke-test sizes (seconds to minutes instead of about an hour).")
 @click.option("--seeds", type=click.IntRange(2, 50), default=None, help="Training seeds per arm (full: 5).")
@@ -72,7 +73,7 @@ def run_cmd(experiment: str, quick: bool, seeds: int | None, corpora: tuple[str,
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for the joined results.json and report.md.")
 def combine_cmd(parts: tuple[Path, ...], out_dir: Path) -> None:
-    """Join results files of one experiment run per corpus (hooks 2 and 5) and re-apply its criterion."""
+    """Join results files of one experiment run per corpus (hooks 2, 3 and 5) and re-apply its criterion."""
     from v22sdk.specdec.experiments import combine
 
     combine(parts, out_dir)
