@@ -58,12 +58,12 @@ class Hook4Config:
     max_len: int = 64
     target_d: int = 96
     target_layers: int = 3
-    target_steps: int = 1200
+    target_steps: int = 800
     target_batch: int = 32
     target_lr: float = 2e-3
     draft_d: int = 48
     draft_layers: int = 2
-    draft_steps: int = 600
+    draft_steps: int = 300
     draft_batch: int = 32
     draft_lr: float = 3e-3
     seeds: int = 5
