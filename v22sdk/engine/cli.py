@@ -303,6 +303,8 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 @click.command("run", context_settings=_CONTEXT)
 @click.argument("input", required=False)
 @click.option("--modality", "-m", default=None, help="modality name (default: from the file extension; text otherwise)")
+@click.option("--text", "as_text", is_flag=True,
+              help="read INPUT as literal text, never as a file name ('-' reads standard input)")
 @click.option("--checkpoint", "-c", default=None, type=click.Path(), help="default: the bundled checkpoint")
 @click.option("--knows", is_flag=True,
               help="print what the checkpoint was trained on (modalities, labels, data sources) and how it "
@@ -319,8 +321,14 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="with --backend ray: output folder")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
               help="with --backend ray: Ray actors")
-def run(input, modality, checkpoint, knows, top, as_json, memory_path, no_memory, conversation, backend, out,
-        workers):
+@click.option("--why", is_flag=True, help="explain the answer: its log-probability attributed to each named slot "
+                                          "and each part of the input (docs/explanations.md)")
+@click.option("--method", "why_method", type=click.Choice(["ig", "occlusion"]), default=None,
+              help="with --why: integrated gradients or occlusion (default: the one the deletion test chose)")
+@click.option("--plot", default=None, type=click.Path(dir_okay=False),
+              help="with --why: draw the explanation (.png, .pdf or .svg; needs matplotlib)")
+def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, no_memory, conversation, backend,
+        out, workers, why, why_method, plot):
     """Run the engine on INPUT (a file, or a text) and print its answer, confidence and top attributes.
 
     The confidence is the probability of the answer, calibrated on the checkpoint's validation
@@ -328,12 +336,18 @@ def run(input, modality, checkpoint, knows, top, as_json, memory_path, no_memory
     sentence for a word reader) is reported as unfamiliar, with its open-set score, the threshold
     and the nearest label, instead of an answer. --knows lists what the checkpoint knows.
 
+    An INPUT that looks like a file name but does not exist is an error (--text reads it as text).
     Each run is written to the memory as a turn; an earlier turn is shown as recalled only when
-    its score passes the memory's hit threshold ("no similar past turn" otherwise).
+    its score passes the memory's hit threshold ("no similar past turn" otherwise). If the answer
+    cannot be stored (a full disk), it is printed and the command exits with code 4. With --why,
+    the named slots and the parts of the input (characters, sound segments, image regions) that
+    drove the answer, signed.
     """
     if knows:
         if input is not None:
             raise click.UsageError("--knows takes no INPUT")
+        if why or why_method or plot:
+            raise click.UsageError("--why explains an answer to an INPUT: not with --knows")
         _one_thread()
         from .runner import Runner, format_knows
 
@@ -343,6 +357,7 @@ def run(input, modality, checkpoint, knows, top, as_json, memory_path, no_memory
         return
     if input is None:
         raise click.UsageError("missing INPUT (a file or a text), or --knows")
+    _check_why(input, why, why_method, plot, backend, as_text)
     if backend == "ray":
         if not out:
             raise click.UsageError("--backend ray needs --out FOLDER")
@@ -351,12 +366,82 @@ def run(input, modality, checkpoint, knows, top, as_json, memory_path, no_memory
         dispatch_run(input, out, checkpoint=checkpoint, modality=modality, workers=workers, top=top)
         return
     _one_thread()
+    from ..inputs import STDIN, read_stdin_text
     from .runner import Runner, format_result
 
+    if input == STDIN and not as_text:
+        input, as_text = read_stdin_text(64 << 20), True
+
     memory = False if no_memory else (memory_path or True)
+    from ..errors import AnswerNotStored
+
     with Runner(checkpoint, memory=memory, conversation=conversation) as runner:
-        result = runner.run(input, modality, top=top)
-    click.echo(json.dumps(result, ensure_ascii=False) if as_json else format_result(result))
+        # explained first: it reads the memory as the run will, and writes nothing
+        explanation = runner.explain_answer(input, modality, method=why_method, text=as_text) if why else None
+        try:
+            result = runner.run(input, modality, top=top, text=as_text)
+        except AnswerNotStored as exc:  # print the answer, then the one error line (exit code 4)
+            click.echo(json.dumps(exc.result, ensure_ascii=False) if as_json else format_result(exc.result))
+            raise
+        if plot:
+            from .explain_view import write_plot
+
+            data, units = _decoded_input(runner, input, result["modality"], as_text)
+            write_plot(explanation, plot, data=data, units=units)
+    if explanation is not None:
+        result["why"] = explanation
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False))
+        return
+    click.echo(format_result(result))
+    if explanation is not None:
+        from .explain_view import print_explanation
+
+        print_explanation(explanation, top=max(top, 10))
+        if plot:
+            click.echo(f"picture: {plot}")
+
+
+def _check_why(source: str, why: bool, method: str | None, plot: str | None, backend: str,
+               as_text: bool = False) -> None:
+    """``--method`` and ``--plot`` need ``--why``; ``--plot`` needs a writable path with a known suffix,
+    other than the input, and matplotlib; all checked before the engine is loaded."""
+    if not why and (method or plot):
+        raise click.UsageError(f"{'--method' if method else '--plot'} explains the answer: add --why")
+    if why and backend == "ray":
+        raise click.UsageError("--why runs on one input: not available with --backend ray")
+    if plot:
+        import os
+        from pathlib import Path
+
+        from .._io import check_output_path
+        from .._paths import is_file
+
+        try:
+            target = check_output_path(plot)
+        except InputError as exc:
+            raise InputError(f"--plot {plot}", exc.problem) from None
+        if not as_text and is_file(source) and target == Path(os.path.realpath(source)):
+            raise InputError(f"--plot {plot}", "is the input itself; give the picture its own file")
+        if Path(plot).suffix.lower() not in PLOT_SUFFIXES:
+            raise InputError(f"--plot {plot}", f"the file name must end in {', '.join(PLOT_SUFFIXES)} "
+                                               "(the format is taken from it)")
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise click.UsageError("--plot needs matplotlib: pip install 'v22sdk[plot]'")
+
+
+def _decoded_input(runner, source: str, modality: str, as_text: bool = False):
+    """(data, units) of a file input as its plugin decodes it, for the picture; (None, {}) for a text."""
+    from pathlib import Path
+
+    from .._paths import is_file
+
+    if as_text or not is_file(source):
+        return None, {}
+    sample = runner.registry.modality(modality).load(Path(source))
+    return sample.data, dict(sample.units)
 
 
 commands = [train, eval_, run]
