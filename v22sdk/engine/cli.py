@@ -383,6 +383,8 @@ def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, 
         except AnswerNotStored as exc:  # print the answer, then the one error line (exit code 4)
             click.echo(json.dumps(exc.result, ensure_ascii=False) if as_json else format_result(exc.result))
             raise
+        for notice in runner.notices:   # e.g. which of several readers of the extension was chosen
+            click.echo(notice, err=True)
         if plot:
             from .explain_view import write_plot
 

@@ -65,6 +65,8 @@ class Runner:
 
             self.open_set = scorer_from_state(self.doc["open_set"])
         self.conversation = conversation
+        #: one-line notices of automatic choices between modalities that read one extension
+        self.notices: list[str] = []
         self.stage_e = getattr(self.model, "stage_e", None)
         self.memory = None
         if memory is not False and self.stage_e is not None:
@@ -118,19 +120,17 @@ class Runner:
 
     def modality_for(self, path: Path) -> str:
         """The modality reading ``path``'s extension; when several do (``.png``: vision and depth),
-        the one this checkpoint was trained on, if exactly one was."""
-        from ..errors import UnknownNameError
-
-        try:
-            return self.registry.modality_for_path(path)
-        except UnknownNameError:
-            suffix = path.suffix.lower()
-            trained = [m for m in self.doc.get("data", {}).get("modalities", [])
-                       if m in self.registry.names("modalities")
-                       and suffix in getattr(self.registry.get_class("modalities", m), "extensions", ())]
-            if len(trained) == 1:
-                return trained[0]
-            raise
+        the one this checkpoint was trained on, if exactly one was, else the registry's choice
+        (:meth:`~v22sdk.plugins.Registry.resolve_path`; its notice, if any, is kept in
+        :attr:`notices` for the CLI to print)."""
+        readers = self.registry.readers(path.suffix)
+        trained = [m for m in self.trained_modalities if m in readers]
+        if len(readers) > 1 and len(trained) == 1:
+            return trained[0]
+        choice = self.registry.resolve_path(path)
+        if choice.notice:
+            self.notices.append(choice.notice)
+        return choice.modality
 
     def knows(self) -> dict[str, Any]:
         """What the checkpoint was trained on and how it judges its answers: its modalities, labels
