@@ -41,7 +41,7 @@ LAZY_HELP = {
     "run": "Run the engine on INPUT (a file, or a text) and print its answer, confidence and top attributes.",
     "memory": "Inspect and maintain the durable 3-tier memory.",
     "new-plugin": "Generate an installable modality plugin package v22sdk-NAME.",
-    "specdec": "Speculative-decoding lab: exact sampler and the spherical-normalisation experiment.",
+    "specdec": "Speculative-decoding lab: exact sampler and the RFC-hook experiments (1-5).",
     "data": "Build and check data sets for training and evaluation.",
 }
 
