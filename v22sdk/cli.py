@@ -30,6 +30,7 @@ LAZY_COMMANDS = {
     "memory": "v22sdk.memory_command:memory",
     "new-plugin": "v22sdk.scaffold.cli:new_plugin",
     "specdec": "v22sdk.specdec.cli:specdec",
+    "check-plugin": "v22sdk.testing.cli:check_plugin",
 }
 
 
