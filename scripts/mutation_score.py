@@ -208,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
                 res = run_one(target, mutant, old_kit, args.timeout)
                 killed = next((c for c in res.get("configs", []) if c.get("killed_by")), None)
                 row = {"target": name, "mutant": mutant.name, "rule": mutant.rule, "control": mutant.control,
-                       "held_out": mutant.held_out, "rare": mutant.rare, "where": mutant.where,
+                       "held_out": mutant.held_out, "post_hoc": mutant.post_hoc, "equivalent": mutant.equivalent,
+                       "rare": mutant.rare, "where": mutant.where,
                        "killed": killed is not None, "killed_by": killed["killed_by"] if killed else None,
                        "killed_rule": killed["rule"] if killed else None,
                        "killed_config": killed["config"] if killed else None,
@@ -216,10 +217,11 @@ def main(argv: list[str] | None = None) -> int:
                        "cpu_seconds": round(sum(c["cpu_seconds"] for c in res.get("configs", [])), 2),
                        "wall_seconds": round(res.get("wall_seconds", 0.0), 2)}
                 rows.append(row)
-                verdict = "KILLED" if row["killed"] else ("error" if row["error"] else "survived")
-                ok = (row["killed"] != row["control"]) and not row["error"]
+                verdict = "KILLED" if row["killed"] else ("error" if row["error"] else
+                                                          "equivalent" if mutant.equivalent else "survived")
+                ok = (row["killed"] != row["control"] or bool(mutant.equivalent)) and not row["error"]
                 print(f"{'  ' if ok else '! '}{name:7s} {mutant.name:28s} {'control' if mutant.control else 'mutant':7s} "
-                      f"{'held-out' if mutant.held_out else 'dev':8s} {verdict:8s} {row['killed_by'] or '':28s} "
+                      f"{_set(mutant):8s} {verdict:8s} {row['killed_by'] or '':28s} "
                       f"{row['cpu_seconds']:6.1f}s  {row['error'] or row['reason'][:90]}", flush=True)
     summary = summarise(rows, timings)
     print(json.dumps(summary["totals"], indent=1))
@@ -233,8 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _set(mutant: Any) -> str:
+    return "held-out" if mutant.held_out else "post hoc" if mutant.post_hoc else "dev"
+
+
 def _rate(rows: list[dict[str, Any]]) -> tuple[int, int]:
-    breaking = [r for r in rows if not r["control"]]
+    """Killed and counted rule-breaking mutants (an equivalent mutant, which breaks no rule, is not counted)."""
+    breaking = [r for r in rows if not r["control"] and not r.get("equivalent")]
     return sum(r["killed"] for r in breaking), len(breaking)
 
 
@@ -248,6 +255,7 @@ def summarise(rows: list[dict[str, Any]], timings: dict[str, Any]) -> dict[str, 
     totals = {"killed": killed, "mutants": total, "kill_rate": round(killed / total, 4) if total else None,
               "held_out_killed": held_killed, "held_out": held_total,
               "rare_killed": rare_killed, "rare": rare_total,
+              "equivalent": [r["mutant"] for r in rows if r.get("equivalent")],
               "controls": len(controls), "controls_killed": sum(r["killed"] for r in controls),
               "errors": sum(bool(r["error"]) for r in rows),
               "cpu_seconds_per_configuration": seconds,
@@ -273,10 +281,12 @@ def summarise(rows: list[dict[str, Any]], timings: dict[str, Any]) -> dict[str, 
                          f"max {totals['max_cpu_seconds_per_configuration']:.1f}"
                          if totals["max_cpu_seconds_per_configuration"] is not None else "-"])
     mutant_rows = [[r["target"], r["mutant"], "control" if r["control"] else (r["rule"] or ""),
-                    "held-out" if r["held_out"] else "dev", "yes" if r["rare"] else "", r["where"],
+                    "held-out" if r["held_out"] else "post hoc" if r.get("post_hoc") else "dev",
+                    "yes" if r["rare"] else "", r["where"],
                     ("killed by " + r["killed_by"] + (" (" + json.dumps(r["killed_config"]) + ")"
                                                       if r["killed_config"] else "")) if r["killed"]
-                    else ("error: " + r["error"] if r["error"] else "survived")]
+                    else ("error: " + r["error"] if r["error"] else
+                          "equivalent: " + r["equivalent"] if r.get("equivalent") else "survived")]
                    for r in rows]
     tables = {
         "summary": {"columns": ["plugin", "rule-breaking mutants killed", "held-out killed", "controls killed",

@@ -73,6 +73,17 @@ class ByteOrderBlind(HelloModality):
         return super().encode(data, sample_rate=sample_rate)
 
 
+class RejectsNonNative(HelloModality):
+    """Refuses arrays in non-native byte order (which a WAV or a network buffer may well give)."""
+
+    name = "hello_native_only"
+
+    def encode(self, data, *, sample_rate):
+        if isinstance(data, np.ndarray) and not data.dtype.isnative:
+            raise InputError("<hello signal>", "convert the samples to native byte order first")
+        return super().encode(data, sample_rate=sample_rate)
+
+
 class AcceptsUnsigned(HelloModality):
     """Declares int and float samples, and silently reads uint8 too (as if signed)."""
 
@@ -236,6 +247,7 @@ def test_references_pass_every_version_2_check(modality):
     (PeakOverflow, {"check_attr_bounds"}, "(hello.level.peak) = 65536 is outside [-1, 1]"),
     (HiResFlag, {"check_declared_slots"}, "slot 270 is not declared"),
     (ByteOrderBlind, {"check_edge_inputs"}, "the same values in another memory layout give other tokens"),
+    (RejectsNonNative, {"check_edge_inputs"}, "rejects values it tokenizes in another memory layout"),
     (AcceptsUnsigned, {"check_input_spec"}, "dtype kind 'u' (uint8), not declared: garbage"),
     (NaNOnlyChecked32, {"check_input_spec"}, "float64 holding nan: garbage"),
     (SpecClaimsBool, {"check_input_spec"}, "input_spec declares dtype kind 'b', but none of the 4 inputs of that kind"),

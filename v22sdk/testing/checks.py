@@ -643,7 +643,8 @@ def check_edge_inputs(modality: Modality, *, max_examples: int | None = None) ->
     constant and zero input, a long tiled input, units at their limits, other memory layouts) gives
     valid tokens or an InputError -- never a crash -- and, when it gives tokens, keeps every rule,
     gives the same tokens twice and in a batch, leaves the input unmodified, and does not depend on
-    the memory layout of the values."""
+    the memory layout of the values (the same values in another layout give the same tokens, and are
+    not rejected in one layout while tokenized in another)."""
     __tracebackhide__ = True
     run = kit_run(modality)
     check = "check_edge_inputs"
@@ -678,7 +679,13 @@ def _edge_problem(modality: Modality, run: KitRun, index: int) -> CheckFailure |
     ki, out = run.inputs[index], run.outcomes[index]
     if out.error is not None:
         if out.rejected:
-            return None if str(out.error).strip() else CheckFailure("the InputError says nothing")
+            if not str(out.error).strip():
+                return CheckFailure("the InputError says nothing")
+            ref = run.outcomes[ki.same_as] if ki.same_as is not None else None
+            if ref is not None and ref.encoding is not None:
+                return CheckFailure(f"rejects values it tokenizes in another memory layout ({type(out.error).__name__}: "
+                                    f"{out.error}); convert the layout instead", rule="check_determinism")
+            return None
         failure = CheckFailure(f"encode raised {type(out.error).__name__} instead of InputError: {out.error}",
                                author_traceback=author_traceback(out.error))
         failure.__cause__ = out.error

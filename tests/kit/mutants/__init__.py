@@ -6,7 +6,9 @@ must occur exactly once, so a mutant cannot silently stop applying when the plug
 edit breaks; a *control* (``rule=None``) changes the code without breaking any rule and must
 survive. ``where`` says which inputs show the bug and ``rare`` marks those the plugin's own
 ``sample_inputs()`` never or almost never reach. ``held_out`` mutants were written and committed
-before any run of the kit against them (see docs/contract-kit.md, "The mutation score").
+before any run of the kit against them (see docs/contract-kit.md, "The mutation score");
+``post_hoc`` ones were added after the pre-registered run, and ``equivalent`` says why a mutant is
+shown (by a stated input) to break no rule on the current source: it is reported, not counted.
 
 ``scripts/mutation_score.py`` copies the package into a temporary folder, applies the edits, and
 runs the kit on every configuration of the :class:`Target` in a new process.
@@ -37,6 +39,8 @@ class Mutant:
     where: str
     rare: bool = False
     held_out: bool = False
+    post_hoc: bool = False
+    equivalent: str = ""
 
     @property
     def control(self) -> bool:

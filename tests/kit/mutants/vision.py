@@ -126,7 +126,9 @@ HELD_OUT: tuple[Mutant, ...] = (
            (edit(P, "        x = array.astype(np.float32)\n        x *= np.float32(1.0 / _SCALE[array.dtype])",
                  "        x = np.frombuffer(array.tobytes(), dtype=array.dtype.name).reshape(array.shape).astype(np.float32)\n"
                  "        x *= np.float32(1.0 / _SCALE[array.dtype])"),),
-           "uint16 pixels in non-native byte order are read as native", rare=True, held_out=True),
+           "uint16 pixels in non-native byte order are read as native", rare=True, held_out=True,
+           equivalent="since the pre-registered run, check_array converts every array to native byte order before "
+                      "this line, so the bytes it reads are native: no input gives other tokens"),
     Mutant("two_channel_alpha_ignored", "check_shape_dtype",
            (edit(P, "    if channels in (2, 4):  # colour + alpha: composite over the background\n",
                  "    if channels == 4:  # colour + alpha: composite over the background\n"),),
@@ -141,12 +143,24 @@ HELD_OUT: tuple[Mutant, ...] = (
            (edit(P, '    if kind == "f":\n        if not np.isfinite(array).all():',
                  '    if kind == "f" and array.dtype != np.float16:\n        if not np.isfinite(array).all():'),),
            "NaN in a float16 image is not rejected", rare=True, held_out=True),
+    # The pre-registered control tested `array.dtype == np.float16`, False for big-endian float16: it
+    # refused float16 in one byte order and tokenized it in the other, and the kit killed it (rightly).
+    # Corrected after the run: it now refuses float16 in any byte order.
     Mutant("ctl_refuses_float16", None,
            (edit(P, '    if kind == "f" and array.dtype.itemsize > 8:',
-                 '    if kind == "f" and array.dtype == np.float16:\n'
+                 '    if kind == "f" and array.dtype.itemsize == 2:\n'
                  '        raise InputError(source, "float16 pixels are not supported; use float32")\n'
                  '    if kind == "f" and array.dtype.itemsize > 8:'),),
            "a stricter plugin: float16 refused with InputError (float32 and float64 still taken)", held_out=True),
 )
 
-MUTANTS = MUTANTS + HELD_OUT
+# -- post hoc: added after the pre-registered run (docs/contract-kit.md says why) ---------------
+POST_HOC: tuple[Mutant, ...] = (
+    Mutant("byte_order_not_normalised", "check_determinism",
+           (edit(P, "    if not array.dtype.isnative:  # big-endian TIFF or network data: same values, native order\n"
+                    "        array = array.astype(array.dtype.newbyteorder(\"=\"))\n", ""),),
+           "uint16 pixels in non-native byte order are refused (float ones taken): the pre-registered survivor's bug "
+           "class, on the fixed source", rare=True, post_hoc=True),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + POST_HOC
