@@ -45,7 +45,9 @@ MUTANTS: tuple[Mutant, ...] = (
            (edit(P, "        x = array.astype(np.float32, copy=False)\n",
                  "        # float32 already: view it, no copy\n"
                  "        x = array.view(np.float32) if array.dtype.itemsize == 4 else array.astype(np.float32, copy=False)\n"),),
-           "float32 pixels in non-native byte order are read as garbage", rare=True),
+           "float32 pixels in non-native byte order are read as garbage", rare=True,
+           equivalent="since the pre-registered run, check_array converts every array to native byte order before "
+                      "this view, so the bytes it views are native: no input gives other tokens"),
     Mutant("attr_float64", "check_shape_dtype",
            (edit(M, "attr = np.zeros((n, ATTR_DIM), dtype=np.float32)", "attr = np.zeros((n, ATTR_DIM))"),),
            "every input"),
