@@ -17,3 +17,20 @@ else
 fi
 # runuser (util-linux) runs initdb/postgres as 'postgres' when the tests run as root.
 id postgres >/dev/null 2>&1 || echo "ci_services: no 'postgres' user: run the tests as a non-root user" >&2
+
+# The data suite (v22sdk data build-suite; tests/engine/test_suite.py): espeak-ng speaks the
+# digits, fluidsynth renders notes from the FluidR3 General MIDI soundfont. Without them the
+# builder names what is missing and those tests skip.
+suite_packages=()
+command -v espeak-ng >/dev/null || suite_packages+=(espeak-ng)
+command -v fluidsynth >/dev/null || suite_packages+=(fluidsynth)
+[ -f /usr/share/sounds/sf2/FluidR3_GM.sf2 ] || suite_packages+=(fluid-soundfont-gm)
+if [ ${#suite_packages[@]} -eq 0 ]; then
+    echo "ci_services: data-suite tools present: espeak-ng, fluidsynth, FluidR3_GM.sf2"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${suite_packages[@]}"
+else
+    echo "ci_services: missing ${suite_packages[*]} and no root/apt: the data-suite tests will skip" >&2
+fi

@@ -28,7 +28,7 @@ Every error is one line on stderr, never a traceback (`v22sdk --debug ...` shows
 | exit code | meaning |
 |---:|---|
 | 0 | success |
-| 1 | a runtime error: a contract violation, a bad or damaged checkpoint, a memory store error (`MemoryCommitInDoubt` when a write's outcome is unknown), an output that cannot be written (`OutputError`: a full disk, a file-size limit), an internal error; also a closed pipe (`... \\| head`), which prints nothing |
+| 1 | a runtime error: a contract violation, a bad or damaged checkpoint, a memory store error (`MemoryCommitInDoubt` when a write's outcome is unknown), an output that cannot be written (`OutputError`: a full disk, a file-size limit), a missing external tool (`MissingDependency`, e.g. espeak-ng for `data build-suite`), an internal error; also a closed pipe (`... \\| head`), which prints nothing |
 | 2 | bad input or usage: unreadable, empty or malformed input, missing units, unknown modality/engine/backend name, bad options |
 | 3 | a plugin failed to load (only with `--strict` / `V22SDK_STRICT_PLUGINS=1`) |
 | 130 | interrupted |

@@ -30,6 +30,7 @@ LAZY_COMMANDS = {
     "memory": "v22sdk.memory_command:memory",
     "new-plugin": "v22sdk.scaffold.cli:new_plugin",
     "specdec": "v22sdk.specdec.cli:specdec",
+    "data": "v22sdk.engine.data.cli:data",
     "check-plugin": "v22sdk.testing.cli:check_plugin",
 }
 

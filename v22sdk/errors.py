@@ -99,3 +99,13 @@ class MemoryStoreCorrupt(MemoryStoreError):
         self.path = path
         self.problem = problem
         super().__init__(f"memory store {path} is corrupt: {problem} (try 'v22sdk memory salvage')")
+
+
+class MissingDependency(V22Error):
+    """A program, data file or Python package that a command needs is not installed: ``what``
+    names it, ``hint`` says how to install it (e.g. the Debian package)."""
+
+    def __init__(self, what: str, hint: str):
+        self.what = what
+        self.hint = hint
+        super().__init__(f"{what} is not installed: {hint}")
