@@ -75,6 +75,28 @@ def test_bad_arguments_are_one_line_errors_with_exit_code_2(args, message):
     assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
+def test_the_command_keeps_no_example_database(tmp_path):
+    """Even under a hypothesis profile that keeps an example database (hypothesis' default keeps one
+    in .hypothesis/ of the current folder), the command runs without one: it leaves nothing in the
+    user's folder (a failure is replayed from its printed reproduction instead)."""
+    from hypothesis import settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    outer = settings.get_current_profile_name()
+    settings.register_profile("with-db", database=DirectoryBasedExampleDatabase(tmp_path / "db"), derandomize=False)
+    settings.load_profile("with-db")
+    try:
+        result = run(f"{NonUnitEmb.__module__}:Nondeterministic", "--max-examples", "5", "--no-fresh-process",
+                     "--check", "check_determinism", "--failures-dir", str(tmp_path / "f"), "--json")
+    finally:
+        settings.load_profile(outer)
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.output)
+    assert data["broken_rules"] == ["check_determinism"]
+    assert data["settings"]["database"] is None and data["settings"]["derandomize"] is False
+    assert not (tmp_path / "db").exists()
+
+
 def test_the_command_is_listed_without_importing_the_kit():
     code = ("import sys; from click.testing import CliRunner; from v22sdk.cli import cli; "
             "out = CliRunner().invoke(cli, ['--help']).output; "

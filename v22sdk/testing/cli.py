@@ -107,15 +107,18 @@ def check_plugin(name: str, config: tuple[str, ...], max_examples: int | None, s
         else:
             click.echo("\n".join(f"{c}  ({getattr(known[c], 'level', 'error')})" for c in selected))
         return
+    from ._settings import active, resolve
     from .report import check_modality
 
     def run() -> Any:
         try:
-            return check_modality(modality, expected, contract_version=version, max_examples=max_examples,
-                                  seed=seed, derandomize=True if derandomize else None,
-                                  strict_warnings=strict_warnings, failures_dir=failures_dir,
-                                  fresh_process=False if no_fresh_process else None,
-                                  checks=list(only) or None)
+            # no example database: a command must not leave .hypothesis/ in the user's folder
+            with active(resolve(database=None)):
+                return check_modality(modality, expected, contract_version=version, max_examples=max_examples,
+                                      seed=seed, derandomize=True if derandomize else None,
+                                      strict_warnings=strict_warnings, failures_dir=failures_dir,
+                                      fresh_process=False if no_fresh_process else None,
+                                      checks=list(only) or None)
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from None
 
