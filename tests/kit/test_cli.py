@@ -97,6 +97,14 @@ def test_the_command_keeps_no_example_database(tmp_path):
     assert not (tmp_path / "db").exists()
 
 
+def test_minus_h_is_help_however_the_command_was_first_used():
+    from v22sdk.testing.cli import check_plugin
+
+    alone = CliRunner().invoke(check_plugin, ["-h"], prog_name="check-plugin")
+    assert alone.exit_code == 0 and "-h, --help" in alone.output
+    assert "-h, --help" in run("--help").output
+
+
 def test_the_command_is_listed_without_importing_the_kit():
     code = ("import sys; from click.testing import CliRunner; from v22sdk.cli import cli; "
             "out = CliRunner().invoke(cli, ['--help']).output; "

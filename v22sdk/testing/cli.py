@@ -55,7 +55,9 @@ def _expected(pairs: tuple[str, ...]) -> dict[str, str]:
     return expected
 
 
-@click.command("check-plugin")
+# its own help names: click caches a command's help option from the first context it meets, and
+# this command is also invoked on its own (not only under the v22sdk group, which sets them)
+@click.command("check-plugin", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("name")
 @click.option("--config", "-c", "config", multiple=True, metavar="KEY=VALUE",
               help="Modality configuration to check, e.g. -c grid=2 (repeatable).")
