@@ -52,3 +52,14 @@ elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 else
     echo "ci_services: missing ${ood_packages[*]} and no root/apt: the open-set set's tests will skip" >&2
 fi
+
+# A CJK font for the pictures of `v22sdk run --why --plot` on Chinese text (matplotlib's DejaVu Sans
+# has no CJK glyphs; without one the characters draw as boxes, nothing fails). Small: 1.6 MB.
+if ls /usr/share/fonts/truetype/wqy/*.ttc >/dev/null 2>&1; then
+    echo "ci_services: CJK font present"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-wqy-microhei \
+        || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-wqy-microhei; }
+else
+    echo "ci_services: no CJK font and no root/apt: --why pictures of Chinese text show boxes" >&2
+fi

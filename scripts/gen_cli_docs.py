@@ -42,6 +42,7 @@ Every error is one line on stderr, never a traceback (`v22sdk --debug ...` shows
 | `V22SDK_LOAD_PLUGINS=a,b` | load only the named plugin entry points (empty: none) |
 | `V22SDK_DISABLE_PLUGINS=a,b` | skip the named plugin entry points |
 | `V22SDK_STRICT_PLUGINS=1` | a plugin that fails to import or register is fatal |
+| `V22SDK_EXTENSIONS=.png=vision,.npy=depth` | your default modality per file extension, where several installed modalities read it |
 | `V22SDK_DECODE_BUDGET_MB=512` | memory (MiB) that reading and tokenizing one file may take; a file whose header says it needs more is refused before it is decoded (`docs/writing-a-plugin.md`, "Decoding files") |
 | `NO_COLOR` | no colour in tables |
 
@@ -63,6 +64,17 @@ Manifests (`.jsonl` lines `{"input": ...}` for `train`, `eval` and `--backend ra
 same rule relative to the manifest's folder: a text input that looks like a path but names no file
 is an error naming the line, unless the line says `"literal": true`. Files that commands read
 whole (`train`/`eval` DATA, `memory import`) must be regular files too.
+
+When several installed modalities read one extension (the contrib depth plugin and the built-in
+vision both read `.png`), the file's content decides where it can: each plugin may look at the
+file's first bytes and reject it (a colour PNG is no depth map) or recognise it (a 16-bit grey PNG
+is one). Then your default for the extension (`V22SDK_EXTENSIONS`), then the plugins' priority
+(built-in modalities rank above others, so installing a plugin never takes a built-in's files
+unless their content says they are the plugin's). An automatic choice among readers that all
+accept the file prints one line on stderr, e.g. `note: d.png: read as depth (by its content);
+vision also reads '.png' files: choose with --modality NAME or V22SDK_EXTENSIONS=.png=NAME`; a tie
+is an error asking for `--modality`. `v22sdk run` first prefers the one reader the checkpoint was
+trained on.
 
 ## Commands
 """

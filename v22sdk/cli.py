@@ -9,7 +9,6 @@ unexpected exception becomes one line too, and ``--debug`` shows its traceback.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import json
 import os
 import sys
@@ -35,21 +34,44 @@ LAZY_COMMANDS = {
     "check-plugin": "v22sdk.testing.cli:check_plugin",
 }
 
+#: The first paragraph of each lazy command's help, so that ``v22sdk --help`` lists them without
+#: importing their subsystems (tests/core/test_cli.py checks that each equals the command's own).
+LAZY_HELP = {
+    "train": "Train an engine on DATA (a .jsonl manifest, a .tsv of text pairs, or a folder of label-named folders).",
+    "eval": "Exact match and character accuracy of CHECKPOINT, per modality, on held-out data.",
+    "run": "Run the engine on INPUT (a file, or a text) and print its answer, confidence and top attributes.",
+    "memory": "Inspect and maintain the durable 3-tier memory.",
+    "new-plugin": "Generate an installable modality plugin package v22sdk-NAME.",
+    "specdec": "Speculative-decoding lab: exact sampler and the spherical-normalisation experiment.",
+    "data": "Build and check data sets for training and evaluation.",
+}
+
 
 class LazyGroup(click.Group):
-    """A click group whose subsystem commands are imported on first use."""
+    """A click group whose subsystem commands are imported on first use (not to list them)."""
+
+    _listing = False
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self._listing = False
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self._available_lazy()})
 
     def _available_lazy(self) -> list[str]:
+        """The lazy commands whose module is installed, found without importing anything
+        (``find_spec`` of ``v22sdk.engine.data.cli`` would import ``v22sdk.engine.data``, and with
+        it numpy, into ``v22sdk --help``)."""
+        here = Path(__file__).resolve().parent
         out = []
         for name, target in LAZY_COMMANDS.items():
-            try:
-                present = importlib.util.find_spec(target.split(":")[0]) is not None
-            except ImportError:  # the subsystem's package is not there
-                present = False
-            if present:
+            parts = target.split(":")[0].split(".")[1:]
+            base = here.joinpath(*parts)
+            if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
                 out.append(name)
         return out
 
@@ -58,6 +80,8 @@ class LazyGroup(click.Group):
         if command is not None or name not in LAZY_COMMANDS:
             return command
         module, attr = LAZY_COMMANDS[name].split(":")
+        if self._listing and name in LAZY_HELP and module not in sys.modules:
+            return click.Command(name, help=LAZY_HELP[name])   # a stand-in that only lists itself
         try:
             return getattr(importlib.import_module(module), attr)
         except Exception as exc:  # a broken subsystem must not take the other commands down
@@ -132,17 +156,19 @@ def plugins_list(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([i.to_dict() for i in infos], indent=2, ensure_ascii=False))
         return
-    from rich.table import Table
-
-    table = Table(title=None, box=None, pad_edge=False)
-    for col in ("plugin", "distribution", "version", "provides", "status"):
-        table.add_column(col)
+    rows = [("plugin", "distribution", "version", "provides", "status")]
     for info in infos:
         provides = "; ".join(f"{kind.replace('_', ' ')}: {', '.join(names)}"
                              for kind, names in info.provides.items() if names)
-        table.add_row(info.name, info.dist, info.version, provides or "-",
-                      "ok" if info.ok else f"BROKEN: {info.error}")
-    _console().print(table)
+        rows.append((info.name, info.dist, info.version, provides or "-",
+                     "ok" if info.ok else f"BROKEN: {info.error}"))
+    click.echo(_columns(rows))   # plain columns: rich's import would be a sixth of this command's start-up
+
+
+def _columns(rows: Sequence[Sequence[str]]) -> str:
+    """Rows of cells as left-aligned columns, two spaces apart (the last column unpadded)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join("  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]).rstrip() for r in rows)
 
 
 # -- tokenize / explain -------------------------------------------------------------------------
@@ -160,7 +186,12 @@ def _resolve_inputs(items: Sequence[str], modality: str | None, text: bool = Fal
     for item in items:
         got = resolve(item, text=text, extensions=registry.extensions())
         if got.is_file:
-            out.append((modality or registry.modality_for_path(got.path), got.path))
+            choice = None
+            if modality is None:   # several readers of one extension: content, the user's default, priority
+                choice = registry.resolve_path(got.path)
+                if choice.notice:
+                    click.echo(choice.notice, err=True)
+            out.append((modality or choice.modality, got.path))
             continue
         name = modality or "text"
         if name not in registry.names("modalities") or \
@@ -255,16 +286,11 @@ def tokenize(inputs: tuple[str, ...], modality: str | None, as_text: bool, confi
     if as_json:
         click.echo(json.dumps([b.to_dict() for _, b in batches], ensure_ascii=False))
         return
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False)
-    for col in ("input", "modality", "tokens", "active slots"):
-        table.add_column(col)
-    for m, b in batches:
-        table.add_row(b.source or "-", b.modality, str(len(b)), str(len(m.schema.active_names(b))))
-    _console().print(table)
+    rows = [("input", "modality", "tokens", "active slots")]
+    rows += [(b.source or "-", b.modality, str(len(b)), str(len(m.schema.active_names(b)))) for m, b in batches]
+    click.echo(_columns(rows))   # plain columns: rich's import is a tenth of a cold 'tokenize FILE'
     if out:
-        _console(stderr=True).print(f"wrote {len(batches)} batch(es) to {out}")
+        click.echo(f"wrote {len(batches)} batch(es) to {out}", err=True)
 
 
 def _offset_label(batch, i: int) -> str:

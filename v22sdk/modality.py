@@ -91,6 +91,11 @@ class Modality:
     input_spec: ClassVar[InputSpec] = InputSpec()
     #: Version of the plugin (shown by ``v22sdk plugins list``); defaults to its distribution's.
     version: ClassVar[str | None] = None
+    #: Rank among the modalities that read one file extension, when nothing else decides which
+    #: reads a file (see :meth:`sniff` and :meth:`v22sdk.plugins.Registry.resolve_path`). The
+    #: built-in modalities declare 10; a plugin keeps the default 0 unless it means to take an
+    #: extension from another plugin's files whose content does not settle it.
+    priority: ClassVar[int] = 0
     #: Contract version the plugin was written against: the test kit runs only the checks that
     #: existed in that version (``None``: the newest), so new checks never break an old plugin.
     contract_version: ClassVar[int | None] = None
@@ -99,6 +104,16 @@ class Modality:
     def load(self, path: str | os.PathLike[str]) -> Sample:
         """Decode the file at ``path`` into a :class:`Sample`; raise :class:`InputError` if unreadable."""
         raise InputError(str(path), f"the {self.name} modality cannot read files")
+
+    @classmethod
+    def sniff(cls, path: str | os.PathLike[str], head: bytes) -> bool | None:
+        """Whether the file at ``path``, whose first bytes are ``head`` (up to 4 KiB), is one this
+        modality reads: True (it is: a depth plugin and a 16-bit grey PNG), False (it is not: the
+        depth plugin and a colour PNG), None (cannot tell; the default).
+
+        Called only when several installed modalities read the file's extension, to choose
+        between them; keep it cheap (a header check, no decoding, no heavy imports)."""
+        return None
 
     def encode(self, data: Any, **units: float) -> Encoding:
         """Compute the tokens of ``data``. Raise :class:`InputError` (or a subclass) on bad input."""

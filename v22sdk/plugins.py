@@ -7,7 +7,25 @@ Environment switches:
 ``V22SDK_DISABLE_PLUGINS=a,b``
     skip the named entry points;
 ``V22SDK_STRICT_PLUGINS=1``
-    a plugin that fails to import or register is fatal instead of being reported and skipped.
+    a plugin that fails to import or register is fatal instead of being reported and skipped;
+``V22SDK_EXTENSIONS=.png=vision,.npy=depth``
+    the user's default modality per file extension, where several installed modalities read it
+    (see :meth:`Registry.resolve_path`).
+
+When several modalities read one extension (the contrib depth plugin and the built-in vision
+both read ``.png``), :meth:`Registry.resolve_path` chooses, in this order:
+
+1. modalities whose :meth:`~v22sdk.modality.Modality.sniff` rejects the file's first bytes drop
+   out (a colour PNG is no depth map); if one reader is left, it reads the file;
+2. the user's default for the extension (``V22SDK_EXTENSIONS``), if it is still in the running;
+3. the one reader whose ``sniff`` recognises the file (a 16-bit grey PNG is a depth map);
+4. the highest :attr:`~v22sdk.modality.Modality.priority` (built-in modalities: 10, others:
+   0 unless they declare more), so installing a plugin never takes an extension from a built-in
+   unless the file's content says it is the plugin's;
+5. a tie is an error that asks for ``--modality`` or a default.
+
+An automatic choice among readers that all accept the file (steps 3 and 4) comes with a one-line
+notice (:attr:`ExtensionChoice.notice`) that the CLI prints on stderr.
 """
 
 from __future__ import annotations
@@ -25,6 +43,9 @@ from . import hookspecs
 from .errors import DuplicateNameError, PluginError, UnknownNameError
 
 ENTRY_POINT_GROUP = "v22sdk"
+EXTENSIONS_ENV = "V22SDK_EXTENSIONS"
+#: Bytes of a file that ``sniff`` is shown (enough for every common header).
+SNIFF_BYTES = 4096
 KINDS = ("modalities", "engines", "memory_backends")
 _SINGULAR = {"modalities": "modality", "engines": "engine", "memory_backends": "memory backend"}
 
@@ -58,6 +79,56 @@ def _env_list(var: str) -> set[str] | None:
     if value is None:
         return None
     return {part.strip() for part in value.split(",") if part.strip()}
+
+
+@attrs.frozen
+class ExtensionChoice:
+    """Which modality reads a file, and why: ``reason`` is ``"only"`` (one reader of the
+    extension), ``"content"`` (the others' ``sniff`` rejected the file, or only this one's
+    recognised it), ``"setting"`` (the user's ``V22SDK_EXTENSIONS``) or ``"priority"``."""
+
+    path: str
+    modality: str
+    reason: str
+    #: the other modalities that read the extension and did not reject the file
+    others: tuple[str, ...] = ()
+
+    @property
+    def notice(self) -> str | None:
+        """One line naming an automatic choice among several possible readers, or None."""
+        if self.reason not in ("content", "priority") or not self.others:
+            return None
+        ext = Path(self.path).suffix.lower()
+        why = "by its content" if self.reason == "content" else "by plugin priority"
+        return (f"note: {self.path}: read as {self.modality} ({why}); {', '.join(self.others)} also "
+                f"read{'s' if len(self.others) == 1 else ''} '{ext}' files: choose with --modality NAME "
+                f"or {EXTENSIONS_ENV}={ext}=NAME")
+
+
+def extension_defaults(value: str | None = None) -> dict[str, str]:
+    """The user's default modality per extension: ``".png=vision,.npy=depth"`` -> {".png": "vision", ...}.
+
+    ``value`` defaults to the ``V22SDK_EXTENSIONS`` environment variable; a malformed entry is a
+    :class:`~v22sdk.errors.PluginError` naming it."""
+    value = os.environ.get(EXTENSIONS_ENV, "") if value is None else value
+    out: dict[str, str] = {}
+    for part in value.split(","):
+        if not part.strip():
+            continue
+        ext, sep, name = part.strip().partition("=")
+        ext, name = ext.strip().lower(), name.strip()
+        if not sep or not name or not ext.startswith(".") or len(ext) < 2:
+            raise PluginError(f"{EXTENSIONS_ENV}: expected entries like '.png=vision', got {part.strip()!r}")
+        out[ext] = name
+    return out
+
+
+def _head(path: str | os.PathLike[str]) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(SNIFF_BYTES)
+    except (OSError, ValueError):  # not a file (yet): no content to go by
+        return b""
 
 
 def strict_from_env() -> bool:
@@ -184,23 +255,69 @@ class Registry:
         """An instance of the modality called ``name``, built with ``config``."""
         return self.get_class("modalities", name)(**config)
 
+    def readers(self, suffix: str) -> list[str]:
+        """Names of the modalities whose ``extensions`` include ``suffix`` (".png"), sorted."""
+        suffix = suffix.lower()
+        return [n for n in self.names("modalities")
+                if suffix in getattr(self.get_class("modalities", n), "extensions", ())]
+
     def extensions(self) -> set[str]:
         """Every file extension (lower-case, with the dot) an installed modality reads."""
         return {ext.lower() for n in self.names("modalities")
                 for ext in getattr(self.get_class("modalities", n), "extensions", ())}
 
     def modality_for_path(self, path: str | os.PathLike[str]) -> str:
-        """The name of the modality whose extensions include the file's suffix."""
+        """The name of the modality that reads the file (see :meth:`resolve_path`)."""
+        return self.resolve_path(path).modality
+
+    def resolve_path(self, path: str | os.PathLike[str], defaults: dict[str, str] | None = None) -> ExtensionChoice:
+        """Which installed modality reads the file at ``path``, and why (the order is in this
+        module's docstring). ``defaults`` replaces the ``V22SDK_EXTENSIONS`` setting.
+
+        Raises :class:`UnknownNameError` when no modality reads the extension, or several do and
+        nothing decides between them."""
         suffix = Path(path).suffix.lower()
-        matches = [n for n in self.names("modalities") if suffix in getattr(self.get_class("modalities", n),
-                                                                              "extensions", ())]
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
+        readers = self.readers(suffix)
+        if len(readers) == 1:
+            return ExtensionChoice(str(path), readers[0], "only")
+        if not readers:
             raise UnknownNameError(f"{path}: no installed modality reads '{suffix or '(no extension)'}' files; "
                                    f"pass --modality (installed: {', '.join(self.names('modalities')) or 'none'})")
-        raise UnknownNameError(f"{path}: several modalities read '{suffix}' files ({', '.join(matches)}); "
-                               f"pass --modality")
+        classes = {n: self.get_class("modalities", n) for n in readers}
+        head = _head(path)
+        verdict = {n: _sniff(classes[n], path, head) for n in readers}
+        running = [n for n in readers if verdict[n] is not False] or readers
+        if len(running) == 1:
+            return ExtensionChoice(str(path), running[0], "content")
+        chosen = (extension_defaults() if defaults is None else defaults).get(suffix)
+        if chosen is not None and chosen not in self.names("modalities"):
+            raise UnknownNameError(f"{EXTENSIONS_ENV} reads '{suffix}' files with {chosen!r}, which is not "
+                                   f"installed (installed readers of '{suffix}': {', '.join(readers)})")
+        if chosen in running:
+            return ExtensionChoice(str(path), chosen, "setting", tuple(n for n in running if n != chosen))
+        sure = [n for n in running if verdict[n] is True]
+        if len(sure) == 1:
+            return ExtensionChoice(str(path), sure[0], "content", tuple(n for n in running if n != sure[0]))
+        pool = sure or running
+        rank = {n: int(getattr(classes[n], "priority", 0)) for n in pool}
+        top = max(rank.values())
+        best = [n for n in pool if rank[n] == top]
+        if len(best) == 1:
+            return ExtensionChoice(str(path), best[0], "priority", tuple(n for n in running if n != best[0]))
+        raise UnknownNameError(f"{path}: several modalities read '{suffix}' files ({', '.join(best)}) and nothing "
+                               f"decides between them; pass --modality NAME or set {EXTENSIONS_ENV}={suffix}=NAME")
+
+
+def _sniff(cls: type, path: str | os.PathLike[str], head: bytes) -> bool | None:
+    """``cls.sniff(path, head)``; a plugin's sniff that raises counts as "cannot tell"."""
+    sniff = getattr(cls, "sniff", None)
+    if sniff is None or not head:
+        return None
+    try:
+        verdict = sniff(path, head)
+    except Exception:  # a plugin's bug must not decide (or break) the choice for the others
+        return None
+    return verdict if verdict in (True, False) else None
 
 
 _default: Registry | None = None

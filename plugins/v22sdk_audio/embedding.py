@@ -8,7 +8,9 @@
   (60 dB below the clip's strongest bin): the embedding ignores the clip's level (loudness is in
   the attributes) and shows 60 dB of range; every bin under the floor reads as the floor;
 * projection: ``P`` (512, 256) with orthonormal columns, the Q factor (signs fixed by diag R > 0)
-  of a standard-normal matrix from ``np.random.default_rng(PROJECTION_SEED)``;
+  of a standard-normal matrix from ``np.random.default_rng(PROJECTION_SEED)``
+  (:func:`derive_projection`), shipped as ``data/projection.npy`` and checked against
+  :data:`PROJECTION_SHA256` when loaded (:mod:`v22sdk.fixed`), so no process pays for the QR;
 * unit L2 norm in float64, then float32.
 
 A segment with nothing above the floor — digital silence, a tail that fell under the clip's
@@ -26,19 +28,27 @@ import functools
 
 import numpy as np
 
+from v22sdk.fixed import load_fixed_array
+
 PROJECTION_SEED = 22_512
 BINS = 512
 SILENCE_RMS = 1e-5
+#: SHA-256 of data/projection.npy (``python -m v22sdk.fixed v22sdk_audio.embedding:derive_projection ...``).
+PROJECTION_SHA256 = "1656d16eac450f4abb03121dbab269ea7648b9893c46fc89dd8ef7b15f93cd81"
+
+
+def derive_projection() -> np.ndarray:
+    """The definition of :func:`projection`: Q of the QR of a seeded (512, 256) standard normal."""
+    g = np.random.default_rng(PROJECTION_SEED).standard_normal((BINS, 256))
+    q, r = np.linalg.qr(g)
+    return q * np.sign(np.diag(r))[None, :]
 
 
 @functools.cache
 def projection() -> np.ndarray:
-    """(512, 256) float64 matrix with orthonormal columns (read-only, cached)."""
-    g = np.random.default_rng(PROJECTION_SEED).standard_normal((BINS, 256))
-    q, r = np.linalg.qr(g)
-    q = q * np.sign(np.diag(r))[None, :]
-    q.flags.writeable = False
-    return q
+    """(512, 256) float64 matrix with orthonormal columns (read-only, cached): the shipped
+    :func:`derive_projection`."""
+    return load_fixed_array(__package__, "data/projection.npy", PROJECTION_SHA256)
 
 
 @functools.cache

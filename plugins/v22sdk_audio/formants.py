@@ -27,7 +27,7 @@ F_LO, F_HI = 90.0, 3_900.0
 
 def lpc_frames(y: np.ndarray, frame_index: np.ndarray) -> np.ndarray:
     """16 kHz signal (n,), analysis frame indices (K,) -> (K, WIN) 8 kHz frames centred like them."""
-    from scipy.signal import resample_poly
+    from .resample import resample_poly   # scipy.signal.resample_poly's bits, without importing scipy.signal
 
     y8 = resample_poly(y, 1, 2) if y.size > 1 else y[:1].copy()
     centre = (frame_index * HOP + HOP // 2) // 2            # 8 kHz sample index of each frame centre

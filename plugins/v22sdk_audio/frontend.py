@@ -97,12 +97,13 @@ def to_mono(x: np.ndarray) -> np.ndarray:
 
 
 def resample(x: np.ndarray, rate: int) -> np.ndarray:
-    """(n,) at ``rate`` -> (ceil(n*RATE/rate),) at RATE, polyphase (scipy.signal.resample_poly, Kaiser 5.0)."""
+    """(n,) at ``rate`` -> (ceil(n*RATE/rate),) at RATE, polyphase (scipy.signal.resample_poly, Kaiser 5.0,
+    computed by :mod:`.resample` without importing scipy.signal)."""
     if rate == RATE:
         return x
     from math import gcd
 
-    from scipy.signal import resample_poly
+    from .resample import resample_poly
 
     g = gcd(RATE, rate)
     return resample_poly(x, RATE // g, rate // g)

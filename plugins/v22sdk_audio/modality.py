@@ -38,6 +38,7 @@ class AudioModality(Modality):
     #: the tokens (docs/audio-modality.md, "The analysis range")
     version: ClassVar[str] = "0.2.0"
     extensions: ClassVar[tuple[str, ...]] = (".wav", ".flac", ".ogg")
+    priority: ClassVar[int] = 10   # built-in: keeps its extensions when a plugin also claims them (plugins.py)
     schema: ClassVar = SCHEMA
     input_spec: ClassVar[InputSpec] = InputSpec(
         kind="array", dtypes=("u", "i", "f"), ndim=(1, 2),
@@ -53,6 +54,7 @@ class AudioModality(Modality):
 
     def encode(self, data: Any, **units: float) -> Encoding:
         from v22sdk import UnitsError
+        from v22sdk.blas import single_blas_thread
 
         from .analysis import analyse
         from .frontend import check_rate, to_float
@@ -62,7 +64,8 @@ class AudioModality(Modality):
         rate = check_rate(float(units["sample_rate"]), _SOURCE)
         x = to_float(data, _SOURCE)
         try:
-            emb, attr, time = analyse(x, rate)
+            with single_blas_thread():   # matrix products: the one-thread bits, whatever the caller's setting
+                emb, attr, time = analyse(x, rate)
         except MemoryError:
             raise InputError(_SOURCE, f"too long to analyse in memory ({x.shape[0]} samples)") from None
         return Encoding(emb=emb, attr=attr, offsets={"time": time})

@@ -57,19 +57,12 @@ def phrases_en() -> dict[str, list[tuple[str, ...]]]:
     return out
 
 
-@functools.cache
-def jieba_pos() -> dict[str, str]:
-    """word -> part-of-speech tag, read from jieba's own dictionary file (dict.txt) at run time."""
-    from .segment import _jieba
+def jieba_pos():
+    """word -> part-of-speech tag of jieba's own dictionary file (dict.txt), as a mapping with
+    ``get`` (:class:`.dictionary.JiebaDictionary`: read from its index, no dict of 349k words built)."""
+    from .dictionary import default_dictionary
 
-    jieba = _jieba()
-    tags: dict[str, str] = {}
-    with jieba.get_dict_file() as fh:
-        for raw in fh:
-            parts = raw.decode("utf-8").split()
-            if len(parts) == 3:
-                tags[parts[0]] = parts[2]
-    return tags
+    return default_dictionary()
 
 
 _CN_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,

@@ -163,6 +163,7 @@ class TextModality(Modality):
 
     name = "text"
     extensions = (".txt", ".md")
+    priority = 10   # built-in: keeps its extensions when a plugin also claims them (plugins.py)
     schema = SCHEMA
     input_spec = InputSpec(kind="text", dtypes=(), ndim=(), units=(),
                            description="a str (NFC-normalised), or a UTF-8/UTF-16 .txt/.md file")

@@ -50,6 +50,7 @@ class VisionModality(Modality):
     #: concentration over the coloured pixels only (a grey image has no hue, whatever its storage)
     version = "0.2.0"
     extensions = (".png", ".jpg", ".jpeg", ".jpe", ".bmp", ".dib", ".webp", ".tif", ".tiff")
+    priority = 10   # built-in: keeps its extensions when a plugin also claims them (plugins.py)
     schema = SCHEMA
     input_spec = InputSpec(
         kind="array", dtypes=("u", "f", "b"), ndim=(2, 3), units=(),

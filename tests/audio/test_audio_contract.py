@@ -127,6 +127,19 @@ def test_projection_is_orthonormal():
     np.testing.assert_allclose(p.T @ p, np.eye(256), atol=1e-12)
 
 
+def test_shipped_projection_is_the_derivation_bit_for_bit():
+    """data/projection.npy is exactly derive_projection() (the QR that earlier releases ran at
+    first use), so every audio embedding keeps its bits."""
+    from threadpoolctl import threadpool_limits
+
+    from v22sdk_audio.embedding import derive_projection, projection
+
+    with threadpool_limits(1):
+        derived = derive_projection()
+    assert derived.dtype == projection().dtype == np.float64
+    assert np.array_equal(derived, projection())
+
+
 def test_shared_contract_kit_passes_with_no_expected_failures(audio):
     """The project's contract kit (v22sdk.testing) over our sample_inputs(); the slow test runs
     it with the kit's default 20 examples per check."""

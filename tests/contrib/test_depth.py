@@ -169,3 +169,44 @@ def test_bad_arrays_raise_input_errors():
             M.tokenize(bad, depth_scale=1.0)
     with pytest.raises(UnitsError):
         M.tokenize(np.ones((2, 2)))
+
+
+def test_depth_and_vision_share_png_by_content(tmp_path, monkeypatch):
+    """With the depth plugin installed beside the built-in vision, `tokenize x.png` needs no
+    --modality: a colour or 8-bit PNG is an image (depth rejects it, no notice), a 16-bit grey PNG
+    a depth map (with a notice naming vision), and the user's default can keep vision for .png."""
+    import cv2
+    from click.testing import CliRunner
+
+    from v22sdk import Registry
+    from v22sdk.cli import cli
+    from v22sdk.plugins import reset_registry
+
+    monkeypatch.delenv("V22SDK_EXTENSIONS", raising=False)
+    z_mm = (synthetic.sphere(30, 40, centre_m=2.0, radius_m=1.0, background_m=4.0) * 1000).astype(np.uint16)
+    cv2.imwrite(str(tmp_path / "depth.png"), z_mm)
+    cv2.imwrite(str(tmp_path / "photo.png"), np.dstack([(z_mm // 256).astype(np.uint8)] * 3))
+    cv2.imwrite(str(tmp_path / "grey8.png"), (z_mm // 256).astype(np.uint8))
+    r = Registry(entry_points=False)
+    import v22sdk_depth
+    import v22sdk_vision
+
+    r.register(v22sdk_vision, "vision")
+    r.register(v22sdk_depth, "depth")
+    assert r.readers(".png") == ["depth", "vision"]
+    assert [r.resolve_path(tmp_path / f).modality for f in ("photo.png", "grey8.png", "depth.png")] == \
+        ["vision", "vision", "depth"]
+    assert r.resolve_path(tmp_path / "photo.png").notice is None
+    reset_registry(lambda: r)
+    try:
+        res = CliRunner().invoke(cli, ["tokenize", str(tmp_path / "photo.png"), str(tmp_path / "depth.png"), "--json"])
+        assert res.exit_code == 0, res.output
+        assert [b["modality"] for b in json.loads(res.stdout)] == ["vision", "depth"]
+        assert res.stderr.strip() == (f"note: {tmp_path / 'depth.png'}: read as depth (by its content); vision "
+                                      f"also reads '.png' files: choose with --modality NAME or V22SDK_EXTENSIONS=.png=NAME")
+        monkeypatch.setenv("V22SDK_EXTENSIONS", ".png=vision")
+        res = CliRunner().invoke(cli, ["tokenize", str(tmp_path / "depth.png"), "--json"])
+        assert res.exit_code == 0 and res.stderr == ""
+        assert json.loads(res.stdout)[0]["modality"] == "vision"
+    finally:
+        reset_registry()

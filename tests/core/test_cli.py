@@ -40,6 +40,31 @@ def test_help_does_not_import_torch():
     assert out.stdout.strip() == "False"
 
 
+def test_help_imports_neither_numpy_nor_a_subsystem():
+    """`v22sdk --help` lists the lazy commands from LAZY_HELP: no numpy, no engine, no plugins."""
+    code = ("import sys; from v22sdk.cli import cli; from click.testing import CliRunner; "
+            "r = CliRunner().invoke(cli, ['--help']); assert r.exit_code == 0, r.output; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('numpy', 'attr', 'attrs', 'pluggy', 'rich', 'torch', 'scipy') or m.startswith('v22sdk.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    # v22sdk.inputs (main's one rule for file or text) is standard library only
+    assert out.stdout.strip() == "['v22sdk._paths', 'v22sdk.cli', 'v22sdk.errors', 'v22sdk.inputs']", out.stderr
+
+
+def test_lazy_help_is_each_commands_own_first_paragraph():
+    import click
+
+    from v22sdk.cli import LAZY_COMMANDS, LAZY_HELP, cli
+
+    assert set(LAZY_HELP) == set(LAZY_COMMANDS)
+    ctx = click.Context(cli)
+    for name in LAZY_COMMANDS:
+        real = cli.get_command(ctx, name)
+        first = " ".join(real.help.split("\n\n")[0].split())
+        assert LAZY_HELP[name] == first, name
+
+
 def test_broken_plugin_is_listed_and_other_commands_work(site, tmp_path):
     r = run_cli("plugins", "list", "--json", site=site)
     assert r.returncode == 0, r.stderr

@@ -93,6 +93,19 @@ def test_projection_is_orthonormal_and_seeded():
     assert projection() is q  # cached
 
 
+def test_shipped_projection_is_the_derivation_bit_for_bit():
+    """data/projection.npy is exactly derive_projection() (the QR that earlier releases ran at
+    first use), so every vision embedding keeps its bits."""
+    from threadpoolctl import threadpool_limits
+
+    from v22sdk_vision.embed import derive_projection
+
+    with threadpool_limits(1):
+        derived = derive_projection()
+    assert derived.dtype == projection().dtype == np.float64
+    assert np.array_equal(derived, projection())
+
+
 def test_black_image_gets_the_grey_direction():
     black = VisionModality().tokenize(np.zeros((20, 20, 3), np.uint8))
     grey = VisionModality().tokenize(np.full((20, 20, 3), 77, np.uint8))

@@ -321,8 +321,14 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="with --backend ray: output folder")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
               help="with --backend ray: Ray actors")
+@click.option("--why", is_flag=True, help="explain the answer: its log-probability attributed to each named slot "
+                                          "and each part of the input (docs/explanations.md)")
+@click.option("--method", "why_method", type=click.Choice(["ig", "occlusion"]), default=None,
+              help="with --why: integrated gradients or occlusion (default: the one the deletion test chose)")
+@click.option("--plot", default=None, type=click.Path(dir_okay=False),
+              help="with --why: draw the explanation (.png, .pdf or .svg; needs matplotlib)")
 def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, no_memory, conversation, backend,
-        out, workers):
+        out, workers, why, why_method, plot):
     """Run the engine on INPUT (a file, or a text) and print its answer, confidence and top attributes.
 
     The confidence is the probability of the answer, calibrated on the checkpoint's validation
@@ -333,11 +339,15 @@ def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, 
     An INPUT that looks like a file name but does not exist is an error (--text reads it as text).
     Each run is written to the memory as a turn; an earlier turn is shown as recalled only when
     its score passes the memory's hit threshold ("no similar past turn" otherwise). If the answer
-    cannot be stored (a full disk), it is printed and the command exits with code 4.
+    cannot be stored (a full disk), it is printed and the command exits with code 4. With --why,
+    the named slots and the parts of the input (characters, sound segments, image regions) that
+    drove the answer, signed.
     """
     if knows:
         if input is not None:
             raise click.UsageError("--knows takes no INPUT")
+        if why or why_method or plot:
+            raise click.UsageError("--why explains an answer to an INPUT: not with --knows")
         _one_thread()
         from .runner import Runner, format_knows
 
@@ -347,6 +357,7 @@ def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, 
         return
     if input is None:
         raise click.UsageError("missing INPUT (a file or a text), or --knows")
+    _check_why(input, why, why_method, plot, backend, as_text)
     if backend == "ray":
         if not out:
             raise click.UsageError("--backend ray needs --out FOLDER")
@@ -365,12 +376,74 @@ def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, 
     from ..errors import AnswerNotStored
 
     with Runner(checkpoint, memory=memory, conversation=conversation) as runner:
+        # explained first: it reads the memory as the run will, and writes nothing
+        explanation = runner.explain_answer(input, modality, method=why_method, text=as_text) if why else None
         try:
             result = runner.run(input, modality, top=top, text=as_text)
         except AnswerNotStored as exc:  # print the answer, then the one error line (exit code 4)
             click.echo(json.dumps(exc.result, ensure_ascii=False) if as_json else format_result(exc.result))
             raise
-    click.echo(json.dumps(result, ensure_ascii=False) if as_json else format_result(result))
+        for notice in runner.notices:   # e.g. which of several readers of the extension was chosen
+            click.echo(notice, err=True)
+        if plot:
+            from .explain_view import write_plot
+
+            data, units = _decoded_input(runner, input, result["modality"], as_text)
+            write_plot(explanation, plot, data=data, units=units)
+    if explanation is not None:
+        result["why"] = explanation
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False))
+        return
+    click.echo(format_result(result))
+    if explanation is not None:
+        from .explain_view import print_explanation
+
+        print_explanation(explanation, top=max(top, 10))
+        if plot:
+            click.echo(f"picture: {plot}")
+
+
+def _check_why(source: str, why: bool, method: str | None, plot: str | None, backend: str,
+               as_text: bool = False) -> None:
+    """``--method`` and ``--plot`` need ``--why``; ``--plot`` needs a writable path with a known suffix,
+    other than the input, and matplotlib; all checked before the engine is loaded."""
+    if not why and (method or plot):
+        raise click.UsageError(f"{'--method' if method else '--plot'} explains the answer: add --why")
+    if why and backend == "ray":
+        raise click.UsageError("--why runs on one input: not available with --backend ray")
+    if plot:
+        import os
+        from pathlib import Path
+
+        from .._io import check_output_path
+        from .._paths import is_file
+
+        try:
+            target = check_output_path(plot)
+        except InputError as exc:
+            raise InputError(f"--plot {plot}", exc.problem) from None
+        if not as_text and is_file(source) and target == Path(os.path.realpath(source)):
+            raise InputError(f"--plot {plot}", "is the input itself; give the picture its own file")
+        if Path(plot).suffix.lower() not in PLOT_SUFFIXES:
+            raise InputError(f"--plot {plot}", f"the file name must end in {', '.join(PLOT_SUFFIXES)} "
+                                               "(the format is taken from it)")
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise click.UsageError("--plot needs matplotlib: pip install 'v22sdk[plot]'")
+
+
+def _decoded_input(runner, source: str, modality: str, as_text: bool = False):
+    """(data, units) of a file input as its plugin decodes it, for the picture; (None, {}) for a text."""
+    from pathlib import Path
+
+    from .._paths import is_file
+
+    if as_text or not is_file(source):
+        return None, {}
+    sample = runner.registry.modality(modality).load(Path(source))
+    return sample.data, dict(sample.units)
 
 
 commands = [train, eval_, run]

@@ -168,10 +168,7 @@ def evaluate_checkpoint(checkpoint, source=None, *, split: str | None = None, re
     data_info = doc.get("data", {})
     modality = modality or data_info.get("modality")
     if source is None:
-        source = data_info.get("source")
-        rel = data_info.get("source_rel")
-        if (not source or not Path(source).exists()) and rel and (Path(checkpoint).resolve().parent / rel).exists():
-            source = str(Path(checkpoint).resolve().parent / rel)
+        source = recorded_source(checkpoint, data_info)
         if not source or not Path(source).exists():
             raise CheckpointError(f"checkpoint {checkpoint} was trained on {source!r}, which is not here; pass DATA")
         split = split or "test"
@@ -198,6 +195,16 @@ def evaluate_checkpoint(checkpoint, source=None, *, split: str | None = None, re
     result = evaluate(model, Split(ds, indices, cfg, vocab), vocab)
     return {"checkpoint": str(checkpoint), "data": str(source), "split": split, "engine": cfg.engine,
             "metrics": result}
+
+
+def recorded_source(checkpoint, data_info: dict[str, Any]) -> str | None:
+    """The data set a checkpoint was trained on: its recorded path, or else the path recorded relative
+    to the checkpoint (a checkpoint shipped next to its data); None when it records neither."""
+    source = data_info.get("source")
+    rel = data_info.get("source_rel")
+    if (not source or not Path(source).exists()) and rel and (Path(checkpoint).resolve().parent / rel).exists():
+        source = str(Path(checkpoint).resolve().parent / rel)
+    return source
 
 
 def _modalities_of(source, registry, modality: str | None) -> list[str]:

@@ -65,6 +65,8 @@ class Runner:
 
             self.open_set = scorer_from_state(self.doc["open_set"])
         self.conversation = conversation
+        #: one-line notices of automatic choices between modalities that read one extension
+        self.notices: list[str] = []
         self.stage_e = getattr(self.model, "stage_e", None)
         self.memory = None
         if memory is not False and self.stage_e is not None:
@@ -118,19 +120,17 @@ class Runner:
 
     def modality_for(self, path: Path) -> str:
         """The modality reading ``path``'s extension; when several do (``.png``: vision and depth),
-        the one this checkpoint was trained on, if exactly one was."""
-        from ..errors import UnknownNameError
-
-        try:
-            return self.registry.modality_for_path(path)
-        except UnknownNameError:
-            suffix = path.suffix.lower()
-            trained = [m for m in self.doc.get("data", {}).get("modalities", [])
-                       if m in self.registry.names("modalities")
-                       and suffix in getattr(self.registry.get_class("modalities", m), "extensions", ())]
-            if len(trained) == 1:
-                return trained[0]
-            raise
+        the one this checkpoint was trained on, if exactly one was, else the registry's choice
+        (:meth:`~v22sdk.plugins.Registry.resolve_path`; its notice, if any, is kept in
+        :attr:`notices` for the CLI to print)."""
+        readers = self.registry.readers(path.suffix)
+        trained = [m for m in self.trained_modalities if m in readers]
+        if len(readers) > 1 and len(trained) == 1:
+            return trained[0]
+        choice = self.registry.resolve_path(path)
+        if choice.notice:
+            self.notices.append(choice.notice)
+        return choice.modality
 
     def knows(self) -> dict[str, Any]:
         """What the checkpoint was trained on and how it judges its answers: its modalities, labels
@@ -250,6 +250,18 @@ class Runner:
                              "nearest_label": near, "method": self.open_set.method,
                              "familiar": self.open_set.familiar(score, mod)})
         return verdicts
+
+    def explain_answer(self, source: str, modality: str | None = None, *, method: str | None = None,
+                       regions: bool | None = None, text: bool = False, **options) -> dict[str, Any]:
+        """Why the engine answers what it does for ``source``: the log-probability of the decoded
+        answer attributed, signed, to each named slot of the input and to each token (character,
+        sound segment, image patch; image regions and short sounds also by occlusion through the
+        tokenizer). ``source`` is read as :meth:`run` reads it (``text=True``: the text itself). Memory
+        is read as ``run`` reads it, never written. See :mod:`v22sdk.engine.explain` for the methods
+        (``method``: ``"ig"`` or ``"occlusion"``)."""
+        from .explain import explain_input
+
+        return explain_input(self, source, modality, method=method, regions=regions, text=text, **options)
 
     def encode(self, source: str, modality: str | None = None, *, text: bool = False):
         """(sent_vec (256,) float32, attribute set) of ``source``: a memory query, nothing written."""

@@ -153,12 +153,45 @@ class P7CrossSentence(nn.Module):
         """Recompute the (non-persistent) sinusoidal table, e.g. after building on the meta device."""
         self.pe = sinusoidal(self.max_len, 256).to(self.pos_embed.device)
 
+    def _vocab_kv(self, vocab: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The vocabulary's keys and values (H, V, d): functions of the parameters only."""
+        k = self.k_norm(self.k_proj(vocab).view(-1, self.h, self.d)).transpose(0, 1)      # (H,V,d)
+        v = torch.einsum("vm,hdm->hvd", vocab, self.v_heads)                              # (H,V,d)
+        return k, v
+
+    def _meta(self, loss_vec: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(word_gate (256,), sentence modulation (256,), meta (192,)): functions of the parameters
+        and the loss vector only."""
+        explore = self.explore_net(loss_vec) + self.explore_state
+        meta = torch.cat([self.meta_state, explore])                                      # (192,)
+        word_gate = torch.sigmoid(self.meta_word_gate(meta) * self.sharpness)             # (256,)
+        sent_mod = self.meta_sent_mod(meta) * torch.sigmoid(self.meta_sent_gate(meta) * self.sharpness)
+        return word_gate, sent_mod, meta
+
+    def _constant(self, name: str, fn, *inputs: torch.Tensor):
+        """``fn(*inputs)``, kept between inference calls (eval mode, no gradients: what ``run`` does)
+        while the inputs and every parameter of this module are unchanged (same storage, same
+        version counter: an optimiser step or a state-dict load bumps it). At batch 1 these
+        parameter-only terms were 7.4 of the 16.1 MFLOP of a call (benchmarks/bench_infer.py)."""
+        if self.training or torch.is_grad_enabled():
+            return fn(*inputs)
+        try:
+            key = tuple((t.data_ptr(), t._version) for t in (*inputs, *self.parameters()))
+        except RuntimeError:   # inference-mode tensors have no version counter: no cache
+            return fn(*inputs)
+        cache = self.__dict__.setdefault("_inference_cache", {})
+        hit = cache.get(name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        out = fn(*inputs)
+        cache[name] = (key, out)
+        return out
+
     def forward(self, x: torch.Tensor, mask: torch.Tensor, vocab: torch.Tensor, loss_vec: torch.Tensor):
         b, n, _ = x.shape
         x = x + self.pe[:n] * self.pos_weight + self.pos_embed[:n]
         q = self.q_norm(self.q_proj(x).view(b, n, self.h, self.d)).transpose(1, 2)       # (B,H,L,d)
-        k = self.k_norm(self.k_proj(vocab).view(-1, self.h, self.d)).transpose(0, 1)      # (H,V,d)
-        v = torch.einsum("vm,hdm->hvd", vocab, self.v_heads)                              # (H,V,d)
+        k, v = self._constant("kv", self._vocab_kv, vocab)
         scale = (F.softplus(self.temperature) + 0.1) / math.sqrt(self.d)
         if self.fused:
             # every query of a head, whatever its sample, attends over the same vocabulary keys:
@@ -175,15 +208,12 @@ class P7CrossSentence(nn.Module):
         w = torch.softmax(torch.einsum("bghld,gd->bghl", out, self.group_bias) / 0.5, dim=2)
         grouped = (w.unsqueeze(-1) * out).sum(2)                                          # (B,G,L,d)
         word_raw = self.out_proj(grouped.permute(0, 2, 1, 3).reshape(b, n, self.g * self.d))
-        explore = self.explore_net(loss_vec) + self.explore_state
-        meta = torch.cat([self.meta_state, explore])                                      # (192,)
-        word_gate = torch.sigmoid(self.meta_word_gate(meta) * self.sharpness)             # (256,)
+        word_gate, sent_mod, _ = self._constant("meta", self._meta, loss_vec)
         states = x + word_raw * word_gate
         # a weighted mean, not upstream's sum, so that sent_vec's scale does not grow with L
         weights = (self.sent_pos_w[:n] * mask.to(x.dtype)).unsqueeze(-1)
         pooled = (states * weights).sum(1) / mask.to(x.dtype).sum(1, keepdim=True).clamp_min(1.0)
-        sent = self.sent_proj(pooled) + self.meta_sent_mod(meta) * torch.sigmoid(
-            self.meta_sent_gate(meta) * self.sharpness)
+        sent = self.sent_proj(pooled) + sent_mod
         return states, sent, word_gate
 
 

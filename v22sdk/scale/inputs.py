@@ -23,15 +23,7 @@ from typing import Any
 
 from .._paths import display, is_file
 from ..inputs import looks_like_path, special_kind
-from ..errors import InputError
-
-
-def _modality_by_suffix(registry) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for name in registry.names("modalities"):
-        for ext in getattr(registry.get_class("modalities", name), "extensions", ()):
-            out.setdefault(ext.lower(), []).append(name)
-    return out
+from ..errors import InputError, UnknownNameError
 
 
 def list_items(source: str | Path, modality: str | None = None, registry=None
@@ -45,7 +37,6 @@ def list_items(source: str | Path, modality: str | None = None, registry=None
     src = Path(source)
     if not src.exists():
         raise InputError(str(src), "no such folder or manifest")
-    by_suffix = _modality_by_suffix(registry)
     items: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
 
@@ -58,13 +49,12 @@ def list_items(source: str | Path, modality: str | None = None, registry=None
                            **({"line": where} if where else {})})
             return
         if name is None:
-            names = by_suffix.get(path.suffix.lower(), [])
-            if len(names) != 1:
-                why = (f"no installed modality reads '{path.suffix or '(no extension)'}' files" if not names else
-                       f"several modalities read '{path.suffix}' files ({', '.join(names)}); pass --modality")
+            try:   # several readers of one extension: content, the user's default, priority (plugins.py)
+                name = registry.resolve_path(path).modality
+            except UnknownNameError as exc:
+                why = str(exc).removeprefix(f"{path}: ")
                 errors.append({"input": str(path), "stage": "resolve", "error": why, **({"line": where} if where else {})})
                 return
-            name = names[0]
         items.append({"idx": len(items), "input": str(path), "modality": name, "is_file": True, "target": target})
 
     if src.is_dir():

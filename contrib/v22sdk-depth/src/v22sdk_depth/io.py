@@ -74,6 +74,17 @@ def load_depth(path: str | os.PathLike[str], *, png_depth_scale: float = 0.001) 
     raise InputError(src, f"unsupported depth file type {suffix!r} (expected .png, .npy or .npz)")
 
 
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_is_depth(head: bytes) -> bool:
+    """Whether a file's first bytes are a PNG header of one 16-bit grey channel (colour type 0,
+    bit depth 16): the only PNG a depth map is stored as. IHDR is the first chunk of every PNG:
+    signature (8 bytes), length and "IHDR" (8), width, height (8), bit depth (1), colour type (1)."""
+    return (len(head) >= 26 and head[:8] == _PNG_SIGNATURE and head[12:16] == b"IHDR"
+            and head[24] == 16 and head[25] == 0)
+
+
 def _read_png(p: Path, src: str) -> np.ndarray:
     import cv2
 

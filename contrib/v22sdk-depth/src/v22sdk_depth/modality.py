@@ -54,6 +54,14 @@ class DepthModality(Modality):
     #: Metres per unit of a 16-bit PNG (0.001: millimetres, the common sensor convention).
     png_depth_scale: float = attrs.field(default=0.001, validator=_positive)
 
+    @classmethod
+    def sniff(cls, path: str | os.PathLike[str], head: bytes) -> bool | None:
+        """A PNG is a depth map when its header says one 16-bit grey channel (what :meth:`load`
+        reads); any other PNG is an image for the vision modality. Other files: cannot tell."""
+        from .io import png_is_depth
+
+        return png_is_depth(head) if str(path).lower().endswith(".png") else None
+
     def load(self, path: str | os.PathLike[str]) -> Sample:
         from .io import load_depth
 
