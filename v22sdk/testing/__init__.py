@@ -10,10 +10,26 @@
     def test_contract(modality, check):
         check(modality)
 
-Checks are plain functions in :mod:`v22sdk.testing.checks` (``check_unit_norm_emb`` ...),
-each property-based over the plugin's own ``sample_inputs()``; :data:`CONTRACT_VERSION` and each
-check's ``since`` keep plugins pinned to an older contract from running newer checks.
-See docs/contract-kit.md.
+Checks are plain functions in :mod:`v22sdk.testing.checks` (``check_unit_norm_emb`` ...), each
+property-based over the plugin's own ``sample_inputs()`` and over inputs the kit derives itself
+from ``input_spec``; :data:`CONTRACT_VERSION` and each check's ``since`` keep plugins pinned to an
+older contract from running newer checks. The command line runs the same on an installed plugin:
+``v22sdk check-plugin NAME``. See docs/contract-kit.md.
+
+Module layers (each imports only those above it in this list; ``tests/kit/test_layering.py``
+keeps it so):
+
+1. ``_registry``: :class:`CheckFailure`, :class:`CheckSkipped`, :class:`ContractWarning`, the
+   contract version and the ``contract_check`` marker;
+2. ``_settings``: :class:`KitSettings` and the seed streams; ``_format``: values, inputs and
+   reproductions in messages; ``_judge``: the token rules on one encoding; ``_inputs``: the kit's
+   own inputs; ``_worker``: the fresh process;
+3. ``_property``: the hypothesis runner;
+4. ``checks``: the checks;
+5. ``catalog``: ``all_checks`` / ``list_checks`` / ``get_check`` (reads ``checks``);
+6. ``report``: :func:`check_modality`;
+7. ``pytest_api`` and ``cli``: the pytest front-ends and ``v22sdk check-plugin``;
+   ``pytest_plugin`` imports none of the kit at module level.
 
 The names are imported on first use (PEP 562), because the kit's pytest plugin lives in this
 package and is imported by every pytest run in an environment that has v22sdk: that import must
@@ -26,9 +42,12 @@ import importlib
 from typing import Any
 
 _NAMES = {
-    "CONTRACT_VERSION": "._registry", "CheckFailure": "._registry", "get_check": "._registry",
-    "list_checks": "._registry", "checks": ".checks",
+    "CONTRACT_VERSION": "._registry", "CheckFailure": "._registry", "CheckSkipped": "._registry",
+    "ContractWarning": "._registry", "KitSettings": "._settings",
+    "get_check": ".catalog", "list_checks": ".catalog", "checks": ".checks",
+    "load_example": "._format", "save_example": "._format",
     "ModalityContractTests": ".pytest_api", "parametrize_with_checks": ".pytest_api",
+    "configuration_id": ".pytest_api",
     "CheckResult": ".report", "ContractReport": ".report", "check_modality": ".report",
 }
 
