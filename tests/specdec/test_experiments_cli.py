@@ -115,6 +115,7 @@ def test_a_run_stopped_part_way_leaves_its_finished_seeds(tmp_path):
     r = doc["data"]["corpora"]["stdlib-source"]
     assert [s["seed"] for s in r["seeds"]] == [0, 1]
     assert r["comparisons"] and "partial run" in doc["data"]["verdict"]["text"]
+    assert doc["data"]["cpu_s"] > 0 and "(CPU " in hook5.render_report(doc)  # CPU time: load-independent
 
 
 @pytest.mark.slow

@@ -122,7 +122,8 @@ def combine(paths, out_dir):
                 raise ResultsError(str(p), f"corpus {corpus!r} is already in another part")
             data["corpora"][corpus] = res
         data["parts"].append({"file": str(p), "corpora": list(doc["data"]["corpora"]),
-                              "runtime_s": doc["data"].get("runtime_s", 0.0), "provenance": doc["provenance"]})
+                              "runtime_s": doc["data"].get("runtime_s", 0.0), "cpu_s": doc["data"].get("cpu_s"),
+                              "provenance": doc["provenance"]})
         data["runtime_s"] += doc["data"].get("runtime_s", 0.0)
     data["config"] = {**docs[0][1]["data"]["config"], "corpora": list(data["corpora"])}
     data["verdict"] = mod.verdict(data)
