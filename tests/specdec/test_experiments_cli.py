@@ -205,12 +205,16 @@ def _part(tmp_path, src: Path, corpus: str, **config) -> Path:
 
 
 @pytest.mark.parametrize("experiment", ["hook2", "hook5"])
-def test_combine_joins_per_corpus_runs_and_reapplies_the_criterion(tmp_path, experiment):
+def test_combine_joins_per_corpus_runs_and_reapplies_the_criterion(tmp_path, experiment, capsys):
     src = Path(__file__).resolve().parents[2] / "results" / "specdec" / experiment / "parts" / "pydoc-topics.json"
     mod = get(experiment).load()
     one = json.loads(src.read_text())
     a, b = _part(tmp_path, src, "pydoc-topics"), _part(tmp_path, src, "stdlib-source")
-    out = CliRunner().invoke(specdec, ["combine", str(a), str(b), "--out", str(tmp_path / "joined")])
+    # through the main CLI: invoking the group standalone would cache click's help option without "-h"
+    # on the command object, and tests/core/test_docs.py would then see another --help text
+    from v22sdk.cli import cli
+
+    out = CliRunner().invoke(cli, ["specdec", "combine", str(a), str(b), "--out", str(tmp_path / "joined")])
     assert out.exit_code == 0, out.output
     doc = json.loads((tmp_path / "joined" / "results.json").read_text())
     data = doc["data"]
@@ -235,5 +239,10 @@ def test_combine_joins_per_corpus_runs_and_reapplies_the_criterion(tmp_path, exp
             from v22sdk.specdec.experiments import combine
 
             combine(parts, tmp_path / "x")
-    out = CliRunner().invoke(specdec, ["combine", str(a), str(tmp_path / "missing.json"), "--out", str(tmp_path / "y")])
-    assert out.exit_code != 0 and "missing.json" in str(out.exception or out.output)
+    from v22sdk.cli import main
+
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["specdec", "combine", str(a), str(tmp_path / "missing.json"), "--out", str(tmp_path / "y")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "missing.json: not found" in err
