@@ -31,6 +31,8 @@ Every error is one line on stderr, never a traceback (`v22sdk --debug ...` shows
 | 1 | a runtime error: a contract violation, a bad or damaged checkpoint, a memory store error (`MemoryCommitInDoubt` when a write's outcome is unknown), an output that cannot be written (`OutputError`: a full disk, a file-size limit), a missing external tool (`MissingDependency`, e.g. espeak-ng for `data build-suite`), an internal error; also a closed pipe (`... \\| head`), which prints nothing |
 | 2 | bad input or usage: unreadable, empty or malformed input, missing units, unknown modality/engine/backend name, bad options |
 | 3 | a plugin failed to load (only with `--strict` / `V22SDK_STRICT_PLUGINS=1`) |
+| 4 | `run`: the answer was computed and printed, but could not be stored in the memory (a full disk, a damaged store): it is not a turn, and the error line says why (`AnswerNotStored`) |
+| 5 | `memory salvage`: the new store was written with every turn that could be recovered, but fewer than the damaged store held (`SalvageIncomplete`); the summary line on stdout says how many were lost |
 | 130 | interrupted |
 
 ## Environment
@@ -40,14 +42,27 @@ Every error is one line on stderr, never a traceback (`v22sdk --debug ...` shows
 | `V22SDK_LOAD_PLUGINS=a,b` | load only the named plugin entry points (empty: none) |
 | `V22SDK_DISABLE_PLUGINS=a,b` | skip the named plugin entry points |
 | `V22SDK_STRICT_PLUGINS=1` | a plugin that fails to import or register is fatal |
+| `V22SDK_DECODE_BUDGET_MB=512` | memory (MiB) that reading and tokenizing one file may take; a file whose header says it needs more is refused before it is decoded (`docs/writing-a-plugin.md`, "Decoding files") |
 | `NO_COLOR` | no colour in tables |
 
 ## Inputs
 
-`tokenize`, `explain` and `run` take file paths; the modality comes from the file extension
-unless `--modality` is given. An argument that is not an existing file is tokenized as literal
-text when the `text` modality is installed and the argument has no known file extension, so
-`v22sdk explain "因为下雨，所以我们没有去公园。"` works and `v22sdk run missing.wav` is an error.
+`tokenize`, `explain`, `run` and `memory search` take inputs that are files or literal texts.
+One rule decides which (`v22sdk/inputs.py`), so that a typo never becomes input:
+
+| the argument | is read as |
+|---|---|
+| with `--text` | the text itself, whatever exists on disk |
+| `-` | standard input, as UTF-8 text (`echo 你好 \\| v22sdk run -`) |
+| an existing regular file | that file; the modality comes from its extension unless `--modality` is given |
+| an existing folder, FIFO, device (`/dev/zero`) or socket | an error (exit 2): `fifo: is a FIFO (named pipe), not a regular file` |
+| a missing path: starts with `/`, `./`, `../` or `~`; has no white space and a `/`; or ends in a file extension (a dot and 1-8 letters or digits, one a letter) with no white space, or one an installed modality reads (`my notes.txt`) | an error (exit 2): `missing_notes.txt: no such file (to read the argument itself as text, give --text)`, also with `-m text` |
+| anything else | literal text: `v22sdk explain "因为下雨，所以我们没有去公园。"`, `v22sdk run "pi is 3.14"` |
+
+Manifests (`.jsonl` lines `{"input": ...}` for `train`, `eval` and `--backend ray`) follow the
+same rule relative to the manifest's folder: a text input that looks like a path but names no file
+is an error naming the line, unless the line says `"literal": true`. Files that commands read
+whole (`train`/`eval` DATA, `memory import`) must be regular files too.
 
 ## Commands
 """

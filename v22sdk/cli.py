@@ -21,6 +21,7 @@ import click
 from . import __version__
 from ._paths import is_dir, is_file
 from .errors import InputError, V22Error
+from .inputs import TEXT_SOURCE
 
 #: Subcommands that live in their own subsystem, imported only when used: name -> "module:attr".
 LAZY_COMMANDS = {
@@ -144,8 +145,10 @@ def plugins_list(as_json: bool) -> None:
 
 
 # -- tokenize / explain -------------------------------------------------------------------------
-def _resolve_inputs(items: Sequence[str], modality: str | None) -> list[tuple[str, Any]]:
-    """Pair each CLI argument with its modality; literal text where no such file exists."""
+def _resolve_inputs(items: Sequence[str], modality: str | None, text: bool = False) -> list[tuple[str, Any]]:
+    """Pair each CLI argument with its modality: a file, or a literal text (the rule of
+    :mod:`v22sdk.inputs`: a missing path, a folder or a special file is an error)."""
+    from .inputs import resolve
     from .modality import Sample
     from .plugins import get_registry
 
@@ -154,34 +157,32 @@ def _resolve_inputs(items: Sequence[str], modality: str | None) -> list[tuple[st
         registry.get_class("modalities", modality)  # unknown name -> one-line error listing choices
     out = []
     for item in items:
-        if not item:  # Path("") is "." (a folder): say what is really wrong
-            raise InputError("''", "an empty argument: give a file or a non-empty text")
-        path = Path(item)
-        if is_dir(path):
-            raise InputError(item, "is a directory; give files")
-        if is_file(path):
-            out.append((modality or registry.modality_for_path(path), path))
+        got = resolve(item, text=text, extensions=registry.extensions())
+        if got.is_file:
+            out.append((modality or registry.modality_for_path(got.path), got.path))
             continue
-        name = modality
-        if name is None:
-            known = {ext for n in registry.names("modalities")
-                     for ext in getattr(registry.get_class("modalities", n), "extensions", ())}
-            if path.suffix.lower() in known or "text" not in registry.names("modalities"):
-                raise InputError(item, "no such file")
-            name = "text"
-        if registry.get_class("modalities", name).input_spec.kind != "text":
-            raise InputError(item, "no such file")
-        out.append((name, Sample(item, source="<text>")))
+        name = modality or "text"
+        if name not in registry.names("modalities") or \
+                getattr(registry.get_class("modalities", name).input_spec, "kind", "") != "text":
+            if text or got.source != TEXT_SOURCE:
+                raise InputError(got.source if got.source != TEXT_SOURCE else item,
+                                 f"the {name} modality reads files, not text")
+            raise InputError(item, f"no such file (the {name} modality reads files)" if modality else "no such file")
+        out.append((name, Sample(got.text, source=got.source)))
     return out
 
 
-def _tokenize_all(items: Sequence[str], modality: str | None, config: dict[str, Any]):
+def _tokenize_all(items: Sequence[str], modality: str | None, config: dict[str, Any], text: bool = False):
+    return _tokenize_resolved(_resolve_inputs(items, modality, text), config)
+
+
+def _tokenize_resolved(resolved: list[tuple[str, Any]], config: dict[str, Any]):
     from .plugins import get_registry
 
     registry = get_registry()
     instances: dict[str, Any] = {}
     batches = []
-    for name, item in _resolve_inputs(items, modality):
+    for name, item in resolved:
         if name not in instances:
             try:
                 instances[name] = registry.modality(name, **config)
@@ -210,6 +211,8 @@ def parse_config(pairs: Sequence[str]) -> dict[str, Any]:
 
 _modality_option = click.option("--modality", "-m", default=None, metavar="NAME",
                                  help="Modality to use (default: from the file extension; literal text otherwise).")
+_text_option = click.option("--text", "as_text", is_flag=True,
+                             help="Read every INPUT as literal text, never as a file name ('-' reads standard input).")
 _config_option = click.option("--config", "-c", "config", multiple=True, metavar="KEY=VALUE",
                               help="Modality configuration, e.g. -c grid=2 (repeatable).")
 
@@ -217,6 +220,7 @@ _config_option = click.option("--config", "-c", "config", multiple=True, metavar
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True)
 @_modality_option
+@_text_option
 @_config_option
 @click.option("--out", type=click.Path(writable=True),
               help="Write all token batches to this .npz (with --backend ray: a folder of shards).")
@@ -225,9 +229,12 @@ _config_option = click.option("--config", "-c", "config", multiple=True, metavar
               help="ray: tokenize a folder or manifest in parallel on Ray Data (extra v22sdk[ray]).")
 @click.option("--workers", default=2, show_default=True, help="With --backend ray: Ray actors.")
 @click.option("--shard-size", default=256, show_default=True, help="With --backend ray: inputs per .npz shard.")
-def tokenize(inputs: tuple[str, ...], modality: str | None, config: tuple[str, ...], out: str | None,
-             as_json: bool, backend: str, workers: int, shard_size: int) -> None:
+def tokenize(inputs: tuple[str, ...], modality: str | None, as_text: bool, config: tuple[str, ...],
+             out: str | None, as_json: bool, backend: str, workers: int, shard_size: int) -> None:
     """Tokenize files (or literal text) with any installed modality.
+
+    An INPUT that looks like a file name (a path separator or an extension) but does not exist
+    is an error, not text: give --text to tokenize it as text, or '-' to read standard input.
 
     With --backend ray, INPUTS is one folder or manifest (.jsonl / .txt list) and --out a folder:
     sharded .npz outputs, manifest.json, and errors.json listing every input that failed.
@@ -241,7 +248,7 @@ def tokenize(inputs: tuple[str, ...], modality: str | None, config: tuple[str, .
 
         dispatch_tokenize(inputs[0], out, modality=modality, config=config, workers=workers, shard_size=shard_size)
         return
-    batches = _tokenize_all(inputs, modality, parse_config(config))
+    batches = _tokenize_all(inputs, modality, parse_config(config), as_text)
     if out:
         save_batches(out, [b for _, b in batches])
     if as_json:
@@ -274,19 +281,22 @@ def _offset_label(batch, i: int) -> str:
 @cli.command()
 @click.argument("input")
 @_modality_option
+@_text_option
 @_config_option
 @click.option("--top", "-k", default=8, show_default=True, type=click.IntRange(min=1),
               help="Named values shown per token.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
-def explain(input: str, modality: str | None, config: tuple[str, ...], top: int, as_json: bool) -> None:
+def explain(input: str, modality: str | None, as_text: bool, config: tuple[str, ...], top: int,
+            as_json: bool) -> None:
     """Show, per token, the named attributes that fired."""
-    [(m, batch)] = _tokenize_all([input], modality, parse_config(config))
+    [(name, item)] = _resolve_inputs([input], modality, as_text)
+    [(m, batch)] = _tokenize_resolved([(name, item)], parse_config(config))
     explained = m.schema.explain(batch, top=top)
     text = None
-    if "char" in batch.offsets and batch.source == "<text>":
+    if "char" in batch.offsets and not isinstance(item, Path):
         import unicodedata
 
-        text = unicodedata.normalize("NFC", input)
+        text = unicodedata.normalize("NFC", item.data)
     rows = []
     for i, named in enumerate(explained):
         label = text[int(batch.offsets["char"][i])] if text is not None else _offset_label(batch, i)

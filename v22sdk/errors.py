@@ -53,6 +53,11 @@ class UnitsError(InputError):
     """A physical unit of the input (a sample rate, a pixel pitch ...) is missing or mismatched."""
 
 
+class InputTooLarge(InputError):
+    """An input whose header says it would need more memory to decode than the decode budget
+    allows (see :mod:`v22sdk.decoding`); refused before anything large is allocated."""
+
+
 class PluginError(V22Error):
     """A plugin could not be loaded, registered or found."""
 
@@ -99,6 +104,32 @@ class MemoryStoreCorrupt(MemoryStoreError):
         self.path = path
         self.problem = problem
         super().__init__(f"memory store {path} is corrupt: {problem} (try 'v22sdk memory salvage')")
+
+
+class SalvageIncomplete(MemoryStoreError):
+    """``memory salvage`` wrote the turns it recovered, but fewer than the damaged store held:
+    ``report`` is :func:`v22sdk.memory.salvage`'s result."""
+
+    exit_code = 5
+
+    def __init__(self, src: str, report: dict):
+        self.report = report
+        held = report.get("held")
+        what = (f"{report['lost']} of the {held} turns it held were lost" if held is not None
+                else f"{report['lost']} turns are known lost, and the file lost pages holding an unknown number more")
+        super().__init__(f"salvage of {src} is incomplete: {what}")
+
+
+class AnswerNotStored(MemoryStoreError):
+    """The engine computed its answer (``result``) but writing it to the memory failed (a full
+    disk, a damaged store): the answer is valid, the turn was not stored."""
+
+    exit_code = 4
+
+    def __init__(self, result: dict, cause: MemoryStoreError):
+        self.result = result
+        self.cause = cause
+        super().__init__(f"the answer was not stored in memory: {cause}")
 
 
 class MissingDependency(V22Error):

@@ -10,11 +10,11 @@ from __future__ import annotations
 from .memory.cli import make_memory_group
 
 
-def _encode_with_engine(source: str):
+def _encode_with_engine(source: str, *, text: bool = False):
     from .engine.runner import Runner
 
     with Runner() as runner:  # no persistent memory: a query writes nothing
-        return runner.encode(source)
+        return runner.encode(source, text=text)
 
 
 memory = make_memory_group(encode_query=_encode_with_engine)

@@ -137,8 +137,22 @@ class Modality:
         return batch
 
     def tokenize_file(self, path: str | os.PathLike[str]) -> TokenBatch:
-        """Load and tokenize one file."""
-        return self.tokenize(self.load(path))
+        """Load and tokenize one file.
+
+        ``path`` must name a regular file (a folder, a FIFO or a device is an :class:`InputError`
+        before ``load`` runs). What C libraries print to stderr while it is decoded is captured
+        and folded into the one-line :class:`InputError` when decoding fails (see
+        :mod:`v22sdk.decoding`), and dropped when it succeeds.
+        """
+        from .decoding import library_stderr, with_library_output
+        from .inputs import check_regular_file
+
+        check_regular_file(path)
+        with library_stderr() as captured:
+            try:
+                return self.tokenize(self.load(path))
+            except InputError as exc:
+                raise with_library_output(exc, captured.text()) from None
 
     def tokenize_batch(self, items: Sequence[Any]) -> TokenBatch:
         """Tokenize several inputs into one batch; ``offsets["item"]`` says which input each token is from.

@@ -184,6 +184,11 @@ class Registry:
         """An instance of the modality called ``name``, built with ``config``."""
         return self.get_class("modalities", name)(**config)
 
+    def extensions(self) -> set[str]:
+        """Every file extension (lower-case, with the dot) an installed modality reads."""
+        return {ext.lower() for n in self.names("modalities")
+                for ext in getattr(self.get_class("modalities", n), "extensions", ())}
+
     def modality_for_path(self, path: str | os.PathLike[str]) -> str:
         """The name of the modality whose extensions include the file's suffix."""
         suffix = Path(path).suffix.lower()

@@ -7,10 +7,15 @@
   and flips) for JPEG, PNG and WebP. TIFF is the exception: OpenCV's TIFF decoder applies its
   Orientation tag itself whatever the flags, so it is not applied twice. Files decoded at reduced size use ``IMREAD_REDUCED_COLOR_n | IMREAD_IGNORE_ORIENTATION``
   so orientation is applied in exactly one place whatever the path.
-* Memory is bounded: a JPEG whose header says its longer side exceeds ``2 * MAX_SIDE`` is decoded
-  at 1/2, 1/4 or 1/8 scale by libjpeg itself (the largest reduction that keeps the longer side at
-  least ``MAX_SIDE``); any file whose header claims more than ``MAX_PIXELS`` pixels is refused before
-  decoding; whatever is decoded is then area-downscaled to ``MAX_SIDE`` (see :mod:`.pixels`).
+* Memory is bounded in bytes, not pixels: the header is read first (:func:`.headers.layout`:
+  size, channels, bit depth, and the buffers the decoding library adds: libtiff strips, the
+  coefficients of a progressive JPEG, libwebp's lossless ARGB plane) and :func:`estimate` of the
+  peak (file bytes + decoded pixels, twice when an EXIF rotation copies them, + library buffers +
+  ``FEATURE_BYTES`` for the features) must fit the decode budget of :mod:`v22sdk.decoding` (512 MiB
+  by default), else :class:`~v22sdk.decoding.InputTooLarge` before anything is decoded. A JPEG
+  whose longer side exceeds ``2 * MAX_SIDE`` is decoded at 1/2, 1/4 or 1/8 scale by libjpeg itself
+  (the largest reduction that keeps the longer side at least ``MAX_SIDE``); whatever is decoded
+  is converted in place and area-downscaled to ``MAX_SIDE`` (see :mod:`.pixels`).
 * Zero-size, unknown, corrupt and truncated files raise :class:`InputError` naming the file.
   OpenCV returns a partial image for a truncated JPEG, so truncation is checked on the bytes.
 
@@ -25,21 +30,26 @@ import os
 import numpy as np
 
 from v22sdk import InputError
+from v22sdk.decoding import check_budget, check_regular_file, human, library_stderr
 
 from . import headers
 from .pixels import MAX_SIDE, bound_size
 
-#: Header-declared pixel count above which a file is refused without decoding (2**28 = 268 MP;
-#: OpenCV's own default limit is 2**30).
-MAX_PIXELS = 1 << 28
+#: Memory the features of one image use besides its pixels (measured: at most 45 MiB, for a
+#: 1024x1024 16-bit RGBA image with an 8x8 grid), counted in every estimate.
+FEATURE_BYTES = 64 << 20
 #: File formats accepted, by magic bytes.
 FORMATS = ("png", "jpeg", "bmp", "webp", "tiff")
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     source = str(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        check_regular_file(path)  # a FIFO would block, a device never end
     try:
         with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            check_budget(source, size + FEATURE_BYTES, f"a file of {human(size)}")
             buf = fh.read()
     except FileNotFoundError:
         raise InputError(source, "no such file") from None
@@ -82,8 +92,23 @@ def _reduction(fmt: str, size: tuple[int, int] | None) -> int:
     return factor
 
 
-def decode_bytes(buf: bytes, source: str) -> np.ndarray:
-    """Decode image-file bytes into an RGB(A)/grey array, oriented and bounded (see module doc)."""
+def estimate(lay: headers.Layout, file_bytes: int, factor: int = 1, orientation: int = 1) -> int:
+    """Peak bytes of decoding a file of ``lay`` (see the module doc), at libjpeg's ``factor``.
+
+    Measured on OpenCV 5.0: ``imdecode`` holds twice its output at its peak (a decode buffer and
+    the returned array) for every format, plus the library's own buffers (``lay.work_bytes``);
+    then an EXIF rotation copies the output once. The features add ``FEATURE_BYTES``.
+    """
+    w, h = -(-lay.width // factor), -(-lay.height // factor)
+    out = w * h * (3 if factor > 1 else lay.channels) * lay.sample_bytes
+    convert = out // 2 if lay.fmt == "tiff" and lay.sample_bytes == 8 else 0  # float64 -> float32
+    decoding = file_bytes + 2 * out + lay.work_bytes
+    converting = out * (1 if orientation == 1 else 2) + convert
+    return max(decoding, converting) + FEATURE_BYTES
+
+
+def _decode(buf: bytes, source: str) -> tuple[np.ndarray, int]:
+    """The decoded array as OpenCV returns it and the EXIF orientation still to apply."""
     import cv2
 
     fmt = headers.sniff(buf)
@@ -94,27 +119,37 @@ def decode_bytes(buf: bytes, source: str) -> np.ndarray:
     problem = headers.truncation(buf)
     if problem:
         raise InputError(source, problem)
-    size = headers.dimensions(buf)
-    if size is not None:
-        if size[0] <= 0 or size[1] <= 0:
-            raise InputError(source, f"the {fmt} header declares an empty image ({size[0]}x{size[1]})")
-        if size[0] * size[1] > MAX_PIXELS:
-            raise InputError(source, f"the image is {size[0]}x{size[1]} pixels, more than the "
-                                     f"{MAX_PIXELS} pixels this decoder accepts")
-    factor = _reduction(fmt, size)
+    lay = headers.layout(buf)
+    if lay is None:
+        raise InputError(source, f"the {fmt} header cannot be read (the file is damaged or cut short)")
+    if lay.width <= 0 or lay.height <= 0:
+        raise InputError(source, f"the {fmt} header declares an empty image ({lay.width}x{lay.height})")
+    factor = _reduction(fmt, (lay.width, lay.height))
+    # OpenCV's TIFF decoder (libtiff) applies the Orientation tag itself, in every mode and depth
+    # (checked on 4.14 and 5.0); every other format needs it applied here.
+    orientation = 1 if fmt == "tiff" else headers.exif_orientation(buf)
+    check_budget(source, estimate(lay, len(buf), factor, orientation), lay.what)
     flags = cv2.IMREAD_UNCHANGED
     if factor > 1:
         flags = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
                  8: cv2.IMREAD_REDUCED_COLOR_8}[factor] | cv2.IMREAD_IGNORE_ORIENTATION
-    try:
-        image = cv2.imdecode(np.frombuffer(buf, dtype=np.uint8), flags)
-    except cv2.error as exc:
-        raise InputError(source, f"the {fmt} file is corrupt: {str(exc).strip().splitlines()[-1]}") from None
+    with library_stderr() as said:
+        try:
+            image = cv2.imdecode(np.frombuffer(buf, dtype=np.uint8), flags)
+        except cv2.error as exc:
+            raise InputError(source, f"the {fmt} file is corrupt: {str(exc).strip().splitlines()[-1]}") from None
+        # libjpeg fills what is missing from a cut scan with grey and only warns: not the image
+        cut = [ln for ln in said.text().splitlines() if "premature end" in ln.lower()]
+    if cut:
+        raise InputError(source, f"the {fmt} file is corrupt or cut short ({cut[0].strip()})")
     if image is None or image.size == 0:
         raise InputError(source, f"the {fmt} file is corrupt or unsupported (OpenCV could not decode it)")
-    # OpenCV's TIFF decoder (libtiff) applies the Orientation tag itself, in every mode and depth
-    # (checked on 4.14 and 5.0); every other format needs it applied here.
-    orientation = 1 if fmt == "tiff" else headers.exif_orientation(buf)
+    return image, orientation
+
+
+def decode_bytes(buf: bytes, source: str) -> np.ndarray:
+    """Decode image-file bytes into an RGB(A)/grey array, oriented and bounded (see module doc)."""
+    image, orientation = _decode(buf, source)
     return _normalise(image, orientation, source)
 
 
@@ -122,19 +157,21 @@ def _normalise(image: np.ndarray, orientation: int, source: str) -> np.ndarray:
     """OpenCV's BGR(A) in uint8/uint16/float to our RGB(A) array, oriented and size-bounded."""
     import cv2
 
+    # Every step works in place: no second full-size copy of a large image.
     if image.dtype not in (np.uint8, np.uint16):
         if image.dtype.kind != "f":  # e.g. int32 or int8 TIFF: rare; refuse rather than guess a range
             raise InputError(source, f"unsupported sample type {image.dtype} in the file")
-        image = np.nan_to_num(image.astype(np.float32), nan=0.0, posinf=1.0, neginf=0.0)
-        image = np.clip(image, 0.0, 1.0)
+        image = image.astype(np.float32, copy=False)
+        np.nan_to_num(image, copy=False, nan=0.0, posinf=1.0, neginf=0.0)
+        np.clip(image, 0.0, 1.0, out=image)
     if image.ndim == 3:
         channels = image.shape[2]
         if channels == 1:
             image = image[:, :, 0]
         elif channels == 3:
-            image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+            image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB, dst=image)
         elif channels == 4:
-            image = cv2.cvtColor(image, cv2.COLOR_BGRA2RGBA)
+            image = cv2.cvtColor(image, cv2.COLOR_BGRA2RGBA, dst=image)
         else:
             raise InputError(source, f"unsupported channel count {channels} in the file")
     image = apply_orientation(image, orientation)
@@ -142,5 +179,9 @@ def _normalise(image: np.ndarray, orientation: int, source: str) -> np.ndarray:
 
 
 def load_image(path: str | os.PathLike[str]) -> np.ndarray:
-    """Read and decode the image file at ``path`` (see :func:`decode_bytes`)."""
-    return decode_bytes(read_bytes(path), str(path))
+    """Read and decode the image file at ``path`` (see :func:`decode_bytes`); the file's bytes
+    are released before the decoded pixels are converted."""
+    buf = read_bytes(path)
+    image, orientation = _decode(buf, str(path))
+    del buf
+    return _normalise(image, orientation, str(path))

@@ -17,6 +17,7 @@ Everything is pure Python over ``bytes`` and never raises on garbage: it answers
 from __future__ import annotations
 
 import struct
+from typing import NamedTuple
 
 
 def sniff(buf: bytes) -> str | None:
@@ -180,3 +181,140 @@ def exif_orientation(buf: bytes) -> int:
     except (struct.error, IndexError):
         found = None
     return found or 1
+
+
+# -- what decoding will allocate ------------------------------------------------------------------
+
+class Layout(NamedTuple):
+    """What the header says the decoder will produce: ``width`` x ``height`` pixels of
+    ``channels`` samples of ``sample_bytes`` each, plus ``work_bytes`` of buffers the decoding
+    library allocates besides its output (libtiff strips, libjpeg's coefficients of a
+    progressive file); ``what`` names it for messages."""
+
+    fmt: str
+    width: int
+    height: int
+    channels: int
+    sample_bytes: int
+    work_bytes: int
+    what: str
+
+    @property
+    def output_bytes(self) -> int:
+        return self.width * self.height * self.channels * self.sample_bytes
+
+
+_PNG_COLOURS = {0: ("grey", 1), 2: ("RGB", 3), 3: ("palette", 3), 4: ("grey+alpha", 4), 6: ("RGBA", 4)}
+
+
+def _png_layout(buf: bytes) -> Layout | None:
+    if len(buf) < 26:
+        return None
+    w, h = struct.unpack(">II", buf[16:24])
+    depth, colour = buf[24], buf[25]
+    name, channels = _PNG_COLOURS.get(colour, ("unknown", 4))
+    if b"tRNS" in buf[:buf.find(b"IDAT") if b"IDAT" in buf else len(buf)]:
+        channels = 4  # transparency becomes an alpha channel
+    sample = 2 if depth == 16 else 1
+    return Layout("png", w, h, channels, sample, 0, f"a {w}x{h} {depth}-bit {name} PNG")
+
+
+def _jpeg_layout(buf: bytes) -> Layout | None:
+    for marker, start, _end in _jpeg_segments(buf):
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            precision, h, w, comps = struct.unpack(">BHHB", buf[start:start + 6])
+            progressive = marker in (0xC2, 0xC6, 0xCA, 0xCE)
+            # A progressive (or multi-scan) JPEG is decoded through a buffer of every DCT
+            # coefficient of the full-size image (2 bytes each), whatever the output scale.
+            multi = progressive or buf.count(b"\xff\xda") > 1
+            coefficients = 2 * (-(-w // 8) * 8) * (-(-h // 8) * 8) * comps if multi else 0
+            kind = "progressive " if progressive else ""
+            return Layout("jpeg", w, h, 1 if comps == 1 else 3, 2 if precision > 8 else 1, coefficients,
+                          f"a {w}x{h} {kind}JPEG")
+    return None
+
+
+def _bmp_layout(buf: bytes) -> Layout | None:
+    if len(buf) < 30:
+        return None
+    header = struct.unpack("<I", buf[14:18])[0]
+    if header == 12:  # OS/2 BITMAPCOREHEADER: 16-bit sizes
+        w, h, bpp = struct.unpack("<HHxxH", buf[18:26])
+    else:
+        w, h = (abs(v) for v in struct.unpack("<ii", buf[18:26]))
+        bpp = struct.unpack("<H", buf[28:30])[0]
+    return Layout("bmp", w, h, 4 if bpp == 32 else 3, 1, 0, f"a {w}x{h} {bpp}-bit BMP")
+
+
+def _webp_layout(buf: bytes) -> Layout | None:
+    size = dimensions(buf)
+    if size is None:
+        return None
+    w, h = size
+    chunk = buf[12:16]
+    if chunk == b"VP8X":
+        alpha = bool(buf[20] & 0x10)
+    elif chunk == b"VP8L":
+        alpha = bool(int.from_bytes(buf[21:25], "little") >> 28 & 1)
+    else:
+        alpha = False
+    return Layout("webp", w, h, 4 if alpha else 3, 1, 0, f"a {w}x{h} WebP")
+
+
+_TIFF_TYPES = {1: 1, 3: 2, 4: 4, 16: 8}  # BYTE, SHORT, LONG, LONG8: bytes per value
+
+
+def _tiff_tags(buf: bytes) -> dict[int, list[int]] | None:
+    order = {b"II": "<", b"MM": ">"}.get(buf[:2])
+    if order is None or len(buf) < 8:
+        return None
+    offset = struct.unpack(order + "I", buf[4:8])[0]
+    if offset + 2 > len(buf):
+        return None
+    count = struct.unpack(order + "H", buf[offset:offset + 2])[0]
+    tags: dict[int, list[int]] = {}
+    for k in range(count):
+        entry = offset + 2 + 12 * k
+        if entry + 12 > len(buf):
+            return None
+        tag, typ, n = struct.unpack(order + "HHI", buf[entry:entry + 8])
+        size = _TIFF_TYPES.get(typ)
+        if size is None or n == 0 or n > 64:
+            continue
+        at = entry + 8 if size * n <= 4 else struct.unpack(order + "I", buf[entry + 8:entry + 12])[0]
+        if at + size * n > len(buf):
+            continue
+        code = {1: "B", 2: "H", 4: "I", 8: "Q"}[size]
+        tags[tag] = list(struct.unpack(f"{order}{n}{code}", buf[at:at + size * n]))
+    return tags
+
+
+def _tiff_layout(buf: bytes) -> Layout | None:
+    tags = _tiff_tags(buf)
+    if not tags or 256 not in tags or 257 not in tags:
+        return None
+    w, h = tags[256][0], tags[257][0]
+    spp = tags.get(277, [1])[0]
+    bits = max(tags.get(258, [1]))
+    sample = max(1, -(-bits // 8))
+    fmt = tags.get(339, [1])[0]
+    channels = max(1, min(spp, 4))
+    if bits < 8 or fmt not in (1, 2, 3) or spp not in (1, 3, 4):
+        channels, sample = 4, max(sample, 1)  # read through libtiff's RGBA path
+    # OpenCV reads a strip (or tile) at a time into a buffer of its own, as wide as the image
+    tile_w = tags.get(322, [w])[0]
+    tile_h = tags.get(323, tags.get(278, [h]))[0]
+    work = min(tile_w, max(w, 1)) * min(tile_h, max(h, 1)) * max(spp, 4) * sample
+    if 322 in tags:
+        work = max(work, tile_w * tile_h * max(spp, 4) * sample)
+    return Layout("tiff", w, h, channels, sample, work, f"a {w}x{h} {bits}-bit TIFF")
+
+
+def layout(buf: bytes) -> Layout | None:
+    """The :class:`Layout` the header of ``buf`` declares; None when it cannot be read."""
+    reader = {"png": _png_layout, "jpeg": _jpeg_layout, "bmp": _bmp_layout, "webp": _webp_layout,
+              "tiff": _tiff_layout}.get(sniff(buf) or "")
+    try:
+        return reader(buf) if reader else None
+    except (struct.error, IndexError, ValueError):
+        return None

@@ -68,8 +68,10 @@ def test_empty_missing_and_zero_frame_files(audio, tmp_path):
     empty.write_bytes(b"")
     with pytest.raises(InputError, match="empty"):
         audio.tokenize_file(empty)
-    with pytest.raises(InputError, match="cannot open"):
+    with pytest.raises(InputError, match="nope.wav: no such file"):
         audio.tokenize_file(tmp_path / "nope.wav")
+    with pytest.raises(InputError, match="cannot open"):
+        audio.load(tmp_path / "nope.wav")
     zero = tmp_path / "zero.wav"
     sf.write(zero, np.zeros(0), 16_000)
     with pytest.raises(InputError, match="no audio samples"):

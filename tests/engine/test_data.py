@@ -108,8 +108,8 @@ def test_a_text_modality_reads_a_file_it_names_and_long_texts_stay_text(registry
     (tmp_path / "notes" / "a.toy").write_text("你好吗？", encoding="utf-8")
     long_text = "今天天气很好" * 60  # 1,080 UTF-8 bytes: longer than any file name may be
     lines = [{"input": "notes/a.toy", "modality": "toytext", "target": "好"},
-             {"input": "notes/missing.toy", "modality": "toytext", "target": "好"},  # no such file: text
-             {"input": "notes/a.txt", "modality": "toytext", "target": "好"},        # not its extension
+             {"input": "notes/missing.toy", "modality": "toytext", "target": "好", "literal": True},  # said: text
+             {"input": "notes/a.txt", "modality": "toytext", "target": "好", "literal": True},
              {"input": long_text, "modality": "toytext", "target": "好"},
              {"input": long_text, "target": "好"}]                                  # modality left out
     manifest = tmp_path / "m.jsonl"
@@ -122,6 +122,11 @@ def test_a_text_modality_reads_a_file_it_names_and_long_texts_stay_text(registry
     ds = load_dataset(manifest, registry, cache=False)
     assert ds.batches[0].emb.shape[0] == 4  # the file's four characters, not the eleven of its name
     assert ds.batches[3].emb.shape[0] == len(long_text)
+    # Without "literal": a name of a file that is not there is an error, never its 17 characters.
+    for given in ("notes/missing.toy", "missing_notes.txt", "notes/a.txt"):
+        manifest.write_text(json.dumps({"input": given, "modality": "toytext", "target": "好"}) + "\n")
+        with pytest.raises(InputError, match=f"m.jsonl:1: input '{given}' looks like a file name but no such file"):
+            read_examples(manifest, registry)
 
 
 def test_strings_that_cannot_be_paths_name_no_file(tmp_path):

@@ -72,7 +72,7 @@ def test_cli_stats_export_import_search_salvage(filled, tmp_path):
     res = r.invoke(memory, ["--memory", other, "search", str(tmp_path / "q.npy")])
     assert "1. turn 9  score 0.6" in res.output  # no attributes given: cos part only
     res = r.invoke(memory, ["salvage", filled, str(tmp_path / "s.db")])
-    assert res.exit_code == 0 and "recovered 25 turns" in res.output
+    assert res.exit_code == 0 and "recovered 25 of 25 turns" in res.output and "none lost" in res.output
 
 
 def _cli(args, capsys) -> tuple[int, str]:

@@ -188,6 +188,34 @@ def test_cli_report_without_results_is_a_typed_error(tmp_path):
     assert help_out.exit_code == 0 and "--quick" in help_out.output
 
 
+@pytest.mark.parametrize("content, problem", [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not UTF-8 text (byte 0x89 at offset 0)"),
+    (b"\xff\xfe{\x00}\x00", "not UTF-8 text"),
+    (b"[1, 2, 3]", "not a specdec results file"),
+    (b'{"corpora": 7}', "not a specdec results file"),
+    (b"[" * 100_000, "unreadable"),
+    ("fifo", "is a FIFO (named pipe), not a regular file"),
+    ("folder", "is a directory"),
+])
+def test_report_on_a_file_that_is_not_results_names_it_in_one_line(tmp_path, content, problem):
+    """A binary results.json was an internal UnicodeDecodeError that did not name the file."""
+    import os
+
+    from v22sdk.specdec.errors import ResultsError
+
+    path = tmp_path / "results.json"
+    if content == "fifo":
+        os.mkfifo(path)
+    elif content == "folder":
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    out = CliRunner().invoke(specdec, ["report", "--out", str(tmp_path)])
+    assert isinstance(out.exception, ResultsError), out.exception
+    message = str(out.exception)
+    assert message.startswith(str(path)) and problem in message and "\n" not in message
+
+
 @pytest.mark.slow
 def test_quick_run_via_cli(tmp_path):
     out = CliRunner().invoke(specdec, ["run", "--quick", "--corpus", "pydoc-topics", "--out", str(tmp_path)])

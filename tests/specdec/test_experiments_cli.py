@@ -229,7 +229,9 @@ def test_combine_joins_per_corpus_runs_and_reapplies_the_criterion(tmp_path, exp
     # parts that cannot be joined: a corpus twice, another configuration, another criterion, one part
     bad = [([str(a), str(a)], "already in another part"),
            ([str(a), str(_part(tmp_path, src, "stdlib-source", gamma=3))], "configuration differs .* gamma"),
-           ([str(a)], "at least two")]
+           ([str(a)], "at least two"),
+           ([str(a), str(tmp_path)], "is a directory"),
+           ([str(a), "/dev/null"], "not a regular file")]
     crit = json.loads(b.read_text())
     crit["criterion"]["seeds"] = 3
     (tmp_path / "crit.json").write_text(json.dumps(crit))

@@ -303,6 +303,8 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 @click.command("run", context_settings=_CONTEXT)
 @click.argument("input", required=False)
 @click.option("--modality", "-m", default=None, help="modality name (default: from the file extension; text otherwise)")
+@click.option("--text", "as_text", is_flag=True,
+              help="read INPUT as literal text, never as a file name ('-' reads standard input)")
 @click.option("--checkpoint", "-c", default=None, type=click.Path(), help="default: the bundled checkpoint")
 @click.option("--knows", is_flag=True,
               help="print what the checkpoint was trained on (modalities, labels, data sources) and how it "
@@ -319,8 +321,8 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="with --backend ray: output folder")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
               help="with --backend ray: Ray actors")
-def run(input, modality, checkpoint, knows, top, as_json, memory_path, no_memory, conversation, backend, out,
-        workers):
+def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, no_memory, conversation, backend,
+        out, workers):
     """Run the engine on INPUT (a file, or a text) and print its answer, confidence and top attributes.
 
     The confidence is the probability of the answer, calibrated on the checkpoint's validation
@@ -328,8 +330,10 @@ def run(input, modality, checkpoint, knows, top, as_json, memory_path, no_memory
     sentence for a word reader) is reported as unfamiliar, with its open-set score, the threshold
     and the nearest label, instead of an answer. --knows lists what the checkpoint knows.
 
+    An INPUT that looks like a file name but does not exist is an error (--text reads it as text).
     Each run is written to the memory as a turn; an earlier turn is shown as recalled only when
-    its score passes the memory's hit threshold ("no similar past turn" otherwise).
+    its score passes the memory's hit threshold ("no similar past turn" otherwise). If the answer
+    cannot be stored (a full disk), it is printed and the command exits with code 4.
     """
     if knows:
         if input is not None:
@@ -351,11 +355,21 @@ def run(input, modality, checkpoint, knows, top, as_json, memory_path, no_memory
         dispatch_run(input, out, checkpoint=checkpoint, modality=modality, workers=workers, top=top)
         return
     _one_thread()
+    from ..inputs import STDIN, read_stdin_text
     from .runner import Runner, format_result
 
+    if input == STDIN and not as_text:
+        input, as_text = read_stdin_text(64 << 20), True
+
     memory = False if no_memory else (memory_path or True)
+    from ..errors import AnswerNotStored
+
     with Runner(checkpoint, memory=memory, conversation=conversation) as runner:
-        result = runner.run(input, modality, top=top)
+        try:
+            result = runner.run(input, modality, top=top, text=as_text)
+        except AnswerNotStored as exc:  # print the answer, then the one error line (exit code 4)
+            click.echo(json.dumps(exc.result, ensure_ascii=False) if as_json else format_result(exc.result))
+            raise
     click.echo(json.dumps(result, ensure_ascii=False) if as_json else format_result(result))
 
 

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 
-from .._paths import display, is_dir, is_file
-from ..errors import CheckpointError, InputError
+from .._paths import display
+from ..errors import AnswerNotStored, CheckpointError, InputError, MemoryStoreError
 from .checkpoint import DEFAULT_CHECKPOINT
 
 
@@ -85,26 +85,21 @@ class Runner:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def tokenize(self, source: str, modality: str | None = None):
-        """Tokens of ``source``: a file (modality from its extension unless given) or a text."""
-        if not source:  # Path("") is "." (a folder): say what is really wrong
-            raise InputError("''", "an empty input: give a file or a non-empty text")
-        p = Path(source)
-        if is_file(p):
-            name = modality or self.modality_for(p)
+    def tokenize(self, source: str, modality: str | None = None, *, text: bool = False):
+        """Tokens of ``source``: a file (modality from its extension unless given) or a text, by
+        the rule of :mod:`v22sdk.inputs` (``text=True``: ``source`` is the text itself)."""
+        from ..inputs import resolve
+
+        got = resolve(source, text=text, extensions=self.registry.extensions())
+        if got.is_file:
+            name = modality or self.modality_for(got.path)
             self.check_modality(source, name)
-            return self.registry.modality(name).tokenize_file(p)
-        if modality is None and is_dir(p):
-            raise InputError(source, "is a folder; give one file or a text (to run a whole folder or "
-                                     "manifest use --backend ray --out DIR; for this text, --modality text)")
-        suffix = p.suffix.lower()
-        if modality is None and suffix and any(
-                suffix in getattr(self.registry.get_class("modalities", n), "extensions", ())
-                for n in self.registry.names("modalities")):
-            raise InputError(source, "no such file")  # looks like a file name: do not read it as text
+            return self.registry.modality(name).tokenize_file(got.path)
         if modality is None or modality == "text" or _takes_text(self.registry, modality):
-            self.check_modality(source, modality or "text")
-            return self.registry.modality(modality or "text").tokenize(source)
+            self.check_modality(got.text, modality or "text")
+            return self.registry.modality(modality or "text").tokenize(got.text)
+        if text:
+            raise InputError(_clip(source, 60), f"the {modality} modality reads files, not text")
         raise InputError(source, f"no such file (the {modality} modality reads files)")
 
     @property
@@ -155,14 +150,15 @@ class Runner:
                 "open_set": ({"method": self.open_set.method, "thresholds": self.open_set.thresholds}
                              if self.open_set is not None else None)}
 
-    def run(self, source: str, modality: str | None = None, *, top: int = 5) -> dict[str, Any]:
+    def run(self, source: str, modality: str | None = None, *, top: int = 5, text: bool = False) -> dict[str, Any]:
         """Tokenize ``source``, run the engine once, decode; judge the answer (calibrated confidence,
-        familiarity) and remember the turn. The fields are described in the module's docstring."""
+        familiarity) and remember the turn. ``source`` is a file or a text (see :meth:`tokenize`); the
+        fields are described in the module's docstring."""
         from .data import to_tensors
         from .train import decode, forward_eval
 
         start = time.perf_counter()
-        batch = self.tokenize(source, modality)
+        batch = self.tokenize(source, modality, text=text)
         tokens, mask = to_tensors([batch], self.cfg.max_len)
         schema = self.registry.get_class("modalities", batch.modality).schema
         attr_set = schema.active_names(batch)
@@ -186,8 +182,13 @@ class Runner:
                   "open_set": open_set, "tokens": len(batch), "truncated_to": min(len(batch), self.cfg.max_len),
                   "attributes": [{"name": n, "value": round(v, 4)} for n, v in attrs],
                   "engine": self.cfg.engine, "checkpoint": str(self.path)}
-        result["memory"] = self._remember(source, batch, texts[0] if familiar is not False else "(unfamiliar)",
-                                          attr_set)
+        try:
+            result["memory"] = self._remember(source, batch, texts[0] if familiar is not False else "(unfamiliar)",
+                                              attr_set)
+        except MemoryStoreError as exc:  # a full disk must not take the computed answer with it
+            result["memory"] = {"path": getattr(self.memory, "path", None), "turn": None, "stored": False}
+            result["seconds"] = round(time.perf_counter() - start, 4)
+            raise AnswerNotStored(result, exc) from exc
         result["seconds"] = round(time.perf_counter() - start, 4)
         return result
 
@@ -250,13 +251,13 @@ class Runner:
                              "familiar": self.open_set.familiar(score, mod)})
         return verdicts
 
-    def encode(self, source: str, modality: str | None = None):
+    def encode(self, source: str, modality: str | None = None, *, text: bool = False):
         """(sent_vec (256,) float32, attribute set) of ``source``: a memory query, nothing written."""
         import torch
 
         from .data import to_tensors
 
-        batch = self.tokenize(source, modality)
+        batch = self.tokenize(source, modality, text=text)
         tokens, mask = to_tensors([batch], self.cfg.max_len)
         attr_set = self.registry.get_class("modalities", batch.modality).schema.active_names(batch)
         self.model.eval()
@@ -324,7 +325,9 @@ def format_result(r: dict[str, Any]) -> str:
     if r["attributes"]:
         lines.append("  top attributes: " + ", ".join(f"{a['name']}={a['value']:+.3f}" for a in r["attributes"]))
     mem = r.get("memory")
-    if mem:
+    if mem and mem.get("stored") is False:
+        lines.append("  memory: this turn was NOT stored (see the error below)")
+    elif mem:
         rec = mem["recall"]
         if rec:
             recalled = (f"recalled turn {rec['turn']} '{rec['summary']}', score {rec['score']:.3f}, "

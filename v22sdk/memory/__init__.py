@@ -7,7 +7,8 @@ Importing this package is light (no torch): :class:`TieredMemory` (which impleme
 from __future__ import annotations
 
 from v22sdk.memory.paths import default_memory_path
-from v22sdk.memory.sqlite_tier import SQLiteTier, salvage
+from v22sdk.memory.recovery import salvage
+from v22sdk.memory.sqlite_tier import SQLiteTier
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import Turn
 

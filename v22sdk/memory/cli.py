@@ -22,7 +22,9 @@ import numpy as np
 from v22sdk._io import atomic_output
 from v22sdk.errors import InputError, V22Error
 
-EncodeQuery = Callable[[str], "tuple[np.ndarray, frozenset[str]]"]
+#: ``encode_query(input) -> (sent_vec, attrs)``; called with ``text=True`` (``search --text``) it
+#: must read ``input`` as a text, never as a file name.
+EncodeQuery = Callable[..., "tuple[np.ndarray, frozenset[str]]"]
 
 
 @contextlib.contextmanager
@@ -37,9 +39,9 @@ def _errors():
 
 
 def _same_file(a: str, b: str) -> bool:
-    """True when ``a`` is the store ``b`` or one of its companion files (-wal, -shm)."""
+    """True when ``a`` is the store ``b`` or one of its companion files (-wal, -shm, -ack)."""
     ra = os.path.realpath(a)
-    return any(ra == os.path.realpath(b + suffix) for suffix in ("", "-wal", "-shm", "-journal"))
+    return any(ra == os.path.realpath(b + suffix) for suffix in ("", "-wal", "-shm", "-journal", "-ack"))
 
 
 def _open(ctx: click.Context, check: str = "quick"):
@@ -53,11 +55,12 @@ def _open(ctx: click.Context, check: str = "quick"):
 
 def load_query_file(path: str) -> tuple[np.ndarray, list[frozenset[str]]]:
     """Query rows (B, 256) float32 and their attribute sets from a .json or .npy file."""
+    from v22sdk.decoding import load_npy
+    from v22sdk.inputs import check_regular_file
+
+    check_regular_file(path)
     if path.endswith(".npy"):
-        try:
-            arr = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as e:
-            raise InputError(path, f"not a readable .npy array ({e})") from e
+        arr = load_npy(path)
         attrs_list: object = []
     else:
         try:
@@ -99,6 +102,25 @@ def _age(t: float) -> str:
     return f"{s:.0f} s ago"
 
 
+def salvage_summary(r: dict, dst: str) -> str:
+    """One line saying what :func:`~v22sdk.memory.salvage` recovered and what was lost."""
+    of = f" of {r['held']}" if r["held"] is not None else ""
+    parts = [f"recovered {r['recovered']}{of} turns into {dst}"]
+    skipped = r["skipped_ids"]
+    if r["lost"]:
+        shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
+        parts.append(f"{r['lost']} lost" + (f" (ids {shown})" if skipped else ""))
+    elif r["held"] is not None:
+        parts.append("none lost")
+    if r["missing_pages"]:
+        parts.append(f"the file is cut short ({r['missing_pages']} of its pages are gone)")
+    if r["header"] != "ok":
+        parts.append("its header was unreadable and was rebuilt from the known schema")
+    if r["damaged_rows"]:
+        parts.append(f"{r['damaged_rows']} rows failed their checksum")
+    return "; ".join(parts)
+
+
 def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
     """Build the ``memory`` click group. ``encode_query(input) -> (sent_vec (256,), attrs)`` lets
     ``search`` accept raw inputs (text, image, sound) through the engine."""
@@ -116,14 +138,31 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
 
     @memory.command()
     @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+    @click.option("--full", is_flag=True,
+                  help="Verify every row's checksum and run SQLite's full integrity_check "
+                       "(reads the whole store) instead of the quick structural check.")
     @click.pass_context
-    def stats(ctx, as_json: bool) -> None:
+    def stats(ctx, as_json: bool, full: bool) -> None:
         """Turn count, time span, size on disk and integrity of the store."""
+        from v22sdk.errors import MemoryStoreCorrupt
+
         with _errors():
-            store = _open(ctx)
+            store = _open(ctx, check="none" if full else "quick")
             with store:
                 s = store.stats()
-                s["quick_check"] = "ok"  # opening ran it; a failure would have raised
+                if full:
+                    from v22sdk.memory.recovery import full_check
+
+                    r = full_check(store)
+                    if r["integrity_check"] != ["ok"]:
+                        raise MemoryStoreCorrupt(store.path, "integrity_check: " + "; ".join(r["integrity_check"][:3]))
+                    if r["bad_ids"]:
+                        shown = ", ".join(map(str, r["bad_ids"][:10])) + (", ..." if len(r["bad_ids"]) > 10 else "")
+                        raise MemoryStoreCorrupt(store.path, f"{len(r['bad_ids'])} of {r['rows_checked']} turns "
+                                                             f"fail their checksum (ids {shown})")
+                    s["check"] = f"full: integrity_check ok, {r['rows_checked']} row checksums ok"
+                else:  # opening ran it; a failure would have raised
+                    s["check"] = "quick: quick_check ok (row checksums not verified; --full verifies them)"
         if as_json:
             click.echo(json.dumps(s, indent=2))
             return
@@ -139,16 +178,23 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
                   show_default=True,
                   help="exhaustive: exact scan of every turn; ivf: approximate candidate index (built "
                        "from the store first; needs faiss-cpu) re-ranked by the exact score.")
+    @click.option("--text", "as_text", is_flag=True,
+                  help="Read QUERY_INPUT as literal text, never as a file name ('-' reads standard input).")
     @click.pass_context
-    def search(ctx, query_input: str, k: int, index: str) -> None:
+    def search(ctx, query_input: str, k: int, index: str, as_text: bool) -> None:
         """Top-k turns (0.6 cos + 0.4 Jaccard) for QUERY_INPUT over every stored turn."""
+        from v22sdk.inputs import STDIN, read_stdin_text
         from v22sdk.memory.scoring import unit_rows
 
         with _errors():
-            if query_input.endswith((".json", ".npy")) or encode_query is None:
+            if query_input == STDIN and not as_text and encode_query is not None:
+                query_input, as_text = read_stdin_text(64 << 20), True
+            if not as_text and (query_input.endswith((".json", ".npy")) or encode_query is None):
                 vecs, attrs = load_query_file(query_input)
+            elif encode_query is None:
+                raise InputError(query_input, "text queries need the engine: run 'v22sdk memory search'")
             else:
-                vec, aset = encode_query(query_input)
+                vec, aset = encode_query(query_input, text=True) if as_text else encode_query(query_input)
                 vecs, attrs = np.asarray(vec, np.float32).reshape(1, -1), [frozenset(aset)]
             store = _open(ctx)
             with store:
@@ -212,7 +258,10 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
         from v22sdk.memory.jsonl import import_jsonl
         from v22sdk.memory.sqlite_tier import SQLiteTier
 
+        from v22sdk.inputs import check_regular_file
+
         with _errors():
+            check_regular_file(file)  # a FIFO or /dev/zero would be read for ever
             with SQLiteTier(ctx.obj["memory"]) as store:
                 n = import_jsonl(store, file)
         click.echo(f"imported {n} turns into {ctx.obj['memory']}")
@@ -221,15 +270,18 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
     @click.argument("src", type=click.Path(exists=True, dir_okay=False))
     @click.argument("dst", type=click.Path(dir_okay=False))
     def salvage_cmd(src: str, dst: str) -> None:
-        """Copy the readable turns of a damaged store SRC into a new store DST (SRC untouched)."""
-        from v22sdk.memory.sqlite_tier import salvage
+        """Copy the readable turns of a damaged store SRC into a new store DST (SRC untouched).
+
+        Exit 0 when every turn SRC held was recovered; 5 when some were lost (DST holds the rest).
+        """
+        from v22sdk.errors import SalvageIncomplete
+        from v22sdk.memory.recovery import salvage
 
         with _errors():
             r = salvage(src, dst)
-        skipped = r["skipped_ids"]
-        shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
-        click.echo(f"recovered {r['recovered']} turns into {dst}; "
-                   f"{len(skipped)} unreadable" + (f" (ids {shown})" if skipped else ""))
+        click.echo(salvage_summary(r, dst))
+        if not r["complete"]:
+            raise SalvageIncomplete(src, r)
 
     return memory
 

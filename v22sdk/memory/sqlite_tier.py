@@ -6,7 +6,7 @@ in WAL mode with ``synchronous=FULL``, i.e. after SQLite has fsynced the WAL. A 
 behind. Every row carries a CRC32 of its content, checked whenever the row is loaded, so damage
 inside a row's bytes (which SQLite's structural ``quick_check`` cannot see) is also reported as
 :class:`MemoryStoreCorrupt` naming the file. A damaged file is never opened as empty; the
-readable turns can be copied into a new file with :func:`salvage`.
+readable turns can be copied into a new file with :func:`v22sdk.memory.recovery.salvage`.
 
 File format (``PRAGMA user_version = 1``; see ``docs/memory.md``): table ``turns`` (one row per
 turn, vectors as little-endian float32 BLOBs), table ``attr_vocab`` (bit number of each slot name
@@ -18,9 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import sqlite3
-import tempfile
 import threading
 import time
 import zlib
@@ -36,7 +34,6 @@ from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
 
 SCHEMA_VERSION = 1
 PAGE_SIZE = 8192
-SQLITE_HEADER = b"SQLite format 3\x00"
 TURN_COLUMNS = "id, time, conversation, modality, digest, summary, attrs, attr_mask, sent_vec, mem_emb, touched, crc"
 
 _SCHEMA = """
@@ -217,6 +214,7 @@ class SQLiteTier(SQLTurnStore):
         self.lock_timeout_s = lock_timeout_s
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._ack = None
         self.vocab = AttrVocab()
         self._check_header()
         parent = os.path.dirname(os.path.abspath(self.path))
@@ -241,16 +239,29 @@ class SQLiteTier(SQLTurnStore):
     # -- opening ---------------------------------------------------------------------------
 
     def _check_header(self) -> None:
-        # A non-empty file that is not SQLite must not be silently reinitialised.
+        # Read-only, before SQLite touches the file: a non-empty file that is not SQLite must
+        # not be reinitialised, and another program's SQLite database must not be switched to
+        # WAL mode (nor its WAL checkpointed) only to be refused afterwards.
+        from v22sdk.memory.recovery import inspect_before_open
+
         try:
-            with open(self.path, "rb") as f:
-                head = f.read(16)
-        except FileNotFoundError:
-            return
+            facts = inspect_before_open(self.path)
+        except InputError as e:
+            raise MemoryStoreCorrupt(self.path, e.problem) from None
         except OSError as e:
-            raise MemoryStoreError(f"memory store {self.path}: cannot read: {e}") from e
-        if head and head != SQLITE_HEADER:
-            raise MemoryStoreCorrupt(self.path, "not an SQLite database (bad header)")
+            raise MemoryStoreError(f"memory store {self.path}: cannot read: {e.strerror or e}") from e
+        if facts is None:
+            return
+        if facts.user_version > SCHEMA_VERSION:
+            raise MemoryStoreError(
+                f"memory store {self.path} has schema version {facts.user_version}; this v22sdk reads up to "
+                f"{SCHEMA_VERSION}: upgrade v22sdk")
+        if facts.user_version == SCHEMA_VERSION and not facts.tables:
+            raise MemoryStoreCorrupt(self.path, "its schema page is unreadable")
+        if facts.tables and "turns" not in facts.tables:
+            raise MemoryStoreError(
+                f"{self.path} is an SQLite database but not a v22sdk memory store "
+                f"(tables: {', '.join(facts.tables[:5])}); it was left unmodified")
 
     def _setup(self, check: str, synchronous: str) -> None:
         c = self._conn
@@ -281,6 +292,23 @@ class SQLiteTier(SQLTurnStore):
         if version != SCHEMA_VERSION:
             raise MemoryStoreCorrupt(self.path, f"unknown schema version {version}")
         self._load_vocab()
+        self._check_acknowledged()
+
+    def _check_acknowledged(self) -> None:
+        """MemoryStoreCorrupt when turns acknowledged earlier are missing (see AckMark)."""
+        from v22sdk.memory.recovery import AckMark, parse_created
+
+        c = self._conn
+        created = c.execute("SELECT value FROM meta WHERE key = 'created'").fetchone()
+        self._ack = AckMark(self.path, parse_created(created[0]) if created else None)
+        seq = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'turns'").fetchone()
+        seq = int(seq[0]) if seq else 0
+        mark = self._ack.read()
+        if mark > seq:
+            lost = f"id {mark}" if mark == seq + 1 else f"ids {seq + 1}-{mark}"
+            raise MemoryStoreCorrupt(
+                self.path, f"{mark - seq} acknowledged turn(s) are missing ({lost}): the store's -wal "
+                           "file was deleted or lost after a crash, or an older copy of the file was restored")
 
     def _create_schema(self, c: sqlite3.Connection) -> None:
         if c.execute("PRAGMA user_version").fetchone()[0] != 0:
@@ -389,10 +417,13 @@ class SQLiteTier(SQLTurnStore):
             return out
 
         try:
-            return self._transaction(body)
+            stored = self._transaction(body)
         except sqlite3.Error as e:
             self._load_vocab_quietly()
             raise self._fail(f"writing {len(turns)} turn(s)", e) from e
+        if self._ack is not None:
+            self._ack.advance(stored[-1].id)
+        return stored
 
     def _sync_vocab(self, c: sqlite3.Connection, turns: Sequence[Turn]) -> None:
         """Inside the write transaction: adopt bits other processes assigned, add new names."""
@@ -415,10 +446,20 @@ class SQLiteTier(SQLTurnStore):
             pass
 
     def batched_remove(self, turn_ids) -> list[bool]:
+        from v22sdk.memory.recovery import ABSENT_KEY
+
         ids = [int(i) for i in turn_ids]
+
+        def body(c: sqlite3.Connection) -> list[bool]:
+            done = [c.execute("DELETE FROM turns WHERE id = ?", (i,)).rowcount > 0 for i in ids]
+            if any(done):  # so that salvage can tell a removed turn from a lost one
+                c.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+                          "value = CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)",
+                          (ABSENT_KEY, str(sum(done))))
+            return done
+
         try:
-            return self._transaction(
-                lambda c: [c.execute("DELETE FROM turns WHERE id = ?", (i,)).rowcount > 0 for i in ids])
+            return self._transaction(body)
         except sqlite3.Error as e:
             raise self._fail("removing turns", e) from e
 
@@ -513,182 +554,11 @@ class SQLiteTier(SQLTurnStore):
 
     def close(self) -> None:
         with self._lock:
+            if self._ack is not None:
+                self._ack.close()
+                self._ack = None
             if self._conn is not None:
                 try:
                     self._conn.close()
                 finally:
                     self._conn = None
-
-
-def _page_layout(path: str) -> tuple[int, int, int]:
-    """``(page_size, pages_in_header, file_size)`` of an SQLite file; InputError when ``path`` is
-    not one (empty, another format), MemoryStoreError when its header is damaged beyond use."""
-    with open(path, "rb") as f:
-        head = f.read(100)
-        size = os.fstat(f.fileno()).st_size
-    if not head:
-        raise InputError(path, "the file is empty: not a memory store, nothing to salvage")
-    if not head.startswith(SQLITE_HEADER):
-        raise InputError(path, "not an SQLite database (bad header): not a memory store, "
-                               "nothing to salvage")
-    if len(head) < 100:
-        raise MemoryStoreError(f"{path}: only {len(head)} bytes, the SQLite header is cut short; "
-                               "nothing can be salvaged")
-    page = int.from_bytes(head[16:18], "big")
-    page = 65536 if page == 1 else page
-    if page < 512 or page & (page - 1):
-        raise MemoryStoreError(f"{path}: the SQLite header gives an invalid page size {page}; "
-                               "nothing can be salvaged")
-    # The header's page count is only valid when written by the same change as its counter.
-    pages = int.from_bytes(head[28:32], "big") if head[24:28] == head[92:96] else 0
-    return page, pages, size
-
-
-def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
-    """Copy every readable, checksum-valid turn of ``src`` into a NEW store ``dst``.
-
-    ``src`` is never modified, nor is anything written next to it: it (with its WAL, if any) is
-    copied to a temporary folder next to ``dst``, so salvage needs free space for one copy. A file
-    cut short (a truncated copy, a full disk) is padded there with zero bytes to its header's page
-    count, so SQLite reads every page that survived (it refuses a file that is not a whole number
-    of pages and would recover nothing). Rows are read in id ranges; a range that SQLite cannot read is retried one id at a
-    time, so one damaged page costs only its own rows. ``dst`` is written under a temporary name
-    and appears only when complete. Ids are kept.
-
-    Returns ``{"recovered": n, "skipped_ids": [...], "unreadable_ranges": m, "padded_bytes": p}``:
-    ``skipped_ids`` are ids known to have been stored (listed by the ``turns_touched`` index, or
-    at most the highest id ever assigned when the index is unreadable) whose rows could not be read
-    or fail their checksum. A file that is not an SQLite v22sdk store raises InputError; one whose
-    schema cannot be read, MemoryStoreError.
-    """
-    src, dst = os.fspath(src), os.fspath(dst)
-    if os.path.exists(dst):
-        raise MemoryStoreError(f"salvage target {dst} already exists; choose a new file")
-    if not os.path.exists(src):
-        raise MemoryStoreError(f"salvage source {src} does not exist")
-    folder = os.path.dirname(os.path.abspath(dst))
-    try:
-        page, pages, size = _page_layout(src)
-        os.makedirs(folder, exist_ok=True)
-        work = tempfile.mkdtemp(dir=folder, prefix=".salvage-")
-    except OSError as e:
-        raise MemoryStoreError(f"salvage of {src} into {dst}: {e.strerror or e}") from e
-    try:
-        want = max(pages * page, -(-size // page) * page)
-        read_from = os.path.join(work, "source.db")
-        try:
-            shutil.copyfile(src, read_from)
-            if os.path.exists(src + "-wal"):  # a hot WAL holds committed turns
-                shutil.copyfile(src + "-wal", read_from + "-wal")
-            if want != size:  # cut short: pad to whole pages (sparse, costs no disk)
-                os.truncate(read_from, want)
-        except OSError as e:
-            raise MemoryStoreError(f"salvage of {src}: cannot copy it next to {dst}: "
-                                   f"{e.strerror or e}") from e
-        recovered, skipped, bad_ranges = _read_salvageable(src, read_from)
-        tmp_dst = os.path.join(work, "salvaged.db")
-        out = SQLiteTier(tmp_dst)
-        try:
-            out._transaction(lambda c: _insert_with_ids(out, c, recovered))
-        except sqlite3.Error as e:
-            raise MemoryStoreError(f"salvage into {dst} failed: {e}") from e
-        finally:
-            out.close()
-        try:
-            os.link(tmp_dst, dst)  # never replaces a file that appeared meanwhile
-        except FileExistsError:
-            raise MemoryStoreError(f"salvage target {dst} already exists; choose a new file") from None
-        except OSError:
-            os.replace(tmp_dst, dst)  # a file system without hard links
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return {"recovered": len(recovered), "skipped_ids": skipped, "unreadable_ranges": bad_ranges,
-            "padded_bytes": want - size}
-
-
-def _read_salvageable(src: str, path: str) -> tuple[list[Turn], list[int], int]:
-    """The readable turns of the SQLite file ``path`` (the source ``src``, or its padded copy),
-    the ids known to be stored but unreadable, and the number of id ranges that failed."""
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-    except sqlite3.Error as e:
-        raise MemoryStoreError(f"cannot open {src} for salvage: {e}") from e
-    reader = SQLiteTier.__new__(SQLiteTier)  # reuse row decoding without the checks of open()
-    reader.path, reader._conn, reader._lock = src, conn, threading.RLock()
-    reader.lock_timeout_s = 5.0
-
-    def one(sql: str, args=()):
-        try:
-            return conn.execute(sql, args).fetchall()
-        except sqlite3.Error:
-            return None
-
-    def rows_in(lo: int, hi: int) -> list[tuple]:
-        return conn.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE id >= ? AND id < ? ORDER BY id",
-                            (lo, hi)).fetchall()
-
-    try:
-        tables = one("SELECT name FROM sqlite_master WHERE type = 'table'")
-        if tables is None:
-            raise MemoryStoreError(f"{src}: the SQLite schema is unreadable; nothing can be salvaged")
-        if "turns" not in {t[0] for t in tables}:
-            raise InputError(src, "an SQLite database without a 'turns' table: not a v22sdk "
-                                  "memory store, nothing to salvage")
-        seq = one("SELECT seq FROM sqlite_sequence WHERE name = 'turns'")
-        top = int(seq[0][0]) if seq else 0
-        # The recency index lists every stored id on pages of its own: when it reads whole,
-        # it tells exactly which ids are lost (gaps left by removed turns are not).
-        listed = one("SELECT id FROM turns INDEXED BY turns_touched WHERE touched > -1")
-        known = {int(r[0]) for r in listed} if listed is not None else None
-        if known:
-            top = max(top, max(known))
-        recovered: list[Turn] = []
-        failed: list[int] = []
-        bad_rows: list[int] = []
-        bad_ranges = 0
-        lo, step, quiet = 1, 256, 0
-        # Past the highest known id keep looking for readable rows (the counter itself may be
-        # lost) until 16 ranges in a row hold none; failures there are not counted as turns.
-        while lo <= top or quiet < 16:
-            hi = lo + step
-            try:
-                got = rows_in(lo, hi)
-            except sqlite3.Error:
-                bad_ranges += 1
-                got = []
-                for i in range(lo, hi):
-                    try:
-                        got += rows_in(i, i + 1)
-                    except sqlite3.Error:
-                        failed.append(i)
-            for r in got:
-                try:
-                    recovered.append(reader._turn(r))
-                except (MemoryStoreCorrupt, InputError, TypeError, ValueError):
-                    bad_rows.append(int(r[0]))
-            if lo > top:
-                quiet = 0 if got else quiet + 1
-                if got:
-                    top = max(top, int(got[-1][0]))
-            lo = hi
-    finally:
-        conn.close()
-    if known is not None:
-        lost = known - {t.id for t in recovered}
-    else:
-        lost = {i for i in failed if i <= top} | set(bad_rows)
-    return recovered, sorted(lost), bad_ranges
-
-
-def _insert_with_ids(tier: SQLiteTier, c: sqlite3.Connection, turns: Sequence[Turn]) -> None:
-    """Insert turns keeping their ids, times and recency (salvage and import-with-ids)."""
-    tier._sync_vocab(c, turns)
-    words = tier.vocab.words()
-    for t in turns:
-        attrs_json = json.dumps(sorted(t.attrs), ensure_ascii=False)
-        sent, mem = t.sent_vec.astype("<f4").tobytes(), t.mem_emb.astype("<f4").tobytes()
-        c.execute(f"INSERT INTO turns ({TURN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                  (t.id, t.time, t.conversation, t.modality, t.digest, t.summary, attrs_json,
-                   mask_to_blob(tier.vocab.mask(t.attrs, words)), sent, mem, t.touched,
-                   row_crc(t.time, t.conversation, t.modality, t.digest, t.summary, attrs_json,
-                           sent, mem)))

@@ -83,6 +83,7 @@ import attrs
 import numpy as np
 
 from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample
+from v22sdk.decoding import load_npy
 
 GRID = 16
 
@@ -106,11 +107,9 @@ class ${cls}(Modality):
     input_spec = InputSpec(kind="array", dtypes=("u", "i", "f"), ndim=(2,))
 
     def load(self, path) -> Sample:
-        try:
-            data = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as exc:
-            raise InputError(str(path), f"cannot read .npy: {exc}") from None
-        return Sample(data, {}, str(path))
+        # header first: the array's size is checked against the decode budget before it is
+        # read, and an object array (a pickle) is refused, never loaded
+        return Sample(load_npy(path), {}, str(path))
 
     def encode(self, data, **units) -> Encoding:
         source = "<${name} array>"
@@ -175,6 +174,7 @@ import attrs
 import numpy as np
 
 from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample, Unit
+from v22sdk.decoding import load_npz
 
 POINTS = 256
 BINS = POINTS // 2 + 1
@@ -201,13 +201,11 @@ class ${cls}(Modality):
 
     def load(self, path) -> Sample:
         """An ``.npz`` holding ``signal`` (1-D) and ``sample_rate`` (Hz): the file carries its unit."""
-        try:
-            with np.load(path, allow_pickle=False) as npz:
-                signal, rate = npz["signal"], npz["sample_rate"]
-        except KeyError as exc:
-            raise InputError(str(path), f"an .npz with arrays 'signal' and 'sample_rate' is needed; missing {exc}") from None
-        except (OSError, ValueError, EOFError) as exc:
-            raise InputError(str(path), f"cannot read .npz: {exc}") from None
+        arrays = load_npz(path)  # headers first, checked against the decode budget; no pickles
+        missing = [k for k in ("signal", "sample_rate") if k not in arrays]
+        if missing:
+            raise InputError(str(path), f"an .npz with arrays 'signal' and 'sample_rate' is needed; missing {missing}")
+        signal, rate = arrays["signal"], arrays["sample_rate"]
         if rate.size != 1:
             raise InputError(str(path), f"'sample_rate' must be one number, got shape {rate.shape}")
         return Sample(signal, {"sample_rate": float(rate.ravel()[0])}, str(path))
@@ -287,6 +285,7 @@ attr: the ``${name}.*`` slots below. offsets["char"]: index of the word's first 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import zlib
 
@@ -294,6 +293,7 @@ import attrs
 import numpy as np
 
 from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample
+from v22sdk.decoding import check_budget
 
 BUCKETS = 1024
 _WORD = re.compile(r"\\S+")
@@ -320,6 +320,8 @@ class ${cls}(Modality):
     def load(self, path) -> Sample:
         try:
             with open(path, encoding="utf-8") as fh:
+                # a word token per 2 bytes at most, 2.5 KiB each: refuse before reading what cannot fit
+                check_budget(str(path), os.fstat(fh.fileno()).st_size * 1300, "the text file")
                 return Sample(fh.read(), {}, str(path))
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(str(path), f"cannot read UTF-8 text: {exc}") from None
@@ -406,6 +408,13 @@ def test_one_unit_norm_token_with_named_values():
 def test_bad_input_is_a_typed_error():
     with pytest.raises(InputError):
         ${cls}().tokenize(np.zeros((2, 2, 2, 2)))
+
+
+def test_a_file_of_python_objects_is_refused_without_suggesting_to_unpickle_it(tmp_path):
+    np.save(tmp_path / "p.npy", np.array([{"x": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(InputError, match="never loads") as err:
+        ${cls}().tokenize_file(tmp_path / "p.npy")
+    assert "allow_pickle" not in str(err.value) and "pickle.load" not in str(err.value)
 ''',
     "audio": _TEST_TOKENS_HEAD + '''\
 def test_one_unit_norm_token_per_segment():
@@ -422,6 +431,13 @@ def test_one_unit_norm_token_per_segment():
 def test_missing_sample_rate_is_a_typed_error():
     with pytest.raises(InputError):
         ${cls}().tokenize(np.zeros(10))
+
+
+def test_a_file_of_python_objects_is_refused_without_suggesting_to_unpickle_it(tmp_path):
+    np.savez(tmp_path / "p.npz", signal=np.array([{"x": 1}], dtype=object), sample_rate=1000.0)
+    with pytest.raises(InputError, match="never loads") as err:
+        ${cls}().tokenize_file(tmp_path / "p.npz")
+    assert "allow_pickle" not in str(err.value) and "pickle.load" not in str(err.value)
 
 
 def test_npz_files_carry_their_sample_rate(tmp_path):

@@ -17,10 +17,12 @@ travels to Ray workers as an Arrow row.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from .._paths import display, is_file
+from ..inputs import looks_like_path, special_kind
 from ..errors import InputError
 
 
@@ -85,7 +87,11 @@ def list_items(source: str | Path, modality: str | None = None, registry=None
             file = src.parent / rec["input"]
             takes_text = name is not None and name in registry.names("modalities") and \
                 getattr(registry.get_class("modalities", name).input_spec, "kind", "") == "text"
-            if takes_text and not is_file(file):
+            problem = None if rec.get("literal") is True else _named_problem(file, rec["input"], registry,
+                                                                             name is None or takes_text)
+            if problem:
+                errors.append({"input": where, "stage": "resolve", "error": problem})
+            elif takes_text and (rec.get("literal") is True or not is_file(file)):
                 items.append({"idx": len(items), "input": rec["input"], "modality": name, "is_file": False,
                               "target": target})
             elif name is not None and name not in registry.names("modalities"):
@@ -103,3 +109,16 @@ def list_items(source: str | Path, modality: str | None = None, registry=None
                 else:
                     errors.append({"input": f"{src}:{n}", "stage": "resolve", "error": f"{line.strip()!r} not found"})
     return items, errors
+
+
+def _named_problem(file: Path, given: str, registry, text_ok: bool) -> str | None:
+    """Why a manifest input cannot be read by the rule of :mod:`v22sdk.inputs` (None: it can)."""
+    try:
+        st = os.stat(file)
+    except (OSError, ValueError):
+        if text_ok and looks_like_path(given, registry.extensions()):
+            return (f"input {given!r} looks like a file name but no such file exists next to the manifest "
+                    "(add \"literal\": true to the line to read it as text)")
+        return None
+    kind = special_kind(st.st_mode)
+    return f"input {given!r} is {kind}, not a regular file" if kind else None

@@ -88,19 +88,32 @@ def report_cmd(out_dir: Path) -> None:
     from v22sdk.specdec.errors import ResultsError
     from v22sdk.specdec.experiments import experiment_of, get
 
+    from v22sdk.errors import InputError
+    from v22sdk.inputs import check_regular_file
+
     path = out_dir / "results.json"
+    if not path.exists():
+        raise ResultsError(str(path), "not found; run 'v22sdk specdec run' first")
     try:
-        results = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ResultsError(str(path), "not found; run 'v22sdk specdec run' first") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ResultsError(str(path), f"unreadable: {exc}") from None
+        check_regular_file(path)
+        raw = path.read_bytes()
+    except InputError as exc:
+        raise ResultsError(str(path), exc.problem) from None
+    except OSError as exc:
+        raise ResultsError(str(path), f"unreadable: {exc.strerror or exc}") from None
+    try:
+        results = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ResultsError(str(path), f"unreadable: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                                      f"{exc.start}), not a specdec results file") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ResultsError(str(path), f"unreadable: invalid JSON ({exc})") from None
     try:
         if not isinstance(results, dict):
             raise TypeError("not an object")
         click.echo(get(experiment_of(results)).load().render_report(results))
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise ResultsError(str(path), f"not a specdec results file (missing {exc})") from None
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        raise ResultsError(str(path), f"not a specdec results file ({type(exc).__name__}: {exc})") from None
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import attrs
 import numpy as np
 
 from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample, Unit
+from v22sdk.decoding import check_budget, check_regular_file
 
 #: Seed of the fixed 17→256 orthonormal projection (never change it: embeddings would move).
 SEED = 22_0001
@@ -32,6 +33,10 @@ SILENCE = 1e-12
 #: Largest |sample| accepted for float input (full scale is 1; far beyond is not a signal).
 MAX_FLOAT_AMPLITUDE = 1e3
 SOURCE = "<hello signal>"
+#: Peak bytes per frame of reading a WAV (besides its raw bytes) and computing its tokens, and a
+#: fixed part: what :func:`v22sdk.decoding.check_budget` is given before a file is read.
+BYTES_PER_SAMPLE = 64
+BASE_BYTES = 16 << 20
 
 SCHEMA = AttributeSchema.build("audio", [
     ("hello.level.rms_db", "RMS level of the frame in dB full scale",
@@ -101,10 +106,14 @@ class HelloModality(Modality):
 
     def load(self, path: str | os.PathLike[str]) -> Sample:
         """Read a PCM WAV file (8, 16 or 32 bit; channels are averaged to mono)."""
+        check_regular_file(path)  # a FIFO would block, /dev/zero never end
         try:
             with wave.open(os.fspath(path), "rb") as wav:
                 width, channels, rate, count = (wav.getsampwidth(), wav.getnchannels(),
                                                 wav.getframerate(), wav.getnframes())
+                # The header first: refuse what would not fit the decode budget before reading it.
+                check_budget(str(path), count * channels * width + BYTES_PER_SAMPLE * count + BASE_BYTES,
+                             f"a WAV of {count:,} frames of {channels} channel(s), which")
                 raw = wav.readframes(count)
         except (OSError, EOFError, wave.Error) as exc:
             raise InputError(str(path), f"not a readable PCM WAV file: {exc}") from None

@@ -38,6 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..._paths import is_file
+from ...inputs import check_regular_file, looks_like_path, special_kind
 from ...contract import TokenBatch, load_batches, save_batches
 from ...errors import InputError
 from ...schema import ZONES
@@ -80,6 +81,8 @@ def read_examples(source: str | os.PathLike[str], registry=None, *, modality: st
         raise InputError(str(path), "no such data set (a .jsonl manifest, a .tsv file or a folder)")
     if modality is not None:
         registry.get_class("modalities", modality)  # an unknown name: UnknownNameError naming the installed ones
+    if not path.is_dir():
+        check_regular_file(path)  # a FIFO or /dev/zero would be read for ever
     if path.is_dir():
         out = []
         for sub in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
@@ -124,11 +127,17 @@ def read_examples(source: str | os.PathLike[str], registry=None, *, modality: st
         if line_modality is not None and line_modality not in registry.names("modalities"):
             installed = ", ".join(registry.names("modalities")) or "none"
             raise InputError(f"{path}:{n}", f"unknown modality {line_modality!r} (installed: {installed})")
-        if line_modality is None and not is_file(path.parent / rec["input"]):
+        literal = rec.get("literal", False)
+        if not isinstance(literal, bool):
+            raise InputError(f"{path}:{n}", "literal must be true or false")
+        named = path.parent / rec["input"]
+        if not literal:
+            text_ok = line_modality is None or _is_text(registry, line_modality)
+            _check_named(named, rec["input"], registry, f"{path}:{n}", text_ok)
+        if line_modality is None and (literal or not is_file(named)):
             line_modality = "text"
         if line_modality is not None and _is_text(registry, line_modality):
-            named = path.parent / rec["input"]
-            if _reads_extension(registry, line_modality, named) and is_file(named):
+            if not literal and _reads_extension(registry, line_modality, named) and is_file(named):
                 # "notes/a.txt" next to the manifest is that file's text, not the 11 characters
                 out.append(Example(str(named), line_modality, rec["target"], True, split, n))
             else:
@@ -140,6 +149,22 @@ def read_examples(source: str | os.PathLike[str], registry=None, *, modality: st
         line_modality = line_modality or _modality_for(registry, str(file))
         out.append(Example(str(file), line_modality, rec["target"], True, split, n))
     return _nonempty(out, path)
+
+
+def _check_named(named: Path, given: str, registry, where: str, text_ok: bool) -> None:
+    """The rule of :mod:`v22sdk.inputs` for a manifest input: a special file, or (where a text
+    could be meant) a missing path that looks like one, is an error naming the line
+    (``"literal": true`` makes it a text)."""
+    try:
+        st = os.stat(named)
+    except (OSError, ValueError):
+        if text_ok and looks_like_path(given, registry.extensions()):
+            raise InputError(where, f"input {given!r} looks like a file name but no such file exists next to "
+                                    "the manifest (add \"literal\": true to the line to read it as text)") from None
+        return
+    kind = special_kind(st.st_mode)
+    if kind:
+        raise InputError(where, f"input {given!r} is {kind}, not a regular file")
 
 
 def _is_text(registry, modality: str) -> bool:

@@ -15,21 +15,40 @@ Formats:
 Non-finite values in files (NaN is the usual "no data" marker of disparity maps) and
 non-positive depths or disparities become holes (0). Anything unreadable raises
 :class:`~v22sdk.InputError` naming the file.
+
+Every file is read header first (the PNG's IHDR, the ``.npy`` headers inside an ``.npz``): an
+8-bit or colour PNG is refused before it is decoded, and so is any map whose decoding and
+features would need more memory than the decode budget (:mod:`v22sdk.decoding`, 512 MiB by
+default; the features take about ``BYTES_PER_PIXEL`` bytes per pixel, at full resolution).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import zipfile
+import struct
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from v22sdk import InputError, Sample, UnitsError
+from v22sdk.decoding import check_budget, load_npy, load_npz
 
 from .features import disparity_to_depth
+
+#: Peak bytes per pixel of the depth features (float64 metres, masks, log depth, plane fit),
+#: measured at 43-49 on 1-9 MP maps; plus the decoded array itself and ``BASE_BYTES``.
+BYTES_PER_PIXEL = 56
+BASE_BYTES = 16 << 20
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+_PNG_COLOURS = {0: "grey", 2: "RGB", 3: "palette", 4: "grey+alpha", 6: "RGBA"}
+
+
+def _array_need(shape: tuple[int, ...], dtype: np.dtype) -> int:
+    """Peak bytes of loading an array of ``shape`` and computing the features of its (H, W) map."""
+    return math.prod(shape) * dtype.itemsize + BYTES_PER_PIXEL * math.prod(shape[:2]) + BASE_BYTES
 
 
 def load_depth(path: str | os.PathLike[str], *, png_depth_scale: float = 0.001) -> Sample:
@@ -41,11 +60,7 @@ def load_depth(path: str | os.PathLike[str], *, png_depth_scale: float = 0.001) 
     if suffix == ".png":
         return Sample(_read_png(p, src), {"depth_scale": png_depth_scale}, src)
     if suffix == ".npz":
-        try:
-            with np.load(p, allow_pickle=False) as npz:
-                arrays = {k: npz[k] for k in npz.files}
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-            raise InputError(src, f"cannot read .npz: {exc}") from None
+        arrays = load_npz(p, src, estimate=lambda heads: sum(_array_need(*h) for h in heads.values()))
         meta = {k: v for k, v in arrays.items() if k not in ("depth", "disparity")}
         kinds = [k for k in ("depth", "disparity") if k in arrays]
         if len(kinds) != 1:
@@ -53,10 +68,7 @@ def load_depth(path: str | os.PathLike[str], *, png_depth_scale: float = 0.001) 
                                   f"found {sorted(arrays)}")
         return _from_array(arrays[kinds[0]], kinds[0], meta, src)
     if suffix == ".npy":
-        try:
-            array = np.load(p, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as exc:
-            raise InputError(src, f"cannot read .npy: {exc}") from None
+        array = load_npy(p, src, estimate=_array_need)
         meta = _sidecar(p, src)
         return _from_array(array, str(meta.pop("kind", "depth")), meta, src)
     raise InputError(src, f"unsupported depth file type {suffix!r} (expected .png, .npy or .npz)")
@@ -65,8 +77,24 @@ def load_depth(path: str | os.PathLike[str], *, png_depth_scale: float = 0.001) 
 def _read_png(p: Path, src: str) -> np.ndarray:
     import cv2
 
-    raw = np.frombuffer(p.read_bytes(), dtype=np.uint8)
-    image = cv2.imdecode(raw, cv2.IMREAD_UNCHANGED) if raw.size else None
+    with open(p, "rb") as fh:
+        head = fh.read(33)
+        size = os.fstat(fh.fileno()).st_size
+        if len(head) < 26 or not head.startswith(_PNG_MAGIC) or head[12:16] != b"IHDR":
+            raise InputError(src, "not a readable PNG (empty, truncated or not a PNG)")
+        w, h, depth, colour = struct.unpack(">IIBB", head[16:26])
+        # From the header: an image is refused before a single pixel of it is decoded.
+        if colour != 0:
+            raise InputError(src, f"a depth PNG has one channel; this one is {_PNG_COLOURS.get(colour, 'colour')} "
+                                  "(a colour image?)")
+        if depth != 16:
+            raise InputError(src, f"a depth PNG is 16-bit; this one is {depth}-bit (an image, not a depth map)")
+        check_budget(src, size + 2 * w * h + BYTES_PER_PIXEL * w * h + BASE_BYTES,
+                     f"a {w}x{h} 16-bit depth PNG")
+        fh.seek(0)
+        raw = np.frombuffer(fh.read(), dtype=np.uint8)
+    image = cv2.imdecode(raw, cv2.IMREAD_UNCHANGED)
+    del raw
     if image is None:
         raise InputError(src, "not a readable PNG (empty, truncated or not a PNG)")
     if image.ndim != 2:
