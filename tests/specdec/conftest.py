@@ -14,3 +14,16 @@ def _one_thread():
     with threadpool_limits(1):
         yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_help_options():
+    """Click caches a command's help option on first use (``Command._help_option``). A test that
+    invokes the ``specdec`` group standalone would leave ``--help`` without ``-h`` cached, and
+    ``tests/core/test_docs.py`` (run later in the same process) would render another help text."""
+    yield
+    from v22sdk.specdec.cli import specdec
+
+    for cmd in (specdec, *specdec.commands.values()):
+        if getattr(cmd, "_help_option", None) is not None:
+            cmd._help_option = None

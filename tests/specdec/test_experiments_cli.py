@@ -115,6 +115,7 @@ def test_a_run_stopped_part_way_leaves_its_finished_seeds(tmp_path):
     r = doc["data"]["corpora"]["stdlib-source"]
     assert [s["seed"] for s in r["seeds"]] == [0, 1]
     assert r["comparisons"] and "partial run" in doc["data"]["verdict"]["text"]
+    assert doc["data"]["cpu_s"] > 0 and "(CPU " in hook5.render_report(doc)  # CPU time: load-independent
 
 
 @pytest.mark.slow
@@ -204,12 +205,16 @@ def _part(tmp_path, src: Path, corpus: str, **config) -> Path:
 
 
 @pytest.mark.parametrize("experiment", ["hook2", "hook5"])
-def test_combine_joins_per_corpus_runs_and_reapplies_the_criterion(tmp_path, experiment):
+def test_combine_joins_per_corpus_runs_and_reapplies_the_criterion(tmp_path, experiment, capsys):
     src = Path(__file__).resolve().parents[2] / "results" / "specdec" / experiment / "parts" / "pydoc-topics.json"
     mod = get(experiment).load()
     one = json.loads(src.read_text())
     a, b = _part(tmp_path, src, "pydoc-topics"), _part(tmp_path, src, "stdlib-source")
-    out = CliRunner().invoke(specdec, ["combine", str(a), str(b), "--out", str(tmp_path / "joined")])
+    # through the main CLI: invoking the group standalone would cache click's help option without "-h"
+    # on the command object, and tests/core/test_docs.py would then see another --help text
+    from v22sdk.cli import cli
+
+    out = CliRunner().invoke(cli, ["specdec", "combine", str(a), str(b), "--out", str(tmp_path / "joined")])
     assert out.exit_code == 0, out.output
     doc = json.loads((tmp_path / "joined" / "results.json").read_text())
     data = doc["data"]
@@ -224,7 +229,9 @@ def test_combine_joins_per_corpus_runs_and_reapplies_the_criterion(tmp_path, exp
     # parts that cannot be joined: a corpus twice, another configuration, another criterion, one part
     bad = [([str(a), str(a)], "already in another part"),
            ([str(a), str(_part(tmp_path, src, "stdlib-source", gamma=3))], "configuration differs .* gamma"),
-           ([str(a)], "at least two")]
+           ([str(a)], "at least two"),
+           ([str(a), str(tmp_path)], "is a directory"),
+           ([str(a), "/dev/null"], "not a regular file")]
     crit = json.loads(b.read_text())
     crit["criterion"]["seeds"] = 3
     (tmp_path / "crit.json").write_text(json.dumps(crit))
@@ -234,5 +241,10 @@ def test_combine_joins_per_corpus_runs_and_reapplies_the_criterion(tmp_path, exp
             from v22sdk.specdec.experiments import combine
 
             combine(parts, tmp_path / "x")
-    out = CliRunner().invoke(specdec, ["combine", str(a), str(tmp_path / "missing.json"), "--out", str(tmp_path / "y")])
-    assert out.exit_code != 0 and "missing.json" in str(out.exception or out.output)
+    from v22sdk.cli import main
+
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["specdec", "combine", str(a), str(tmp_path / "missing.json"), "--out", str(tmp_path / "y")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "missing.json: not found" in err

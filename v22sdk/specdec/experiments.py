@@ -91,14 +91,22 @@ def combine(paths, out_dir):
 
     from v22sdk.specdec.errors import ResultsError
 
+    from v22sdk.errors import InputError
+    from v22sdk.inputs import check_regular_file
+
     docs = []
     for p in map(Path, paths):
+        if not p.exists():
+            raise ResultsError(str(p), "not found")
         try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ResultsError(str(p), "not found") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ResultsError(str(p), f"unreadable: {exc}") from None
+            check_regular_file(p)  # a FIFO or device is refused, not read
+            doc = json.loads(p.read_bytes().decode("utf-8"))
+        except InputError as exc:
+            raise ResultsError(str(p), exc.problem) from None
+        except OSError as exc:
+            raise ResultsError(str(p), f"unreadable: {exc.strerror or exc}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise ResultsError(str(p), f"unreadable: not a JSON results file ({type(exc).__name__})") from None
         if not (isinstance(doc, dict) and isinstance(doc.get("data"), dict) and "corpora" in doc["data"]
                 and "config" in doc["data"] and "provenance" in doc):
             raise ResultsError(str(p), "not a results file written by 'v22sdk specdec run'")
@@ -126,7 +134,8 @@ def combine(paths, out_dir):
                 raise ResultsError(str(p), f"corpus {corpus!r} is already in another part")
             data["corpora"][corpus] = res
         data["parts"].append({"file": str(p), "corpora": list(doc["data"]["corpora"]),
-                              "runtime_s": doc["data"].get("runtime_s", 0.0), "provenance": doc["provenance"]})
+                              "runtime_s": doc["data"].get("runtime_s", 0.0), "cpu_s": doc["data"].get("cpu_s"),
+                              "provenance": doc["provenance"]})
         data["runtime_s"] += doc["data"].get("runtime_s", 0.0)
     data["config"] = {**docs[0][1]["data"]["config"], "corpora": list(data["corpora"])}
     data["verdict"] = mod.verdict(data)

@@ -133,7 +133,7 @@ def _run(cfg: Hook5Config, out_dir: Path, tick, say) -> dict:
 
     torch.set_num_threads(cfg.threads)
     out_dir.mkdir(parents=True, exist_ok=True)
-    t_start = time.time()
+    t_start, c_start = time.time(), time.process_time()
     data: dict = {"experiment": EXPERIMENT, "config": asdict(cfg), "corpora": {}}
 
     for name in cfg.corpora:
@@ -197,6 +197,7 @@ def _run(cfg: Hook5Config, out_dir: Path, tick, say) -> dict:
                 res["comparisons"] = _comparisons(seeds, cfg)
                 data["corpora"][name] = res
                 data["runtime_s"] = time.time() - t_start
+                data["cpu_s"] = time.process_time() - c_start  # load-independent
                 data["verdict"] = verdict(data)
                 _write(data, out_dir)
     return data
@@ -331,7 +332,8 @@ def render_report(doc: dict) -> str:
     cfg = data["config"]
     lines = [f"# Speculative-decoding hook-(5) experiment: {len(data['corpora'])} corpus/corpora, gamma={cfg['gamma']}, "
              f"seeds={cfg['seeds']}, base blocks {cfg['base_layers']} + new {cfg['new_layers']}, "
-             f"budget {cfg['budget']} steps, runtime {data.get('runtime_s', 0):.0f} s", ""]
+             f"budget {cfg['budget']} steps, runtime {data.get('runtime_s', 0):.0f} s"
+             + (f" (CPU {data['cpu_s']:.0f} s)" if 'cpu_s' in data else ""), ""]
     for tname, table in tables(data).items():
         lines += [f"## {tname}", "", markdown_table(table)]
     lines += ["## Verdict (pre-registered criterion)", "", data["verdict"]["text"], ""]
