@@ -1,5 +1,5 @@
 """The suite's classical baselines (v22sdk.engine.data.suite.baselines) and the statistics of the
-experiment scripts (Holm, paired t-test, intervals)."""
+experiment scripts (Holm, paired t-test, intervals, the transfer criterion's decision)."""
 
 from __future__ import annotations
 
@@ -95,6 +95,15 @@ def test_holm_and_paired_t():
     assert ab.paired_p([0.0] * 5) == 1.0
     assert ab.paired_p([0.1, 0.12, 0.09, 0.11, 0.1]) < 0.001
     assert ab.paired_p([0.1, -0.1, 0.05, -0.05, 0.0]) > 0.5
+
+
+def test_transfer_criterion_decisions():
+    tr = script("eval_transfer")
+    assert tr.decide([0.05, 0.06, 0.04, 0.05, 0.07])[0] == "supported"
+    assert tr.decide([0.01, 0.012, 0.011, 0.009, 0.01])[0] == "not detected"  # above 0 but under the margin
+    assert tr.decide([-0.05, -0.06, -0.04, -0.05, -0.07])[0] == "contradicted"
+    assert tr.decide([0.1, -0.1, 0.05, -0.05, 0.0])[0] == "not detected"
+    assert tr.CRITERION["primary_k"] in tr.CRITERION["k"] and tr.CRITERION["seeds"] == [0, 1, 2, 3, 4]
 
 
 def test_interval_formatting():
