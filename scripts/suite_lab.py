@@ -96,11 +96,16 @@ def load(manifest: Path) -> Loaded:
 
 
 def train_and_predict(data: Loaded, train_idx: Sequence[int], cfg, eval_idx: Sequence[int], *,
-                      checkpoint: Path | None = None, val_idx: Sequence[int] = ()) -> dict[str, Any]:
+                      checkpoint: Path | None = None, val_idx: Sequence[int] = (),
+                      select_every: int | None = None) -> dict[str, Any]:
     """Train an engine (``cfg``) on ``train_idx``; decoded answers for ``eval_idx``.
 
-    The output vocabulary comes from the training targets. ``checkpoint``: also save the model
-    there (with the split it was trained on), for the knock-out script."""
+    The output vocabulary comes from the training targets. ``select_every``: measure exact match
+    on ``val_idx`` every that many epochs (and at the end) and keep the model (with its memory)
+    of the best point, ties to the earliest; otherwise the model of the last epoch is used.
+    ``checkpoint``: also save the model used there (with its split), for the knock-out script."""
+    import copy
+
     from v22sdk.engine.train import Trainer, predict
     from v22sdk.engine.vocab import OutputVocab
 
@@ -108,7 +113,23 @@ def train_and_predict(data: Loaded, train_idx: Sequence[int], cfg, eval_idx: Seq
     vocab = OutputVocab.build(data.targets(split["train"]))
     start = time.process_time()
     trainer = Trainer(cfg, data.ds, split, vocab)
-    trainer.fit()
+    best: dict[str, Any] = {"acc": -1.0, "epoch": None}
+    curve: list[tuple[int, float]] = []
+
+    def on_epoch(rec: dict) -> None:
+        if select_every and "val" in rec:
+            curve.append((rec["epoch"], round(rec["val"]["exact"], 4)))
+            if rec["val"]["exact"] > best["acc"]:
+                mem = trainer.model.memory
+                best.update(acc=rec["val"]["exact"], epoch=rec["epoch"],
+                            state=copy.deepcopy(trainer.model.state_dict()),
+                            memory=copy.deepcopy(mem.state_dict()) if mem is not None else None)
+
+    trainer.fit(eval_every=select_every or 10 ** 9, on_epoch=on_epoch)
+    if select_every and best["epoch"] is not None:
+        trainer.model.load_state_dict(best["state"])
+        if best["memory"] is not None:
+            trainer.model.memory.load_state_dict(best["memory"])
     seconds = time.process_time() - start
     test = trainer.data["test"]
     preds: list[str] = []
@@ -122,8 +143,12 @@ def train_and_predict(data: Loaded, train_idx: Sequence[int], cfg, eval_idx: Seq
         save_checkpoint(checkpoint, trainer.model, cfg, vocab, split=split,
                         data={"source": str(data.manifest), "identity": data.ds.identity, "n": len(data.ds.examples)})
     last = trainer.history[-1] if trainer.history else {}
+    worst_lb = max((h.get("lb", 0.0) for h in trainer.history), default=0.0)
     return {"pred": dict(zip(split["test"], preds)), "cpu_s": round(seconds, 1), "epochs": last.get("epoch"),
-            "final_loss": last.get("loss"), "spikes": trainer.spikes, "rollbacks": trainer.rollbacks}
+            "final_loss": last.get("loss"), "final_ce": last.get("ce"), "spikes": trainer.spikes,
+            "rollbacks": trainer.rollbacks, "ac_alarms": trainer.ac_alarms,
+            "epochs_lb_at_clamp": sum(1 for h in trainer.history if h.get("lb", 0.0) >= 9.99),
+            "max_epoch_lb": worst_lb, "selected_epoch": best["epoch"], "val_curve": curve}
 
 
 def accuracy_by_part(data: Loaded, pred: dict[int, str]) -> dict[str, dict[str, float]]:
