@@ -34,3 +34,21 @@ elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 else
     echo "ci_services: missing ${suite_packages[*]} and no root/apt: the data-suite tests will skip" >&2
 fi
+
+# Real recordings for the open-set measurement (v22sdk.engine.ood; tests/engine/test_ood.py):
+# Allison Smith's recorded English prompts and digits (CC-BY-SA-3.0), recorded Mandarin syllables
+# (gcin-voice: GPL-3/LGPL-3 and CC-BY-3.0) and Tang poems (fortunes-zh). Without them the builder
+# names what is missing and those tests skip.
+ood_packages=()
+[ -f /usr/share/asterisk/sounds/en_US_f_Allison/digits/0.wav ] || ood_packages+=(asterisk-core-sounds-en-wav)
+[ -d /usr/share/gcin-voice/ogg ] || ood_packages+=(gcin-voice)
+[ -f /usr/share/games/fortunes/tang300 ] || ood_packages+=(fortunes-zh)
+if [ ${#ood_packages[@]} -eq 0 ]; then
+    echo "ci_services: recordings for the open-set set present: asterisk sounds, gcin-voice, fortunes-zh"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${ood_packages[@]}"
+else
+    echo "ci_services: missing ${ood_packages[*]} and no root/apt: the open-set set's tests will skip" >&2
+fi

@@ -1,8 +1,11 @@
 #!/usr/bin/env python
-"""Generate the bundled demo data set (deterministic, seeded) and optionally train the default checkpoint.
+"""Generate the bundled demo data set (deterministic, seeded) and optionally train a checkpoint on it.
 
-    python scripts/make_demo_data.py                 # writes v22sdk/engine/data/demo/
-    python scripts/make_demo_data.py --train         # ... and trains v22sdk/engine/data/default.pt (small preset)
+    python scripts/make_demo_data.py                        # writes v22sdk/engine/data/demo/
+    python scripts/make_demo_data.py --train -c demo.pt     # ... and trains a demo checkpoint (small preset)
+
+The demo set stays for tests and for upstream's verification table; the bundled default
+checkpoint is trained on the real data suite by ``scripts/train_default.py``.
 
 Contents (all drawn/synthesised here, nothing downloaded):
 
@@ -198,7 +201,8 @@ def run_experiments(out: Path, engines=("v22", "baseline")) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--train", action="store_true", help="also train the default checkpoint (small preset)")
+    ap.add_argument("--train", action="store_true", help="also train a checkpoint on the demo set (small preset)")
+    ap.add_argument("--checkpoint", "-c", type=Path, default=Path("demo.pt"), help="where --train writes it")
     ap.add_argument("--epochs", type=int, default=150)
     ap.add_argument("--results", type=Path, default=None,
                     help="run upstream's verification table (V22 and baseline) and write the figures as JSON")
@@ -211,13 +215,13 @@ def main() -> None:
         import torch
 
         from v22sdk.engine.config import preset
-        from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
         from v22sdk.engine.pipeline import train_engine
 
         torch.set_num_threads(1)
         cfg = preset("small", epochs=args.epochs, seed=0)
-        res = train_engine(args.out / "demo.jsonl", cfg, DEFAULT_CHECKPOINT, val_frac=0.0, test_frac=0.1,
-                           log_path=args.out.parent / "default-metrics.jsonl",
+        checkpoint = args.checkpoint
+        res = train_engine(args.out / "demo.jsonl", cfg, checkpoint, val_frac=0.0, test_frac=0.1,
+                           log_path=checkpoint.with_suffix(".log.jsonl"),
                            on_epoch=lambda h: print(f"epoch {h['epoch']}: loss {h['loss']:.4g}") if h["epoch"] % 10 == 0 else None,
                            storage="float16")
         m = res["metrics"]
@@ -227,9 +231,9 @@ def main() -> None:
         from v22sdk.engine.pipeline import evaluate_checkpoint
 
         # the shipped file stores float16 weights: its own held-out figures, measured after reloading
-        print("reloaded (float16) test split:", json.dumps(evaluate_checkpoint(DEFAULT_CHECKPOINT)["metrics"],
+        print("reloaded (float16) test split:", json.dumps(evaluate_checkpoint(checkpoint)["metrics"],
                                                            ensure_ascii=False))
-        print(f"checkpoint: {DEFAULT_CHECKPOINT} ({DEFAULT_CHECKPOINT.stat().st_size / 1e6:.2f} MB)")
+        print(f"checkpoint: {checkpoint} ({checkpoint.stat().st_size / 1e6:.2f} MB)")
     if args.results:
         args.results.write_text(json.dumps(run_experiments(args.out), ensure_ascii=False, indent=1), encoding="utf-8")
 

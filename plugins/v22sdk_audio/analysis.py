@@ -22,6 +22,7 @@ from .slots import BAND_EDGES, CONTRAST_EDGES, NAMES, SCHEMA
 BLOCK = 2_048                 # frames per block of FFT work (~16 MB of temporaries)
 SILENCE_RMS = 1e-3            # -60 dBFS: silence flag, and frames below it are never voiced
 DB_FLOOR = -100.0
+GATE_DB = 60.0                # the spectral analysis range, below the clip's strongest bin
 DT = HOP / RATE               # 20 ms between frames
 _ATTR_INDEX = SCHEMA.indices
 
@@ -100,8 +101,20 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
         blk = fr[a:a + BLOCK]
         mag[a:a + BLOCK] = np.abs(fft.rfft(blk * win, axis=1))
         frms[a:a + BLOCK] = sp.frame_rms(blk)
+    # Bins 0 and 1 (below 23 Hz) hold a windowed DC offset (none reaches bin 2). An offset is not
+    # sound (aud.loud.dc_offset reports it), and storage adds one: libsndfile's 8-bit PCM rounds
+    # down, -0.5 LSB (-48 dBFS) on average.
+    mag[:, :2] = 0.0
+    # The analysis range: GATE_DB below the clip's strongest bin. That level is subtracted from
+    # every magnitude (floored at 0): what lies under it — the noise floor of the storage (8-bit
+    # PCM's is 65-75 dB below a signal near full scale, 16-bit's ~110 dB), dither, hiss — reads 0
+    # in every copy of the same samples, and a bin just above it counts only by its excess, so
+    # no feature jumps at the edge (a hard gate let stray noise bins rule the spectral moments).
+    gate = mag.max() * 10.0 ** (-GATE_DB / 20.0)
+    np.subtract(mag, gate, out=mag)
+    np.maximum(mag, 0.0, out=mag)
     # zero crossings in O(n): cumulative sign changes of the padded signal, differenced per frame
-    zc = sp.zero_crossings(padded)
+    zc = sp.zero_crossings(padded, max(float(np.abs(padded).max()) * 10.0 ** (-GATE_DB / 20.0), 1e-10))
     starts = np.arange(n_fr) * HOP
     zcr = (zc[starts + N_FFT - 1] - zc[starts]) / N_FFT
     power = mag * mag
@@ -224,7 +237,9 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     band_val = np.where(has_pow[:, None], np.clip(1.0 + np.log10(np.maximum(shares, 1e-12)) / 6.0, 0, 1), 0.0)
     for k, name in enumerate(n for n in NAMES if n.startswith("aud.band.")):
         v[name] = band_val[:, k]
-    pdb = 10.0 * np.log10(np.maximum(seg_pow, 1e-10))
+    # floored 60 dB below the clip's strongest bin, like the embedding: below it an empty band's
+    # percentiles would read the storage's noise floor (16-bit vs 24-bit copies differed by 0.1)
+    pdb = 10.0 * np.log10(np.maximum(seg_pow, max(float(seg_pow.max()) * 1e-6, 1e-10)))
     for k, (lo, hi) in enumerate(zip(CONTRAST_EDGES[:-1], CONTRAST_EDGES[1:])):
         sel = (freqs >= lo) & (freqs < hi) if hi < 8000 else (freqs >= lo)
         q = np.percentile(pdb[:, sel], [80, 20], axis=1)

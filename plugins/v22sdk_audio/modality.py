@@ -32,6 +32,11 @@ class AudioModality(Modality):
     """
 
     name: ClassVar[str] = "audio"
+    #: the tokenizer's version: bumped whenever the tokens of some input change. 0.2.0: the
+    #: analysis range (bins 0-1 left out, a gate 60 dB below the clip's strongest bin subtracted),
+    #: the embedding's floor there too, silence = the flat spectrum: storage noise no longer reaches
+    #: the tokens (docs/audio-modality.md, "The analysis range")
+    version: ClassVar[str] = "0.2.0"
     extensions: ClassVar[tuple[str, ...]] = (".wav", ".flac", ".ogg")
     schema: ClassVar = SCHEMA
     input_spec: ClassVar[InputSpec] = InputSpec(

@@ -1,7 +1,7 @@
 """Onsets and tempo: a log-spectral-flux onset envelope at 50 frames/s, peak picking, and tempo by
 autocorrelation of the envelope over the whole clip.
 
-* Envelope: power spectrum in dB (floor 1e-10), clamped to 80 dB below the clip's loudest bin
+* Envelope: power spectrum in dB (floor 1e-10), clamped to 60 dB below the clip's loudest bin
   (level invariant, like librosa's ``top_db``); per frame the mean over bins of the positive dB
   change from the previous frame (the first frame's change is 0).
 * Onsets: frames that are the maximum of the envelope within +-40 ms (and the first of equal
@@ -21,7 +21,7 @@ import numpy as np
 from .frontend import HOP, RATE
 
 FPS = RATE / HOP                 # 50 envelope frames per second
-TOP_DB = 80.0
+TOP_DB = 60.0
 DELTA = 0.1
 PEAK_HALF = 2                    # +-40 ms
 MEAN_HALF = 5                    # +-100 ms

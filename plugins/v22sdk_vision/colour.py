@@ -49,11 +49,14 @@ def colour_features(rgb: np.ndarray) -> dict[str, float]:
     hue, sat, val = hsv[:, 0], hsv[:, 1], hsv[:, 2]
     out: dict[str, float] = {}
 
-    # Hue is an angle: a saturation-weighted circular mean (red is 0, never the mean of 5° and 355°).
+    # Hue is an angle: a saturation-weighted circular mean (red is 0, never the mean of 5° and 355°),
+    # over the coloured pixels only, like the hue histogram below: a grey pixel has no hue, and the
+    # faint tint that lossy storage gives grey (WebP's chroma rounding) must not make one up.
     rad = np.deg2rad(hue)
-    wsum = sat.sum()
+    weight = np.where(sat > SAT_MIN, sat, 0.0)
+    wsum = weight.sum()
     if wsum > 1e-9:
-        c, s = (sat * np.cos(rad)).sum() / wsum, (sat * np.sin(rad)).sum() / wsum
+        c, s = (weight * np.cos(rad)).sum() / wsum, (weight * np.sin(rad)).sum() / wsum
         out["hue_mean"] = clip(np.arctan2(s, c) / np.pi) if np.hypot(c, s) > 1e-9 else 0.0
         out["hue_concentration"] = clip(np.hypot(c, s))
     else:

@@ -46,6 +46,9 @@ class VisionModality(Modality):
     """
 
     name = "vision"
+    #: the tokenizer's version: bumped whenever the tokens of some input change. 0.2.0: hue mean and
+    #: concentration over the coloured pixels only (a grey image has no hue, whatever its storage)
+    version = "0.2.0"
     extensions = (".png", ".jpg", ".jpeg", ".jpe", ".bmp", ".dib", ".webp", ".tif", ".tiff")
     schema = SCHEMA
     input_spec = InputSpec(

@@ -15,9 +15,9 @@ _ANGLE_NAMES = {"0": "0° (horizontal neighbour)", "45": "45° (up-right neighbo
                 "90": "90° (vertical neighbour)", "135": "135° (up-left neighbour)"}
 
 COLOR = [
-    ("hue_mean", "saturation-weighted circular mean hue (red 0°, green 120°, blue 240° = −120°)",
-     "angle in degrees / 180, in (−1, 1]; 0 when no pixel has saturation"),
-    ("hue_concentration", "resultant length of the saturation-weighted hue angles (1 = one hue)", "as is, [0, 1]"),
+    ("hue_mean", "saturation-weighted circular mean hue of the coloured pixels (saturation > 0.12; red 0°, green 120°, blue 240° = −120°)",
+     "angle in degrees / 180, in (−1, 1]; 0 when no pixel is coloured"),
+    ("hue_concentration", "resultant length of the coloured pixels' saturation-weighted hue angles (1 = one hue)", "as is, [0, 1]"),
     ("sat_mean", "mean HSV saturation", FRACTION),
     ("sat_std", "standard deviation of HSV saturation", "2·std, clipped"),
     ("val_mean", "mean HSV value (max of R, G, B)", FRACTION),

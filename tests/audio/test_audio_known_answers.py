@@ -137,8 +137,8 @@ def test_integer_dtypes_match_float(audio):
         assert np.max(np.abs(b.attr - ref.attr)) < 1e-2
         assert np.min(np.sum(b.emb * ref.emb, axis=1)) > 0.999
     u8 = (np.round(x * 128) + 128).clip(0, 255).astype(np.uint8)
-    # 8-bit quantisation noise shows inside the 60 dB range of the embedding
-    assert np.min(np.sum(audio.tokenize(u8, sample_rate=16_000).emb * ref.emb, axis=1)) > 0.85
+    # 8-bit quantisation noise lies under the embedding's floor (60 dB below the clip's strongest bin)
+    assert np.min(np.sum(audio.tokenize(u8, sample_rate=16_000).emb * ref.emb, axis=1)) > 0.999
 
 
 def test_embedding_is_level_invariant_and_separates_tones(audio):

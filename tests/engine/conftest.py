@@ -78,8 +78,8 @@ class Blip(Modality):
         return Encoding(emb, attr, {"time": np.array([[0, 1], [1, 2], [2, 3]], dtype=np.float64)})
 
 
-@pytest.fixture
-def registry(monkeypatch, tmp_path):
+def toy_registry() -> Registry:
+    """A registry of the toy modalities and the built-in engines only."""
     reg = Registry(entry_points=False)
     mod = types.SimpleNamespace(v22sdk_register_modalities=hookimpl(lambda: [ToyText, Blip]))
     mod.__name__ = "toy_plugin"
@@ -87,11 +87,29 @@ def registry(monkeypatch, tmp_path):
     import v22sdk.engine.plugin as engines
 
     reg.register(engines, "engines")
+    return reg
+
+
+@pytest.fixture
+def registry(monkeypatch, tmp_path):
+    reg = toy_registry()
     import v22sdk.plugins as plugins
 
     monkeypatch.setattr(plugins, "_default", reg)
     monkeypatch.setenv("V22SDK_CACHE", str(tmp_path / "cache"))
     return reg
+
+
+@pytest.fixture(scope="module")
+def module_registry(tmp_path_factory):
+    """The toy registry as the default for a whole module (for module-scoped trained checkpoints)."""
+    import v22sdk.plugins as plugins
+
+    reg = toy_registry()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plugins, "_default", reg)
+        mp.setenv("V22SDK_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield reg
 
 
 PAIRS = [("你好吗?", "我很好"), ("因为下雨!", "带伞"), ("天坏了", "不好"), ("早上好", "早安"),

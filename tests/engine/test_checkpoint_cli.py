@@ -187,7 +187,9 @@ def test_run_sets_numpy_blas_to_one_thread():
         if not blas or any(i["num_threads"] != 2 for i in blas):
             pytest.skip("no OpenBLAS with two threads to limit here")
         _openblas_one_thread()
-        assert all(i["num_threads"] == 1 for i in threadpoolctl.threadpool_info() if i["internal_api"] == "openblas")
+        after = [(i["filepath"], i["num_threads"]) for i in threadpoolctl.threadpool_info()
+                 if i["internal_api"] == "openblas"]
+        assert after and all(n == 1 for _, n in after), after
 
 
 @pytest.mark.slow

@@ -81,3 +81,32 @@ def test_turn_rejects_bad_vectors(bad):
 
     with pytest.raises(InputError, match="sent_vec"):
         Turn(bad, np.zeros(384))
+
+
+def test_pruned_candidates_equal_the_unpruned_ones():
+    """The exact path's prune (Jaccard only for rows that can reach the top k) selects exactly the
+    candidates the full fast pass selects, so every exhaustive answer is unchanged, bit for bit."""
+    from v22sdk.memory.scoring import AttrVocab, candidates, fast_scores, matvec, prune, unit_rows
+    from v22sdk.testing.memory_workload import NAMES, Workload
+
+    w = Workload(seed=4, topics=30)
+    s, _, a = w.block(0, 3000)
+    vocab = AttrVocab(NAMES)
+    units = unit_rows(s)
+    masks = np.asfortranarray(np.stack([vocab.mask(x) for x in a]))
+    counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int32)
+    valid = np.random.default_rng(0).random(3000) > 0.1  # ring slots with holes
+    for kind in ("near", "fresh"):
+        q, qa, _ = w.queries(kind, 25, 3000, seed=3)
+        for i, qu in enumerate(unit_rows(q)):
+            attrs = qa[i] if i % 5 else frozenset()
+            qm, qc = vocab.mask(attrs), len(attrs)
+            cos = matvec(units, qu)
+            for k in (1, 2, 5, 20, 40):
+                full = fast_scores(cos, masks, counts, qm, qc)
+                assert np.array_equal(np.sort(candidates(full, k)), np.sort(prune(cos, masks, counts, qm, qc, k)))
+                held = np.where(valid, full, -np.inf)
+                want = candidates(held, k)
+                want = want[valid[want]]
+                got = prune(cos, masks, counts, qm, qc, k, valid=valid)
+                assert np.array_equal(np.sort(want), np.sort(got))

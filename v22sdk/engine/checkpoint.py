@@ -7,7 +7,14 @@ a damaged file is refused instead of loading wrong weights. Layout::
     {"format": "v22sdk.checkpoint", "version": 1, "engine": str, "config": {...}, "storage": str,
      "vocab": {"chars": [...], "source": str}, "state": {name: tensor}, "memory": {...} | None,
      "split": {"train": [...], "val": [...], "test": [...]}, "data": {...}, "metrics": {...},
-     "history": [...]}
+     "history": [...], "calibration": {...} | None, "open_set": {...} | None}
+
+``data`` says what the checkpoint knows: its source, modalities, ``labels`` (per modality, the
+training targets) and ``sources`` (where the data came from: name, version, licence), as far as
+the trainer was told. ``calibration`` holds the temperature fitted on the validation split
+(:mod:`.calibration`), ``open_set`` the statistics and thresholds of the familiarity score
+(:mod:`.openset`); both are absent from checkpoints trained without a validation split (and
+from those written before they existed), which then report raw confidences and no familiarity.
 """
 
 from __future__ import annotations
@@ -32,7 +39,8 @@ _EXACT = ("vocab_emb", "loss_state")
 
 
 def save_checkpoint(path, model, cfg: EngineConfig, vocab: OutputVocab, *, split=None, data=None,
-                    metrics=None, history=None, storage: str = "float32") -> Path:
+                    metrics=None, history=None, storage: str = "float32", calibration=None,
+                    open_set=None) -> Path:
     """Write a checkpoint. ``storage="float16"`` halves the file (weights and memory are stored in
     half precision and widened to float32 on load; the bundled demo checkpoint uses it)."""
     import torch
@@ -56,6 +64,7 @@ def save_checkpoint(path, model, cfg: EngineConfig, vocab: OutputVocab, *, split
         "state": {k: narrow(k, v) for k, v in model.state_dict().items()},
         "memory": mem_state,
         "split": split or {}, "data": data or {}, "metrics": metrics or {}, "history": history or [],
+        "calibration": calibration, "open_set": open_set,
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -137,17 +137,25 @@ def _one_thread() -> None:
 
 
 def _openblas_one_thread() -> None:
-    """Set every OpenBLAS loaded in this process to one thread (Linux; without threadpoolctl)."""
+    """Set every OpenBLAS loaded in this process to one thread (Linux; without threadpoolctl).
+
+    The loaded libraries are read from ``/proc/self/maps`` (the path is the sixth field and may hold
+    spaces); any mapped library with "blas" in its path that exports an OpenBLAS setter is told,
+    whatever it is called (numpy's and scipy's ``scipy_openblas``, a wheel's ``libopenblaso``,
+    Debian's ``openblas-pthread/libblas.so.3``). ``RTLD_NOLOAD`` makes sure nothing new is loaded.
+    """
     import ctypes
+    import os
 
     try:
-        with open("/proc/self/maps", encoding="utf-8") as fh:
-            paths = {line.split()[-1] for line in fh if "openblas" in line.lower()}
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            paths = {fields[5].strip() for fields in (line.split(maxsplit=5) for line in fh) if len(fields) == 6}
     except OSError:
         return
-    for path in sorted(p for p in paths if p.startswith("/") and ".so" in p):
+    mode = getattr(os, "RTLD_NOLOAD", 0) | getattr(os, "RTLD_LOCAL", 0)
+    for path in sorted(p for p in paths if p.startswith("/") and ".so" in p and "blas" in p.lower()):
         try:
-            lib = ctypes.CDLL(path)
+            lib = ctypes.CDLL(path, mode=mode)
         except OSError:
             continue
         for name in _OPENBLAS_SETTERS:
@@ -293,9 +301,12 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 
 
 @click.command("run", context_settings=_CONTEXT)
-@click.argument("input")
+@click.argument("input", required=False)
 @click.option("--modality", "-m", default=None, help="modality name (default: from the file extension; text otherwise)")
-@click.option("--checkpoint", "-c", default=None, type=click.Path(), help="default: the bundled demo checkpoint")
+@click.option("--checkpoint", "-c", default=None, type=click.Path(), help="default: the bundled checkpoint")
+@click.option("--knows", is_flag=True,
+              help="print what the checkpoint was trained on (modalities, labels, data sources) and how it "
+                   "judges its answers, then exit (no INPUT)")
 @click.option("--top", default=5, show_default=True, type=click.IntRange(min=0),
               help="how many named attributes to show")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output on stdout")
@@ -308,12 +319,30 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="with --backend ray: output folder")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
               help="with --backend ray: Ray actors")
-def run(input, modality, checkpoint, top, as_json, memory_path, no_memory, conversation, backend, out, workers):
-    """Run the engine on INPUT (a file, or a text) and print its output, confidence and top attributes.
+def run(input, modality, checkpoint, knows, top, as_json, memory_path, no_memory, conversation, backend, out,
+        workers):
+    """Run the engine on INPUT (a file, or a text) and print its answer, confidence and top attributes.
 
-    Each run is written to the memory as a turn, and the best recall from earlier turns (what it
-    was, its score, how long ago) is shown.
+    The confidence is the probability of the answer, calibrated on the checkpoint's validation
+    split. An input unlike anything the checkpoint was trained on (a photo for a digit reader, a
+    sentence for a word reader) is reported as unfamiliar, with its open-set score, the threshold
+    and the nearest label, instead of an answer. --knows lists what the checkpoint knows.
+
+    Each run is written to the memory as a turn; an earlier turn is shown as recalled only when
+    its score passes the memory's hit threshold ("no similar past turn" otherwise).
     """
+    if knows:
+        if input is not None:
+            raise click.UsageError("--knows takes no INPUT")
+        _one_thread()
+        from .runner import Runner, format_knows
+
+        with Runner(checkpoint) as runner:
+            info = runner.knows()
+        click.echo(json.dumps(info, ensure_ascii=False) if as_json else format_knows(info))
+        return
+    if input is None:
+        raise click.UsageError("missing INPUT (a file or a text), or --knows")
     if backend == "ray":
         if not out:
             raise click.UsageError("--backend ray needs --out FOLDER")

@@ -17,12 +17,17 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
                  val_frac: float = 0.1, test_frac: float = 0.1, log_path=None, progress: bool = False,
                  use_text_plugin: bool = True, cache: bool = True, hooks=None,
                  on_epoch: Callable | None = None, storage: str = "float32",
-                 modality: str | None = None) -> dict[str, Any]:
-    """Read, tokenize, split, train, evaluate on every split, save; returns the metrics.
+                 modality: str | None = None, sources: list[dict] | None = None, keep_best: bool = False,
+                 eval_every: int = 10) -> dict[str, Any]:
+    """Read, tokenize, split, train, evaluate on every split, calibrate, save; returns the metrics.
 
     ``modality`` reads the files of a folder data set and the manifest lines that name none
     (needed when several modalities read one extension). ``out`` and ``log_path`` are checked
-    (:func:`v22sdk._io.check_output_path`) before anything else is done.
+    (:func:`v22sdk._io.check_output_path`) before anything else is done. With a validation split
+    the checkpoint also gets its calibration and open-set statistics (:func:`fit_confidence`).
+    ``sources`` (name, version, licence … of each source the data came from) is stored with the
+    checkpoint's data description, for ``v22sdk run --knows``. ``keep_best`` keeps the state with
+    the best validation exact match (evaluated every ``eval_every`` epochs) instead of the last.
     """
     from .._io import check_output_path
     from .train import Trainer
@@ -41,25 +46,91 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
         except OSError as exc:
             raise OutputError(str(log_path), exc.strerror or str(exc)) from None
     trainer = Trainer(cfg, ds, split, vocab, hooks=hooks, log_path=log_path)
-    trainer.fit(progress=progress, on_epoch=on_epoch)
+    trainer.fit(progress=progress, on_epoch=on_epoch, keep_best=keep_best, eval_every=eval_every)
     metrics = {name: trainer.evaluate(name) for name in ("train", "val", "test") if trainer.data[name].size}
     last = trainer.history[-1] if trainer.history else {}
     metrics["final_loss"] = last.get("loss")
     metrics["epochs"] = last.get("epoch")
     metrics["stopped_early"] = trainer.stopped_early
+    if keep_best:
+        metrics["best_epoch"] = trainer.best_epoch
     metrics["parameters"] = parameter_count(trainer.model)
     metrics["safeguards"] = {"spikes": trainer.spikes, "rollbacks": trainer.rollbacks, "ac_alarms": trainer.ac_alarms}
     metrics["unreachable"] = unreachable_targets(ds, split, vocab, cfg.out_positions)
+    confidence = fit_confidence(trainer.model, trainer.data, vocab)
+    if confidence:
+        metrics["calibration"] = {k: v for k, v in confidence["calibration"].items() if k != "method"}
     import os
 
     data = {"source": str(Path(source).resolve()), "digest": ds.digest, "identity": ds.identity,
             # relative to the checkpoint too, so a checkpoint shipped next to its data finds it anywhere
             "source_rel": os.path.relpath(Path(source).resolve(), Path(out).resolve().parent), "n": len(ds.examples),
-            "modalities": sorted(set(ds.modalities)), "sample": sample, "modality": modality}
+            "modalities": sorted(set(ds.modalities)), "sample": sample, "modality": modality,
+            "labels": training_labels(trainer.data["train"]), "sources": list(sources or [])}
     save_checkpoint(out, trainer.model, cfg, vocab, split=split, data=data, metrics=metrics,
                     history=[{k: v for k, v in h.items() if not isinstance(v, dict)} for h in trainer.history],
-                    storage=storage)
+                    storage=storage, calibration=confidence.get("calibration"),
+                    open_set=confidence.get("open_set"))
     return {"metrics": metrics, "trainer": trainer, "dataset": ds, "split": split, "vocab": vocab}
+
+
+def training_labels(train) -> dict[str, list[str]]:
+    """Per modality, the distinct targets of a training split (what the checkpoint can answer)."""
+    out: dict[str, set[str]] = {}
+    for mod, text in zip(getattr(train, "modalities", []), getattr(train, "texts", [])):
+        out.setdefault(mod, set()).add(text)
+    return {m: sorted(v) for m, v in sorted(out.items())}
+
+
+def split_features(model, data, vocab: OutputVocab, calibration: dict | None = None) -> dict[str, Any]:
+    """One forward pass over a split: the open-set features (:func:`~v22sdk.engine.openset.features_of`),
+    the decoded answers, whether each is right, ``targets``, ``labels`` (the target texts) and
+    ``modalities``; and ``confidence`` under ``calibration`` when given."""
+    from .calibration import calibrated_confidence, string_confidence
+    from .openset import features_of
+    from .train import collect_outputs
+
+    out = collect_outputs(model, data)
+    ids, raw = string_confidence(out["logits"])
+    decoded = [vocab.decode(row) for row in ids.tolist()]
+    feats = features_of(out, data.tokens, data.mask, raw, decoded)
+    feats["correct"] = [d == gold for d, gold in zip(decoded, data.texts)]
+    feats.update(targets=data.targets.numpy(), labels=list(data.texts), modalities=list(data.modalities))
+    if calibration:
+        feats["confidence"] = calibrated_confidence(feats["logits"], calibration, feats["modalities"])
+    return feats
+
+
+def fit_confidence(model, data: dict, vocab: OutputVocab, *, calibration: str = "global",
+                   open_set: str = "mahalanobis(sent_vec)") -> dict[str, Any]:
+    """The checkpoint's calibration and open-set scorer, or ``{}`` without a validation split.
+
+    Calibration (:func:`~v22sdk.engine.calibration.fit_calibration`, method ``calibration``) is
+    fitted on the validation split, with its expected calibration error before and after. The
+    open-set scorer ``open_set`` (:data:`~v22sdk.engine.openset.CANDIDATES`) is fitted on the
+    training split, each modality's threshold the 95 % quantile of its validation scores.
+    """
+    import numpy as np
+
+    from .calibration import expected_calibration_error, fit_calibration
+    from .openset import fit_scorer
+
+    train, val = data.get("train"), data.get("val")
+    if val is None or not val.size or train is None or not train.size:
+        return {}
+    v = split_features(model, val, vocab)
+    fitted = fit_calibration(calibration, v["logits"], v["correct"], v["targets"], v["modalities"])
+    raw = v["confidence"]
+    v = split_features(model, val, vocab, fitted)
+    correct = np.array(v["correct"])
+    cal = {"method": "temperature", "objective": calibration, **fitted, "split": "val", "n": int(val.size),
+           "val_accuracy": float(correct.mean()), "val_ece_before": expected_calibration_error(raw, correct),
+           "val_ece_after": expected_calibration_error(v["confidence"], correct)}
+    t = split_features(model, train, vocab, fitted)
+    scorer = fit_scorer(open_set, t, t["labels"], t["modalities"])
+    scores, _ = scorer.score(v, v["modalities"])
+    scorer.set_thresholds(scores, v["modalities"])
+    return {"calibration": cal, "open_set": scorer.to_state()}
 
 
 def unreachable_targets(ds, split: dict[str, list[int]], vocab: OutputVocab, out_positions: int) -> dict[str, dict]:

@@ -1,7 +1,21 @@
 """Running a trained engine on one input: what ``v22sdk run`` does, reusable from Python.
 
     runner = Runner()                       # the bundled default checkpoint
-    result = runner.run("apple.png")        # {"output": "苹果", "confidence": 0.97, "attributes": [...], ...}
+    result = runner.run("seven.wav")        # {"output": "七", "confidence": 0.97, "familiar": True, ...}
+    runner.knows()                          # its labels, data sources, calibration, open-set method
+
+``Runner.run`` returns one dict (``v22sdk run --json`` prints it):
+
+* ``output``: the answer, or ``None`` when the input is unfamiliar (see ``familiar``);
+* ``decoded``: what the decoder produced, familiar or not;
+* ``confidence``: the probability of ``decoded``, calibrated by the checkpoint's temperature
+  (``calibrated`` says whether it had one; see :mod:`v22sdk.engine.calibration`);
+* ``familiar``: ``True``/``False`` from the checkpoint's open-set score and threshold, ``None``
+  when the checkpoint has none; ``open_set``: ``{"score", "threshold", "nearest_label", "method"}``
+  or ``None`` (see :mod:`v22sdk.engine.openset`);
+* ``input``, ``modality``, ``tokens``, ``truncated_to``, ``attributes`` (the top named slots of
+  the input), ``engine``, ``checkpoint``, ``memory`` (where the turn was stored and what was
+  recalled) and ``seconds``.
 """
 
 from __future__ import annotations
@@ -39,6 +53,17 @@ class Runner:
         self.path = path
         self.registry = registry or get_registry()
         self.model, self.cfg, self.vocab, self.doc = load_checkpoint(path)
+        calibration = self.doc.get("calibration") or {}
+        #: divides the logits before the confidence is computed (1.0: the checkpoint is not calibrated);
+        #: a modality in ``temperatures`` has its own
+        self.temperature = float(calibration.get("temperature", 1.0))
+        self.temperatures = {m: float(t) for m, t in (calibration.get("per_modality") or {}).items()}
+        self.calibrated = "temperature" in calibration
+        self.open_set = None
+        if self.doc.get("open_set"):
+            from .openset import scorer_from_state
+
+            self.open_set = scorer_from_state(self.doc["open_set"])
         self.conversation = conversation
         self.stage_e = getattr(self.model, "stage_e", None)
         self.memory = None
@@ -112,9 +137,29 @@ class Runner:
                 return trained[0]
             raise
 
+    def knows(self) -> dict[str, Any]:
+        """What the checkpoint was trained on and how it judges its answers: its modalities, labels
+        (per modality), data sources, held-out accuracy, calibration and open-set method."""
+        data = self.doc.get("data", {})
+        metrics = self.doc.get("metrics") or {}
+        # the weights as shipped (float16) when the trainer recorded them; else the training run's
+        test = metrics.get("test_shipped") or metrics.get("test") or {}
+        calibration = self.doc.get("calibration") or None
+        return {"checkpoint": str(self.path), "engine": self.cfg.engine, "preset": self.cfg.preset,
+                "modalities": self.trained_modalities, "labels": data.get("labels") or {},
+                "sources": data.get("sources") or [], "data": data.get("source"), "examples": data.get("n"),
+                "test_exact": {m: round(v["exact"], 4) for m, v in test.items() if isinstance(v, dict)},
+                "test_exact_of": "shipped weights" if metrics.get("test_shipped") else "training run",
+                "calibration": ({"method": calibration["method"], "temperature": calibration["temperature"]}
+                                if calibration else None),
+                "open_set": ({"method": self.open_set.method, "thresholds": self.open_set.thresholds}
+                             if self.open_set is not None else None)}
+
     def run(self, source: str, modality: str | None = None, *, top: int = 5) -> dict[str, Any]:
+        """Tokenize ``source``, run the engine once, decode; judge the answer (calibrated confidence,
+        familiarity) and remember the turn. The fields are described in the module's docstring."""
         from .data import to_tensors
-        from .train import predict
+        from .train import decode, forward_eval
 
         start = time.perf_counter()
         batch = self.tokenize(source, modality)
@@ -124,16 +169,86 @@ class Runner:
         if self.stage_e is not None:
             self.stage_e.last = None
         # Memory is read during the forward pass; the turn is written below, once its output is known.
-        texts, confs = predict(self.model, tokens, mask, self.vocab, [attr_set], write_memory=False)
+        out = forward_eval(self.model, tokens, mask, [attr_set], write_memory=False)
+        texts, confs = decode(out["logits"], self.vocab, self.temperature_of(batch.modality))
+        open_set = None
+        if self.open_set is not None:
+            from .openset import features_of
+
+            feats = {**features_of(out, tokens, mask, confs, texts), "modalities": [batch.modality]}
+            open_set = self._verdicts(feats)[0]
+        familiar = open_set.pop("familiar") if open_set else None
         mean = batch.attr.mean(0, keepdims=True)  # the input's attributes, averaged over its tokens
         attrs = schema.explain(mean, top=top)[0]
-        result = {"input": display(source), "modality": batch.modality, "output": texts[0], "confidence": confs[0],
-                  "tokens": len(batch), "truncated_to": min(len(batch), self.cfg.max_len),
+        result = {"input": display(source), "modality": batch.modality,
+                  "output": None if familiar is False else texts[0], "decoded": texts[0],
+                  "confidence": confs[0], "calibrated": self.calibrated, "familiar": familiar,
+                  "open_set": open_set, "tokens": len(batch), "truncated_to": min(len(batch), self.cfg.max_len),
                   "attributes": [{"name": n, "value": round(v, 4)} for n, v in attrs],
                   "engine": self.cfg.engine, "checkpoint": str(self.path)}
-        result["memory"] = self._remember(source, batch, texts[0], attr_set)
+        result["memory"] = self._remember(source, batch, texts[0] if familiar is not False else "(unfamiliar)",
+                                          attr_set)
         result["seconds"] = round(time.perf_counter() - start, 4)
         return result
+
+    def temperature_of(self, modality: str) -> float:
+        """The calibration temperature of ``modality``'s answers."""
+        return self.temperatures.get(modality, self.temperature)
+
+    def features(self, batches: list) -> dict[str, Any]:
+        """One forward pass (64 inputs at a time, no memory) over token batches: the open-set features
+        of :func:`~v22sdk.engine.openset.features_of` — ``sent_vec``, ``tokens``, ``logits``, the
+        calibrated ``confidence`` and the ``decoded`` answers — and ``modalities``."""
+        import numpy as np
+
+        from .data import to_tensors
+        from .openset import features_of
+        from .train import decode, forward_eval
+
+        parts = []
+        for start in range(0, len(batches), 64):
+            chunk = batches[start:start + 64]
+            tokens, mask = to_tensors(chunk, self.cfg.max_len)
+            sets = [self.registry.get_class("modalities", b.modality).schema.active_names(b) for b in chunk]
+            out = forward_eval(self.model, tokens, mask, sets, write_memory=False)
+            texts, confs = [], []
+            for i, b in enumerate(chunk):
+                t, c = decode(out["logits"][i:i + 1], self.vocab, self.temperature_of(b.modality))
+                texts += t
+                confs += c
+            parts.append(features_of(out, tokens, mask, confs, texts))
+        feats = {k: np.concatenate([p[k] for p in parts]) for k in ("sent_vec", "tokens", "logits", "confidence")}
+        feats["decoded"] = [t for p in parts for t in p["decoded"]]
+        feats["modalities"] = [b.modality for b in batches]
+        return feats
+
+    def judge(self, batches: list) -> list[dict[str, Any]]:
+        """Answers for many token batches at once, without memory: per input ``decoded``,
+        ``confidence``, ``familiar`` and ``open_set`` (as :meth:`run` reports them). For
+        measurements over a data set; :meth:`run` is one input end to end."""
+        feats = self.features(batches)
+        verdicts = self._verdicts(feats)
+        rows = []
+        for text, conf, v in zip(feats["decoded"], feats["confidence"].tolist(), verdicts):
+            familiar = v.pop("familiar") if v else None
+            rows.append({"decoded": text, "confidence": conf, "familiar": familiar, "open_set": v})
+        return rows
+
+    def _verdicts(self, feats: dict[str, Any]) -> list[dict[str, Any] | None]:
+        """The open-set verdict of each input of ``feats`` (:meth:`features`): score, threshold,
+        nearest label, method, familiar."""
+        modalities = feats["modalities"]
+        if self.open_set is None:
+            return [None] * len(modalities)
+        scores, nearest = self.open_set.score(feats, modalities)
+        verdicts = []
+        for score, near, mod in zip(scores.tolist(), nearest, modalities):
+            threshold = self.open_set.thresholds.get(mod)
+            verdicts.append({"score": round(score, 4) if score != float("inf") else None,
+                             "threshold": None if threshold is None else round(threshold, 4),
+                             "nearest_label": near, "method": self.open_set.method,
+                             "familiar": self.open_set.familiar(score, mod)})
+        return verdicts
 
     def encode(self, source: str, modality: str | None = None):
         """(sent_vec (256,) float32, attribute set) of ``source``: a memory query, nothing written."""
@@ -169,14 +284,21 @@ class Runner:
         info = TurnInfo(conversation=self.conversation, modality=batch.modality,
                         digest=input_digest(source, from_file), summary=f"{output or '(empty)'} <- {name}")
         [turn_id] = self.memory.write(sent_vec, me, [attr_set], [info])
-        recalled = None
+        # Stage E fuses whatever it recalls; a recall is *shown* only when it is similar enough to
+        # be the memory's hit (its score passes the memory's hit threshold), so an unrelated past
+        # turn is never presented as if it were one.
+        recalled, best = None, None
+        threshold = getattr(self.memory, "hit_threshold", None)
         if bool(recall.found[0]):
-            then = recall.times[0] if recall.times else None
-            past = recall.info[0] if recall.info else None
-            recalled = {"turn": recall.ids[0], "score": round(float(recall.scores[0]), 4),
-                        "summary": past.summary if past else "", "modality": past.modality if past else "",
-                        "seconds_ago": round(time.time() - then, 1) if then is not None else None}
-        return {"path": getattr(self.memory, "path", None), "turn": turn_id, "recall": recalled}
+            best = round(float(recall.scores[0]), 4)
+            if threshold is None or best >= threshold:
+                then = recall.times[0] if recall.times else None
+                past = recall.info[0] if recall.info else None
+                recalled = {"turn": recall.ids[0], "score": best,
+                            "summary": past.summary if past else "", "modality": past.modality if past else "",
+                            "seconds_ago": round(time.time() - then, 1) if then is not None else None}
+        return {"path": getattr(self.memory, "path", None), "turn": turn_id, "recall": recalled,
+                "best_score": best, "hit_threshold": threshold}
 
 
 def _takes_text(registry, modality: str) -> bool:
@@ -187,16 +309,58 @@ def format_result(r: dict[str, Any]) -> str:
     tokens = f"{r['tokens']} token(s)"
     if r.get("truncated_to") is not None and r["truncated_to"] < r["tokens"]:
         tokens = f"{r['tokens']} tokens, the engine read the first {r['truncated_to']}"
-    lines = [f"{r['output'] or '(empty)'}    confidence {r['confidence']:.3f}",
-             f"  {r['modality']} input, {tokens}, engine {r['engine']}"]
+    o = r.get("open_set")
+    if r.get("familiar") is False:
+        lines = ["unfamiliar input: unlike anything this checkpoint was trained on ('v22sdk run --knows' lists it)",
+                 f"  open-set score {o['score'] if o['score'] is not None else 'inf'} > threshold {o['threshold']} "
+                 f"({o['method']}); nearest label {o['nearest_label'] or '-'}; the decoder would say "
+                 f"{r['decoded'] or '(empty)'} (confidence {r['confidence']:.3f})"]
+    else:
+        kind = "confidence" if r.get("calibrated", True) else "confidence (uncalibrated)"
+        lines = [f"{r['output'] or '(empty)'}    {kind} {r['confidence']:.3f}"]
+        if o is not None and o.get("score") is not None:
+            lines.append(f"  familiar: open-set score {o['score']} ≤ threshold {o['threshold']} ({o['method']})")
+    lines.append(f"  {r['modality']} input, {tokens}, engine {r['engine']}")
     if r["attributes"]:
         lines.append("  top attributes: " + ", ".join(f"{a['name']}={a['value']:+.3f}" for a in r["attributes"]))
     mem = r.get("memory")
     if mem:
         rec = mem["recall"]
-        recalled = (f"turn {rec['turn']} '{rec['summary']}', score {rec['score']:.3f}, {_ago(rec['seconds_ago'])}"
-                    if rec else "nothing yet")
-        lines.append(f"  memory: recalled {recalled}; stored as turn {mem['turn']}")
+        if rec:
+            recalled = (f"recalled turn {rec['turn']} '{rec['summary']}', score {rec['score']:.3f}, "
+                        f"{_ago(rec['seconds_ago'])}")
+        elif mem.get("best_score") is None:
+            recalled = "nothing stored yet"
+        else:
+            recalled = (f"no similar past turn (best score {mem['best_score']:.3f} < hit threshold "
+                        f"{mem['hit_threshold']:.2f})")
+        lines.append(f"  memory: {recalled}; stored as turn {mem['turn']}")
+    return "\n".join(lines)
+
+
+def format_knows(k: dict[str, Any]) -> str:
+    """``v22sdk run --knows``: what a checkpoint was trained on, in a few lines."""
+    where = k.get("data")
+    where = Path(where).name if where else None
+    lines = [f"checkpoint {k['checkpoint']} ({k['engine']}, {k['preset']} preset)",
+             f"  trained on: {', '.join(k['modalities']) or 'unrecorded modalities'}"
+             + (f", {k['examples']} examples of {where}" if k.get("examples") and where else "")]
+    for mod, labels in (k.get("labels") or {}).items():
+        shown = " ".join(labels[:40]) + (f" … ({len(labels)} in all)" if len(labels) > 40 else "")
+        lines.append(f"  {mod} labels: {shown}")
+    for src in k.get("sources") or []:
+        desc = ", ".join(f"{key} {val}" for key, val in src.items() if key not in ("name", "sha256") and val)
+        lines.append(f"  source: {src.get('name', '?')}" + (f" ({desc})" if desc else ""))
+    if k.get("test_exact"):
+        lines.append(f"  held-out exact match ({k.get('test_exact_of', 'training run')}): "
+                     + ", ".join(f"{m} {v:.3f}" for m, v in k["test_exact"].items()))
+    cal = k.get("calibration")
+    lines.append(f"  confidence: calibrated, temperature {cal['temperature']:.3f} (fitted on the validation split)"
+                 if cal else "  confidence: not calibrated (no validation split at training)")
+    o = k.get("open_set")
+    lines.append(f"  unfamiliar inputs: {o['method']} above " + ", ".join(
+        f"{m} {t:.4g}" for m, t in o["thresholds"].items()) if o else
+                 "  unfamiliar inputs: not detected (the checkpoint has no open-set statistics)")
     return "\n".join(lines)
 
 

@@ -204,8 +204,14 @@ class Trainer:
 
     # -- the loop ----------------------------------------------------------------------------
     def fit(self, epochs: int | None = None, *, progress: bool = False, eval_every: int = 10,
-            on_epoch: Callable[[dict], None] | None = None) -> list[dict[str, Any]]:
+            on_epoch: Callable[[dict], None] | None = None, keep_best: bool = False) -> list[dict[str, Any]]:
+        """Train for ``epochs`` (auto-stop may end sooner), evaluating the validation split every
+        ``eval_every`` epochs. ``keep_best``: at the end, restore the evaluated state with the best
+        validation exact match (character accuracy breaks ties; ``self.best_epoch`` says which),
+        so a late divergence is not what is kept."""
         cfg = self.cfg
+        best: tuple | None = None
+        self.best_epoch = None
         epochs = cfg.epochs if epochs is None else epochs
         train = self.data["train"]
         if not train.size:
@@ -235,6 +241,11 @@ class Trainer:
                 done = bool(losses) and mean["loss"] < cfg.stop_loss
                 if self.data.get("val") and self.data["val"].size and (epoch % eval_every == 0 or done or epoch == epochs):
                     rec["val"] = self.evaluate("val")["all"]
+                    key = (rec["val"]["exact"], rec["val"]["char"])
+                    if keep_best and (best is None or key > best[0]):
+                        mem = self.model.memory
+                        best = (key, epoch, _clone_state(self.model),
+                                copy.deepcopy(mem.state_dict()) if hasattr(mem, "state_dict") else None)
                 self._log(rec)
                 if on_epoch:
                     on_epoch(rec)
@@ -246,6 +257,11 @@ class Trainer:
         finally:
             if bar:
                 bar.stop()
+        if best is not None:
+            _, self.best_epoch, state, mem_state = best
+            self.model.load_state_dict(state)
+            if mem_state is not None:
+                self.model.memory.load_state_dict(mem_state)
         return self.history
 
     def _log(self, rec: dict[str, Any]) -> None:
@@ -274,20 +290,27 @@ def _progress(enabled: bool):
 
 
 @torch.no_grad()
-def predict(model, tokens: torch.Tensor, mask: torch.Tensor, vocab: OutputVocab, attr_sets=None,
-            write_memory: bool = True) -> tuple[list[str], list[float]]:
-    """Decoded texts and confidences (product of the chosen characters' probabilities, <eos> included)."""
+def forward_eval(model, tokens: torch.Tensor, mask: torch.Tensor, attr_sets=None,
+                 write_memory: bool = True) -> dict[str, torch.Tensor]:
+    """The model's outputs in eval mode (``logits``, ``sent_vec``, ...), stage E writing to its
+    memory only if ``write_memory``."""
     model.eval()
     stage_e = getattr(model, "stage_e", None)
     old = stage_e.write_enabled if stage_e is not None else None
     if stage_e is not None:
         stage_e.write_enabled = write_memory
     try:
-        logits = model(tokens, mask, attr_sets)["logits"]
+        return model(tokens, mask, attr_sets)
     finally:
         if stage_e is not None:
             stage_e.write_enabled = old
-    prob = torch.softmax(logits, -1)
+
+
+def decode(logits: torch.Tensor, vocab: OutputVocab, temperature: float = 1.0) -> tuple[list[str], list[float]]:
+    """Decoded texts and confidences: the probability of each decoded string, the product of its
+    characters' and its ``<eos>``'s probabilities after dividing the logits by ``temperature``
+    (the checkpoint's calibration; see :mod:`v22sdk.engine.calibration`)."""
+    prob = torch.softmax(logits.float() / temperature, -1)
     p, ids = prob.max(-1)                                                              # (B, P)
     texts, confs = [], []
     for row_ids, row_p in zip(ids.tolist(), p.tolist()):
@@ -296,6 +319,25 @@ def predict(model, tokens: torch.Tensor, mask: torch.Tensor, vocab: OutputVocab,
         texts.append(text)
         confs.append(float(np.prod(row_p[:n])))
     return texts, confs
+
+
+@torch.no_grad()
+def predict(model, tokens: torch.Tensor, mask: torch.Tensor, vocab: OutputVocab, attr_sets=None,
+            write_memory: bool = True, temperature: float = 1.0) -> tuple[list[str], list[float]]:
+    """Decoded texts and confidences (:func:`decode`) of one batch."""
+    return decode(forward_eval(model, tokens, mask, attr_sets, write_memory)["logits"], vocab, temperature)
+
+
+def collect_outputs(model, data: Split, keys: Sequence[str] = ("logits", "sent_vec"),
+                    batch_size: int = 64) -> dict[str, torch.Tensor]:
+    """The named outputs of every example of a split, in order (memory read, not written)."""
+    parts: dict[str, list[torch.Tensor]] = {k: [] for k in keys}
+    for s in range(0, data.size, batch_size):
+        b = data.take(range(s, min(s + batch_size, data.size)))
+        out = forward_eval(model, b["tokens"], b["mask"], b["attr_sets"], write_memory=False)
+        for k in keys:
+            parts[k].append(out[k].float())
+    return {k: torch.cat(v) for k, v in parts.items()}
 
 
 def evaluate(model, data: Split, vocab: OutputVocab, batch_size: int = 64) -> dict[str, dict[str, float]]:

@@ -135,9 +135,13 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
     @memory.command()
     @click.argument("query_input")
     @click.option("-k", "--top", "k", default=5, show_default=True, type=click.IntRange(1, 1000))
+    @click.option("--index", "index", type=click.Choice(["exhaustive", "ivf"]), default="exhaustive",
+                  show_default=True,
+                  help="exhaustive: exact scan of every turn; ivf: approximate candidate index (built "
+                       "from the store first; needs faiss-cpu) re-ranked by the exact score.")
     @click.pass_context
-    def search(ctx, query_input: str, k: int) -> None:
-        """Exact top-k turns (0.6 cos + 0.4 Jaccard) for QUERY_INPUT over every stored turn."""
+    def search(ctx, query_input: str, k: int, index: str) -> None:
+        """Top-k turns (0.6 cos + 0.4 Jaccard) for QUERY_INPUT over every stored turn."""
         from v22sdk.memory.scoring import unit_rows
 
         with _errors():
@@ -150,7 +154,17 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
             with store:
                 qm = np.stack([store.vocab.mask(a) for a in attrs])
                 qc = np.array([len(a) for a in attrs], np.int32)
-                ids, scores = store.search(unit_rows(vecs), qm, qc, k)
+                if index == "exhaustive":
+                    ids, scores = store.search(unit_rows(vecs), qm, qc, k)
+                else:
+                    from v22sdk.memory.index import make_index
+
+                    t0 = time.perf_counter()
+                    ann = make_index(index)
+                    ann.build_from(store)
+                    click.echo(f"(approximate search: {index} index over {len(ann)} turns, built in "
+                               f"{time.perf_counter() - t0:.2f} s)", err=True)
+                    ids, scores = ann.search(unit_rows(vecs), qm, qc, k)
                 for row in range(len(vecs)):
                     if len(vecs) > 1:
                         click.echo(f"query {row}:")

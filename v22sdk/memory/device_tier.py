@@ -22,22 +22,29 @@ class DeviceTier(RingTier):
 
     def __init__(self, capacity: int, vocab: AttrVocab, device: str | torch.device = "cpu"):
         super().__init__(capacity, vocab)
-        self.device = torch.device(device)
-        self.units_dev = torch.zeros(self.units.shape, dtype=torch.float32, device=self.device)
-        self.mem_dev = torch.zeros(self.mem.shape, dtype=torch.float32, device=self.device)
+        self._place(torch.device(device))
+
+    def _place(self, device: torch.device) -> None:
+        """Device copies of units and mem; on the CPU, views of the host arrays (nothing to copy
+        on a write)."""
+        self.device = device
+        self.shared = device.type == "cpu"
+        if self.shared:
+            self.units_dev, self.mem_dev = torch.from_numpy(self.units), torch.from_numpy(self.mem)
+        else:
+            self.units_dev = torch.from_numpy(self.units).to(device)
+            self.mem_dev = torch.from_numpy(self.mem).to(device)
 
     def insert_block(self, *args, **kw) -> np.ndarray:
         slots = super().insert_block(*args, **kw)
-        if len(slots):
+        if len(slots) and not self.shared:
             idx = torch.from_numpy(slots).to(self.device)
             self.units_dev[idx] = torch.from_numpy(self.units[slots]).to(self.device)
             self.mem_dev[idx] = torch.from_numpy(self.mem[slots]).to(self.device)
         return slots
 
     def to(self, device: str | torch.device) -> "DeviceTier":
-        self.device = torch.device(device)
-        self.units_dev = self.units_dev.to(self.device)
-        self.mem_dev = self.mem_dev.to(self.device)
+        self._place(torch.device(device))
         return self
 
     def _fast(self, queries: np.ndarray, n: int) -> np.ndarray:

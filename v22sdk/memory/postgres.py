@@ -293,13 +293,24 @@ class PostgresTier(SQLTurnStore):
             if cur.fetchone() is None:
                 return False
             cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            self._apply(cur, 2)
-            # Backfill rows written before the extension existed (client-side: bytea -> vector).
-            cur.execute("SELECT id, sent_vec FROM turns WHERE sent_pgv IS NULL")
-            rows = cur.fetchall()
-            for id_, sent in rows:
-                u = unit_rows(np.frombuffer(sent, "<f4")[None])[0]
-                cur.execute("UPDATE turns SET sent_pgv = %s::vector WHERE id = %s", (_vec_literal(u), id_))
+            # Migration 2's column first, the rows written before the extension existed backfilled
+            # (client-side: bytea -> unit vector, in batches), then its HNSW index: building the
+            # graph once over the filled column is far cheaper than updating it row by row.
+            add_column, add_index = MIGRATIONS[2][1]
+            cur.execute(add_column)
+            last = 0
+            while True:
+                cur.execute("SELECT id, sent_vec FROM turns WHERE id > %s ORDER BY id LIMIT 5000", (last,))
+                rows = cur.fetchall()
+                if not rows:
+                    break
+                last = rows[-1][0]
+                units = unit_rows(np.stack([np.frombuffer(sent, "<f4") for _, sent in rows]))
+                cur.executemany("UPDATE turns SET sent_pgv = %s::vector WHERE id = %s",
+                                [(_vec_literal(u), id_) for (id_, _), u in zip(rows, units)])
+            cur.execute(add_index)
+            cur.execute("INSERT INTO v22_schema_migrations (version, description) VALUES (%s, %s)",
+                        (2, MIGRATIONS[2][0]))
             return True
 
         try:
@@ -508,12 +519,17 @@ class PostgresTier(SQLTurnStore):
         def body(cur):
             if not approximate:  # an exact ranking: sequential scan + sort, not the HNSW graph
                 cur.execute("SET LOCAL enable_indexscan = off")
+            else:  # the graph search keeps ef_search candidates: at least one page of them
+                cur.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, int(page)))}")
             for q in range(b):
                 lit = _vec_literal(queries[q])
                 offset = 0
                 while True:
-                    cur.execute("SELECT id, sent_vec, attr_mask, 1 - (sent_pgv <=> %s::vector) AS cos FROM turns "
-                                "ORDER BY sent_pgv <=> %s::vector, id DESC LIMIT %s OFFSET %s",
+                    # (pgvector's index scan serves ORDER BY distance alone: no id tie-break there;
+                    # the exact re-rank below breaks ties)
+                    order = "sent_pgv <=> %s::vector" + ("" if approximate else ", id DESC")
+                    cur.execute(f"SELECT id, sent_vec, attr_mask, 1 - (sent_pgv <=> %s::vector) AS cos FROM turns "
+                                f"ORDER BY {order} LIMIT %s OFFSET %s",
                                 (lit, lit, page, offset), binary=True)
                     rows = cur.fetchall()
                     if not rows:

@@ -15,8 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from v22sdk.memory.scoring import (AttrVocab, candidates, exact_scores, fast_scores, matvec,
-                                   pick_topk, unit_rows)
+from v22sdk.memory.scoring import AttrVocab, exact_scores, matvec, pick_topk, prune, unit_rows
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
 
@@ -79,9 +78,13 @@ class RingTier(MemoryTier):
             [(t.conversation, t.modality, t.digest, t.summary) for t in turns])
 
     def insert_block(self, ids: np.ndarray, sent: np.ndarray, mem: np.ndarray, masks: np.ndarray,
-                     times: np.ndarray, touched: np.ndarray, text: list[tuple]) -> np.ndarray:
+                     times: np.ndarray, touched: np.ndarray, text: list[tuple],
+                     units: np.ndarray | None = None) -> np.ndarray:
         """Bulk insert of n new turns as arrays (ids not held yet), oldest first; the last
-        ``capacity`` are kept. Shapes: (n,), (n, 256), (n, 384), (n, W'), (n,), (n,), n tuples."""
+        ``capacity`` are kept. Shapes: (n,), (n, 256), (n, 384), (n, W'), (n,), (n,), n tuples;
+        ``units``: ``unit_rows(sent)`` when the caller has it already."""
+        if len(ids) == 1 and self.capacity > 1:
+            return self._insert_one(ids, sent, mem, masks, times, touched, text, units)
         if len(ids) > self.capacity:
             cut = len(ids) - self.capacity
             ids, sent, mem, masks, times, touched, text = (
@@ -97,7 +100,7 @@ class RingTier(MemoryTier):
             del self.slot[o]
         self.holes -= int(np.count_nonzero((old < 0) & (slots < self.filled)))
         self.sent[slots] = sent
-        self.units[slots] = unit_rows(sent)
+        self.units[slots] = unit_rows(sent) if units is None else units[-n:]
         self.mem[slots] = mem
         self.masks[slots] = 0
         self.masks[slots, : min(w, masks.shape[1])] = masks[:, :w]
@@ -111,6 +114,35 @@ class RingTier(MemoryTier):
         self.head = int((self.head + n) % self.capacity)
         self.filled = min(self.capacity, self.filled + n)
         return slots
+
+    def _insert_one(self, ids, sent, mem, masks, times, touched, text, units) -> np.ndarray:
+        """insert_block for one turn with scalar indexing (the per-turn write path)."""
+        if self.vocab.words() > self.masks.shape[1]:
+            self._ensure_words()
+        s, i = self.head, int(ids[0])
+        old = int(self.ids[s])
+        if old >= 0:
+            del self.slot[old]
+        elif s < self.filled:
+            self.holes -= 1
+        self.sent[s] = sent[0]
+        self.units[s] = unit_rows(sent)[0] if units is None else units[0]
+        self.mem[s] = mem[0]
+        row = masks[0]
+        w = self.masks.shape[1]
+        if len(row) == w:
+            self.masks[s] = row
+        else:
+            self.masks[s] = 0
+            self.masks[s, : min(w, len(row))] = row[:w]
+        self.counts[s] = np.bitwise_count(row).sum()
+        self.ids[s], self.times[s], self.touched[s] = i, times[0], touched[0]
+        self.text[s] = text[0]
+        self.slot[i] = s
+        self.head = (s + 1) % self.capacity
+        if self.filled < self.capacity:
+            self.filled += 1
+        return np.array([s], np.int64)
 
     def remove(self, turn_id: int) -> bool:
         s = self.slot.pop(int(turn_id), None)
@@ -158,11 +190,8 @@ class RingTier(MemoryTier):
         ids, masks, counts = self.ids[:n], self.masks[:n], self.counts[:n]
         kk = min(k, len(self.slot))
         for q in range(b):
-            fast = fast_scores(cos[q], masks, counts, qm[q], int(qcounts[q]))
-            if self.holes:
-                fast[ids < 0] = -np.inf
-            cand = candidates(fast, kk)
-            cand = cand[ids[cand] >= 0]
+            cand = prune(cos[q], masks, counts, qm[q], int(qcounts[q]), kk,
+                         valid=(ids >= 0) if self.holes else None)
             exact = exact_scores(self.units[cand], masks[cand], counts[cand], queries[q], qm[q],
                                  int(qcounts[q]))
             sel, sc = pick_topk(ids[cand], exact, kk)

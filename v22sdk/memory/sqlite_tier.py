@@ -29,7 +29,8 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from v22sdk.errors import InputError, MemoryStoreCorrupt, MemoryStoreError
-from v22sdk.memory.scoring import AttrVocab, blob_to_mask, mask_to_blob, merge_topk, search_block, unit_rows
+from v22sdk.memory.scoring import (AttrVocab, blob_to_mask, int_to_blob, mask_to_blob, merge_topk, search_block,
+                                   unit_rows)
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
 
@@ -149,6 +150,28 @@ class SQLTurnStore(MemoryTier):
         return (np.array([r[0] for r in rows], np.int64), sent, mem, masks,
                 np.array([r[1] for r in rows], np.float64), np.array([r[10] for r in rows], np.int64),
                 [(r[2], r[3], r[4], r[5]) for r in rows])
+
+    def iter_blocks(self, chunk: int = 50_000, after: int = 0) -> Iterator[tuple]:
+        """Every turn with id > ``after`` as arrays, in id order (keyset pages): ``(ids (n,) int64,
+        unit sent_vecs (n, 256) float32, masks (n, W) uint64)``. What a candidate index is built
+        from (v22sdk.memory.index); the vectors' lengths are checked, not the row checksums."""
+        last = after
+        while True:
+            rows = self._query(f"SELECT id, sent_vec, attr_mask FROM turns WHERE id > {self._P} "
+                               f"ORDER BY id LIMIT {self._P}", (last, chunk))
+            if not rows:
+                return
+            last = rows[-1][0]
+            self._refresh_vocab()
+            words = self.vocab.words()
+            try:
+                vecs = np.frombuffer(b"".join(r[1] for r in rows), "<f4").reshape(len(rows), SENT_DIM)
+            except ValueError as e:
+                raise MemoryStoreCorrupt(self.path, "a sent_vec blob has the wrong length") from e
+            width = 8 * words
+            masks = np.frombuffer(b"".join(bytes(r[2][:width]).ljust(width, b"\0") for r in rows),
+                                  "<u8").astype(np.uint64).reshape(len(rows), words)
+            yield (np.fromiter((r[0] for r in rows), np.int64, len(rows)), unit_rows(vecs), masks)
 
     def iter_turns(self, chunk: int = 1000) -> Iterator[Turn]:
         """Every turn in id order (keyset pages: bounded memory)."""
@@ -339,24 +362,30 @@ class SQLiteTier(SQLTurnStore):
             return []
         now = time.time()
 
+        # Names this process knows keep their bits (bits are never renumbered), so the vocabulary
+        # on disk needs reading only when a turn brings a name this process has not seen.
+        unknown = any(a not in self.vocab.bits for t in turns for a in t.attrs)
+
         def body(c: sqlite3.Connection) -> list[Turn]:
-            self._sync_vocab(c, turns)
-            touched = c.execute("SELECT COALESCE(MAX(touched), 0) FROM turns").fetchone()[0]
+            if unknown:
+                self._sync_vocab(c, turns)
             out = []
-            words = self.vocab.words()
+            mask_int = self.vocab.mask_int
             for t in turns:
-                touched += 1
                 when = t.time or now
                 attrs_json = json.dumps(sorted(t.attrs), ensure_ascii=False)
-                sent, mem = t.sent_vec.astype("<f4").tobytes(), t.mem_emb.astype("<f4").tobytes()
+                sent, mem = np.asarray(t.sent_vec, "<f4").tobytes(), np.asarray(t.mem_emb, "<f4").tobytes()
                 crc = row_crc(when, t.conversation, t.modality, t.digest, t.summary, attrs_json,
                               sent, mem)
-                cur = c.execute(
+                # recency = max + 1, computed by the INSERT itself (one statement per turn, as a
+                # bare INSERT; the transaction's write lock makes it race-free)
+                (id_, touched), = c.execute(
                     "INSERT INTO turns (time, conversation, modality, digest, summary, attrs, "
-                    "attr_mask, sent_vec, mem_emb, touched, crc) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    "attr_mask, sent_vec, mem_emb, touched, crc) VALUES (?,?,?,?,?,?,?,?,?,"
+                    "(SELECT COALESCE(MAX(touched), 0) + 1 FROM turns),?) RETURNING id, touched",
                     (when, t.conversation, t.modality, t.digest, t.summary, attrs_json,
-                     mask_to_blob(self.vocab.mask(t.attrs, words)), sent, mem, touched, crc))
-                out.append(t.with_id(cur.lastrowid, when, touched))
+                     int_to_blob(mask_int(t.attrs)), sent, mem, crc)).fetchall()
+                out.append(t.with_id(id_, when, touched))
             return out
 
         try:

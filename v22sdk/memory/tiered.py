@@ -67,9 +67,17 @@ class TieredMemory(MemoryHead):
     def __init__(self, path: str | os.PathLike | None = None, *, l1_size: int = 50,
                  l2_size: int = 10_000, device: str | torch.device = "cpu",
                  hit_threshold: float = 0.9, synchronous: str = "FULL", check: str = "quick",
-                 scan_l3: bool = True, l3: MemoryTier | None = None):
+                 scan_l3: bool = True, l3: MemoryTier | None = None, index=None):
         """``l3``: another L3 tier (e.g. ``PostgresTier``) instead of SQLite at ``path``; it is
-        owned (and closed) by this memory from then on."""
+        owned (and closed) by this memory from then on.
+
+        ``index``: how reads that L1/L2 do not answer search L3. ``None`` or ``"exhaustive"``
+        (default): an exact scan of the store. ``"ivf"`` (or a
+        :class:`~v22sdk.memory.index.AnnIndex`): an in-RAM candidate index built from the store at
+        open and updated after every commit; cosine + Jaccard shortlists re-ranked by the exact
+        score (recall < 1, measured in docs/memory.md). ``search(..., exhaustive=True)`` always
+        scans exactly."""
+        from v22sdk.memory.index import make_index
         from v22sdk.memory.device_tier import DeviceTier
         if l1_size < 1 or l2_size < l1_size:
             raise ValueError(f"need 1 <= l1_size <= l2_size, got {l1_size}, {l2_size}")
@@ -85,6 +93,7 @@ class TieredMemory(MemoryHead):
             self.path = getattr(l3, "path", None) or str(path or "")
         self.l3 = l3
         try:
+            self.index = make_index(index)
             self.l2 = RingTier(l2_size, self.l3.vocab)
             self.l1 = DeviceTier(l1_size, self.l3.vocab, device)
             self.rebuild()
@@ -100,6 +109,14 @@ class TieredMemory(MemoryHead):
         self.l1.clear()
         self.l2.insert_block(*self.l3.recent_block(self.l2.capacity, by="touched"))
         self.l1.insert_block(*self.l3.recent_block(self.l1.capacity, by="id"))
+        if self.index is not None:
+            self.index.build_from(self.l3)
+
+    def _index_catch_up(self) -> None:
+        """Add to the index the turns other processes committed since it last looked."""
+        if self.index is not None and self.l3.max_id() > self.index.hwm:
+            for ids, units, masks in self.l3.iter_blocks(after=self.index.hwm):
+                self.index.add(ids, units, masks)
 
     def to(self, device: str | torch.device) -> "TieredMemory":
         self.l1.to(device)
@@ -133,17 +150,40 @@ class TieredMemory(MemoryHead):
         infos = list(info) if info is not None else [TurnInfo()] * b
         for i in infos:  # an id that cannot be stored or matched is the caller's input error
             check_conversation(i.conversation, "conversation")
-        turns = [Turn(sent[i], mem[i], frozenset(attr_sets[i]), conversation=infos[i].conversation,
-                      modality=infos[i].modality, digest=infos[i].digest, summary=infos[i].summary)
+        # _host returned owned, checked, read-only copies: their rows need no second check
+        turns = [Turn.from_rows(sent[i], mem[i], frozenset(attr_sets[i]), infos[i].conversation,
+                                infos[i].modality, infos[i].digest, infos[i].summary)
                  for i in range(b)]
         return [t.id for t in self.add_turns(turns)]
 
     def add_turns(self, turns: Sequence[Turn]) -> list[Turn]:
-        """Commit turns to L3 (durable, one transaction), then publish them to L2 and L1."""
+        """Commit turns to L3 (durable, one transaction), then publish them to L2 and L1 (and the
+        index, if any)."""
         with self._lock:
             stored = self.l3.commit(turns)
-            self.l2.batched_put(stored)
-            self.l1.batched_put(stored)
+            if not stored:
+                return stored
+            # The arrays of the new turns, made once for every tier they are published to.
+            w = self.l3.vocab.words()
+            ids = np.array([t.id for t in stored], np.int64)
+            if len(stored) == 1:  # the per-turn write: views, no copies
+                sent, mem = stored[0].sent_vec[None], stored[0].mem_emb[None]
+            else:
+                sent = np.stack([t.sent_vec for t in stored])
+                mem = np.stack([t.mem_emb for t in stored])
+            units = unit_rows(sent)
+            masks = np.stack([self.l3.vocab.mask(t.attrs, w) for t in stored])
+            block = (ids, sent, mem, masks,
+                     np.array([t.time for t in stored], np.float64),
+                     np.array([t.touched for t in stored], np.int64),
+                     [(t.conversation, t.modality, t.digest, t.summary) for t in stored])
+            self.l2.insert_block(*block, units=units)
+            self.l1.insert_block(*block, units=units)
+            if self.index is not None:
+                if ids[0] != self.index.hwm + 1:  # another process wrote in between: read it too
+                    self._index_catch_up()
+                new = ids > self.index.hwm
+                self.index.add(ids[new], units[new], masks[new])
             return stored
 
     # -- reads -------------------------------------------------------------------------------
@@ -175,7 +215,12 @@ class TieredMemory(MemoryHead):
             i2, s2 = self.l2.search(q[todo], qm[todo], qc[todo], k)
             ids[todo], sc[todo] = _merge(ids[todo], sc[todo], i2, s2, k)
             todo = todo[sc[todo, -1] < tau]
-        if len(todo) and (self.scan_l3 or exhaustive) and len(self.l3) > len(self.l2):
+        if len(todo) and self.index is not None and not exhaustive:
+            self._index_catch_up()
+            i3, s3 = self.index.search(q[todo], qm[todo], qc[todo], k)
+            ids[todo], sc[todo] = _merge(ids[todo], sc[todo], i3, s3, k)
+            self._promote([int(i) for i in np.unique(ids[todo]) if i >= 0 and not self.l2.contains(i)])
+        elif len(todo) and (self.scan_l3 or exhaustive) and len(self.l3) > len(self.l2):
             i3, s3 = self.l3.search(q[todo], qm[todo], qc[todo], k, exclude=self.l2.id_array())
             ids[todo], sc[todo] = _merge(ids[todo], sc[todo], i3, s3, k)
             self._promote([int(i) for i in np.unique(ids[todo]) if i >= 0 and not self.l2.contains(i)])
@@ -243,19 +288,24 @@ class TieredMemory(MemoryHead):
 
     @staticmethod
     def _host(x, dim: int, what: str) -> np.ndarray:
+        """``x`` as an owned, read-only (B, dim) float32 copy with finite values."""
         import torch
         if isinstance(x, torch.Tensor):
             x = x.detach().to("cpu", torch.float32).numpy()
-        arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+        arr = np.array(x, dtype=np.float32, order="C")  # a copy: the caller's buffer stays theirs
         if arr.ndim != 2 or arr.shape[1] != dim:
             raise InputError(f"memory {what}", f"expected shape (B, {dim}), got {tuple(arr.shape)}")
         if not np.isfinite(arr).all():
             raise InputError(f"memory {what}", "contains a non-finite value")
+        arr.flags.writeable = False
         return arr
 
     def stats(self) -> dict:
         s = self.l3.stats()
         s.update({"l1_turns": len(self.l1), "l1_capacity": self.l1.capacity,
                   "l2_turns": len(self.l2), "l2_capacity": self.l2.capacity,
-                  "device": str(self.l1.device), "hit_threshold": self.hit_threshold})
+                  "device": str(self.l1.device), "hit_threshold": self.hit_threshold,
+                  "index": "exhaustive" if self.index is None else self.index.kind})
+        if self.index is not None:
+            s.update({"index_turns": len(self.index), "index_bytes": self.index.nbytes()})
         return s

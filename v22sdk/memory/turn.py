@@ -101,10 +101,26 @@ class Turn:
     def __post_init__(self) -> None:
         object.__setattr__(self, "sent_vec", as_vector(self.sent_vec, SENT_DIM, "turn.sent_vec"))
         object.__setattr__(self, "mem_emb", as_vector(self.mem_emb, MEM_DIM, "turn.mem_emb"))
+        self._check_fields()
+
+    @classmethod
+    def from_rows(cls, sent_vec: np.ndarray, mem_emb: np.ndarray, attrs, conversation: str = "default",
+                  modality: str = "", digest: str = "", summary: str = "") -> "Turn":
+        """A new turn from vectors the caller has checked already: read-only float32 rows of
+        shapes (256,) and (384,) with finite values, owned by no one else (``TieredMemory.write``
+        validates a whole batch at once). Every other field is checked as by the constructor."""
+        t = object.__new__(cls)
+        t.__dict__.update(sent_vec=sent_vec, mem_emb=mem_emb, attrs=attrs, id=0, time=0.0,
+                          conversation=conversation, modality=modality, digest=digest,
+                          summary=summary, touched=0)
+        t._check_fields()
+        return t
+
+    def _check_fields(self) -> None:
         attrs = self.attrs
         if isinstance(attrs, str) or not all(isinstance(a, str) and a for a in attrs):
             raise InputError("turn.attrs", "must be a set of non-empty slot names")
-        bad = [a for a in attrs if LONE_SURROGATE.search(a)]
+        bad = [a for a in attrs if LONE_SURROGATE.search(a)] if LONE_SURROGATE.search("".join(attrs)) else None
         if bad:
             raise InputError(f"turn.attrs {shown(bad[0])}", "is not valid UTF-8 text")
         object.__setattr__(self, "attrs", frozenset(attrs))
@@ -139,8 +155,9 @@ class Turn:
         )
 
     def with_id(self, id_: int, time: float, touched: int) -> "Turn":
-        """A copy carrying the id, time and recency the store assigned at commit."""
-        return Turn(
-            self.sent_vec, self.mem_emb, self.attrs, id_, time, self.conversation,
-            self.modality, self.digest, self.summary, touched,
-        )
+        """A copy carrying the id, time and recency the store assigned at commit (the fields are
+        already validated, so they are copied, not checked again: this is on the write path)."""
+        t = object.__new__(Turn)
+        t.__dict__.update(self.__dict__)
+        t.__dict__.update(id=int(id_), time=float(time), touched=int(touched))
+        return t

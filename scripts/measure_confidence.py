@@ -1,0 +1,273 @@
+#!/usr/bin/env python
+"""How honest is a checkpoint's confidence, and does it know what it does not know? Held-out figures.
+
+    python scripts/measure_confidence.py --suite SUITE --ood OOD [--checkpoint CKPT] --out FILE
+    python scripts/measure_confidence.py --plot docs/img/reliability.png --from FILE
+
+Measured on inputs no choice was made on (the criterion, fixed before the run, is ``CRITERION``):
+
+* **calibration** on the suite's test split: the expected calibration error (10 equal-width bins)
+  of the raw and of the calibrated confidence, per modality and over all, with percentile
+  bootstrap 95 % intervals (2,000 resamples); the reliability diagram's bins;
+* **the open set**: the AUROC of the checkpoint's familiarity score between the test split
+  (familiar) and each category of the out-of-distribution set's *test* half (unfamiliar), with
+  bootstrap intervals; the share of each category called unfamiliar at the shipped threshold, and
+  the share of the test split wrongly called unfamiliar (false alarms). For transparency the
+  other candidate scores are measured the same way (they were not chosen: see
+  ``scripts/train_default.py``);
+* **real voices**: recorded people saying digits (English: Allison Smith for Asterisk; Mandarin:
+  the two voices of gcin-voice), never heard in training (the suite's speech is espeak-ng):
+  accuracy with Wilson intervals, and how many are called unfamiliar.
+
+``--plot`` draws the reliability diagram from a result file (so the picture is the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CRITERION = {
+    "calibration_target": "expected calibration error of the calibrated confidence on the test split <= 0.05 "
+                          "(point estimate; the bootstrap 95 % interval is reported beside it)",
+    "ece": "10 equal-width confidence bins; correctness = exact match of the decoded answer",
+    "open_set": "AUROC of the shipped score, test split (familiar) vs each out-of-distribution test category; "
+                "detection rate at the shipped threshold; false-alarm rate on the test split",
+    "intervals": "percentile bootstrap, 2,000 resamples, seed 0 (ECE: examples; AUROC: each side); Wilson for "
+                 "proportions",
+    "done_when": "a real photo and a spoken sentence are reported as unfamiliar: detection rate of the 'photo' and "
+                 "'speech_sentence' categories at the threshold, reported with its interval",
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--suite", type=Path)
+    ap.add_argument("--ood", type=Path)
+    ap.add_argument("--checkpoint", type=Path, default=None)
+    ap.add_argument("--train-manifest", type=Path, default=None,
+                    help="the manifest the checkpoint was trained on, if not the suite's (e.g. with storage "
+                         "copies): the other candidate scores are fitted on its train split, as the shipped one was")
+    ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
+    ap.add_argument("--plot", type=Path, default=None, help="draw the reliability diagram (PNG) from --from")
+    ap.add_argument("--from", dest="source", type=Path, default=None, help="the result file to plot")
+    args = ap.parse_args()
+    if args.plot:
+        plot(args.source or args.out, args.plot)
+        return
+    if not (args.suite and args.ood):
+        ap.error("--suite and --ood are needed to measure")
+    measure(args)
+
+
+def measure(args) -> None:
+    import torch
+
+    from v22sdk.engine.calibration import (ece_interval, expected_calibration_error, reliability,
+                                           string_confidence, wilson_interval)
+    from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
+    from v22sdk.engine.ood import read_ood
+    from v22sdk.engine.openset import CANDIDATES, auroc, auroc_interval, fit_scorer
+    from v22sdk.engine.runner import Runner
+    from v22sdk.evidence import write_result
+
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    checkpoint = args.checkpoint or DEFAULT_CHECKPOINT
+    runner = Runner(checkpoint)
+    if runner.open_set is None or not runner.calibrated:
+        raise SystemExit(f"{checkpoint} has no calibration or open-set statistics (train it with a val split)")
+    suite_rows = [json.loads(x) for x in (args.suite / "suite.jsonl").read_text(encoding="utf-8").splitlines()]
+
+    def tokenize(rows, base: Path | None):
+        return [runner.tokenize(str(base / r["input"]) if base and r["modality"] != "text" else r["input"],
+                                r["modality"]) for r in rows]
+
+    test_rows = [r for r in suite_rows if r["split"] == "test"]
+    test = runner.features(tokenize(test_rows, args.suite))
+    correct = np.array([d == r["target"] for d, r in zip(test["decoded"], test_rows)])
+    ids, raw = string_confidence(test["logits"])
+    cal = test["confidence"]
+    mods = test["modalities"]
+    print(f"test split: {len(test_rows)} examples tokenized and run ({time.perf_counter() - start:.0f} s)", flush=True)
+
+    # -- calibration ---------------------------------------------------------------------------------
+    calibration, cal_rows = {}, []
+    for mod in sorted(set(mods)) + ["all"]:
+        sel = np.array([mod in ("all", m) for m in mods])
+        entry = {"n": int(sel.sum()), "accuracy": float(correct[sel].mean())}
+        for kind, conf in (("raw", raw), ("calibrated", cal)):
+            e = expected_calibration_error(conf[sel], correct[sel])
+            lo, hi = ece_interval(conf[sel], correct[sel])
+            entry[kind] = {"ece": e, "ece_ci95": [lo, hi], "mean_confidence": float(conf[sel].mean())}
+        calibration[mod] = entry
+        cal_rows.append([mod, str(entry["n"]), f"{entry['accuracy']:.3f}",
+                         f"{entry['raw']['mean_confidence']:.3f}", f"{entry['raw']['ece']:.3f}",
+                         f"[{entry['raw']['ece_ci95'][0]:.3f}, {entry['raw']['ece_ci95'][1]:.3f}]",
+                         f"{entry['calibrated']['mean_confidence']:.3f}", f"{entry['calibrated']['ece']:.3f}",
+                         f"[{entry['calibrated']['ece_ci95'][0]:.3f}, {entry['calibrated']['ece_ci95'][1]:.3f}]"])
+    diagram = {"raw": reliability(raw, correct), "calibrated": reliability(cal, correct)}
+
+    # -- the open set ------------------------------------------------------------------------------------
+    ood_rows = [r for r in read_ood(args.ood) if r["split"] == "test"]
+    ood = runner.features(tokenize(ood_rows, None))
+    cats = sorted({r["category"] for r in ood_rows})
+    shipped = runner.open_set
+    test_scores, _ = shipped.score(test, mods)
+    ood_scores, nearest = shipped.score(ood, ood["modalities"])
+    thresholds = shipped.thresholds
+    flagged_test = np.array([not shipped.familiar(s, m) for s, m in zip(test_scores, mods)])
+    false_alarms = {}
+    for mod in sorted(set(mods)) + ["all"]:
+        sel = np.array([mod in ("all", m) for m in mods])
+        k = int(flagged_test[sel].sum())
+        false_alarms[mod] = {"n": int(sel.sum()), "flagged": k, "rate": k / int(sel.sum()),
+                             "ci95": list(wilson_interval(k, int(sel.sum())))}
+    open_set, os_rows = {}, []
+    for cat in cats:
+        idx = [i for i, r in enumerate(ood_rows) if r["category"] == cat]
+        mod = ood_rows[idx[0]]["modality"]
+        fam = test_scores[[i for i, m in enumerate(mods) if m == mod]]
+        unf = ood_scores[idx]
+        a = auroc(_finite(fam, unf)[0], _finite(fam, unf)[1])
+        lo, hi = auroc_interval(*_finite(fam, unf))
+        k = int(sum(not shipped.familiar(s, mod) for s in unf))
+        dlo, dhi = wilson_interval(k, len(idx))
+        open_set[cat] = {"modality": mod, "n": len(idx), "auroc": a, "auroc_ci95": [lo, hi], "detected": k,
+                         "detection_rate": k / len(idx), "detection_ci95": [dlo, dhi],
+                         "nearest_labels": _top([nearest[i] for i in idx])}
+        os_rows.append([cat, mod, str(len(idx)), f"{a:.3f}", f"[{lo:.3f}, {hi:.3f}]", f"{k / len(idx):.3f}",
+                        f"[{dlo:.3f}, {dhi:.3f}]"])
+    # the other candidates, measured the same way (fitted on the train split, thresholds not needed)
+    manifest = args.train_manifest or args.suite / "suite.jsonl"
+    train_rows = [json.loads(x) for x in manifest.read_text(encoding="utf-8").splitlines()]
+    train_rows = [r for r in train_rows if r["split"] == "train"]
+    train = runner.features(tokenize(train_rows, manifest.parent))
+    train_labels = [r["target"] for r in train_rows]
+    others, other_rows = {}, []
+    for name in CANDIDATES:
+        scorer = fit_scorer(name, train, train_labels, train["modalities"])
+        ts, _ = scorer.score(test, mods)
+        os_, _ = scorer.score(ood, ood["modalities"])
+        row = {}
+        for cat in cats:
+            idx = [i for i, r in enumerate(ood_rows) if r["category"] == cat]
+            mod = ood_rows[idx[0]]["modality"]
+            row[cat] = auroc(*_finite(ts[[i for i, m in enumerate(mods) if m == mod]], os_[idx]))
+        row["mean"] = float(np.mean(list(row.values())))
+        others[name] = row
+        other_rows.append([name + (" (shipped)" if name == shipped.method or _same(name, shipped) else ""),
+                           f"{row['mean']:.3f}"] + [f"{row[c]:.3f}" for c in cats])
+
+    # -- real voices -------------------------------------------------------------------------------------
+    real_rows = read_ood(args.ood, "real_digits.jsonl")
+    real = runner.judge(tokenize(real_rows, None))
+    voices = {}
+    for group in sorted({(r["language"], r["voice"]) for r in real_rows}) + [("all", "all")]:
+        idx = [i for i, r in enumerate(real_rows) if group == ("all", "all") or (r["language"], r["voice"]) == group]
+        k = sum(real[i]["decoded"] == real_rows[i]["target"] for i in idx)
+        unf = sum(real[i]["familiar"] is False for i in idx)
+        lo, hi = wilson_interval(k, len(idx))
+        voices["/".join(group) if group != ("all", "all") else "all"] = {
+            "n": len(idx), "correct": int(k), "accuracy": k / len(idx), "ci95": [lo, hi], "unfamiliar": int(unf),
+            "answers": [f"{real_rows[i]['target']}→{real[i]['decoded'] or '∅'}" for i in idx]}
+    voice_rows = [[g, str(v["n"]), f"{v['accuracy']:.3f}", f"[{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]",
+                   f"{v['unfamiliar']}/{v['n']}"] for g, v in voices.items()]
+
+    summary = {"checkpoint": str(checkpoint), "method": shipped.method,
+               "calibration": {"objective": runner.doc["calibration"].get("objective"),
+                               "temperature": runner.temperature, "per_modality": runner.temperatures},
+               "test_examples": len(test_rows), "ood_test_inputs": len(ood_rows),
+               "ece_calibrated": calibration["all"]["calibrated"]["ece"],
+               "ece_calibrated_ci95": calibration["all"]["calibrated"]["ece_ci95"],
+               "ece_target_met": calibration["all"]["calibrated"]["ece"] <= 0.05,
+               "mean_auroc": float(np.mean([v["auroc"] for v in open_set.values()])),
+               "false_alarm_rate": false_alarms["all"]["rate"], "thresholds": thresholds,
+               "seconds": round(time.perf_counter() - start, 1)}
+    result = {"summary": summary, "calibration": calibration, "reliability": diagram, "open_set": open_set,
+              "false_alarms": false_alarms, "other_scores_test_auroc": others, "real_voices": voices}
+    print(json.dumps(summary, ensure_ascii=False, indent=1))
+    if args.out:
+        write_result(args.out, result, criterion=CRITERION, tables={
+            "calibration": {"columns": ["test split", "n", "accuracy", "raw: mean conf.", "raw: ECE", "95 % CI",
+                                        "calibrated: mean conf.", "calibrated: ECE", "95 % CI"],
+                            "align": "lrrrrrrrr", "rows": cal_rows},
+            "open_set": {"columns": ["unfamiliar inputs (test half)", "modality", "n", "AUROC", "95 % CI",
+                                     "called unfamiliar", "95 % CI"], "align": "llrrrrr", "rows": os_rows},
+            "false_alarms": {"columns": ["test split", "n", "called unfamiliar", "95 % CI"], "align": "lrrr",
+                             "rows": [[m, str(v["n"]), f"{v['rate']:.3f}", f"[{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]"]
+                                      for m, v in false_alarms.items()]},
+            "other_scores": {"columns": ["score", "mean AUROC (test)"] + cats, "align": "l" + "r" * (len(cats) + 1),
+                             "rows": other_rows},
+            "real_voices": {"columns": ["language/voice", "n", "accuracy", "95 % CI", "called unfamiliar"],
+                            "align": "lrrrr", "rows": voice_rows}})
+        print(f"wrote {args.out}")
+
+
+def _same(name: str, scorer) -> bool:
+    return name == scorer.method
+
+
+def _finite(a, b):
+    """Both score arrays with +inf (a modality the scorer never saw) replaced by a value above every finite one."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    both = np.concatenate([a, b])
+    top = both[np.isfinite(both)].max() + 1.0 if np.isfinite(both).any() else 0.0
+    return np.where(np.isfinite(a), a, top), np.where(np.isfinite(b), b, top)
+
+
+def _top(labels, n: int = 3) -> list[list]:
+    from collections import Counter
+
+    return [[k, v] for k, v in Counter(str(x) for x in labels).most_common(n)]
+
+
+def plot(source: Path, out: Path) -> None:
+    """The reliability diagram (raw and calibrated confidence, test split) from a result file."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from v22sdk.evidence import read_result
+
+    doc = read_result(source)
+    data = doc["data"]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), sharey=True)
+    for ax, kind in zip(axes, ("raw", "calibrated")):
+        rows = [r for r in data["reliability"][kind] if r["n"]]
+        centres = [(r["lo"] + r["hi"]) / 2 for r in rows]
+        ax.bar(centres, [r["accuracy"] for r in rows], width=0.09, color="#4c72b0", alpha=0.8, label="accuracy")
+        ax.plot([0, 1], [0, 1], "--", color="grey", lw=1, label="perfect calibration")
+        ax.plot(centres, [r["confidence"] for r in rows], "D", color="#dd8452", ms=5,
+                label="mean confidence of the bin (the gap to the bar: miscalibration)")
+        for c, r in zip(centres, rows):
+            ax.text(c, 0.02, str(r["n"]), ha="center", fontsize=7, color="white" if r["accuracy"] > 0.1 else "black")
+        e = data["calibration"]["all"][kind]
+        ax.set_title(f"{kind}: ECE {e['ece']:.3f} [{e['ece_ci95'][0]:.3f}, {e['ece_ci95'][1]:.3f}]")
+        ax.set_xlabel("confidence")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+    axes[0].set_ylabel("accuracy (exact match)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    n = data["calibration"]["all"]["n"]
+    fig.suptitle(f"Reliability of the default checkpoint on the suite's test split ({n} examples; "
+                 f"bar labels: examples per bin)", fontsize=9)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out} from {source}")
+
+
+if __name__ == "__main__":
+    main()
