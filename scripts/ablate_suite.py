@@ -92,6 +92,12 @@ def main(argv: list[str] | None = None) -> int:
             runs[name].append({"seed": seed, "accuracy": acc, **{k: v for k, v in r.items() if k != "pred"}})
             lab.log(f"seed {seed} {name}: all {acc['all']['acc']:.3f}, loss {r['final_loss']:.3f}, "
                     f"{r['spikes']} spikes, {r['cpu_s']} s CPU")
+        # written after every seed: a run stopped early leaves the seeds it finished, and says so
+        write(args, names, all_variants, runs, seed + 1)
+    return 0
+
+
+def write(args, names: list[str], all_variants: dict, runs: dict[str, list[dict]], done: int) -> None:
     cols = [*lab.PART_ORDER, "all"]
 
     def series(name, part):
@@ -110,11 +116,11 @@ def main(argv: list[str] | None = None) -> int:
                          "CPU s/run"], "align": "l" + "r" * (len(cols) + 5), "rows": rows}
     from v22sdk.evidence import markdown_table, write_result
 
-    write_result(args.out, {"size": args.size, "epochs": args.epochs, "seeds": list(range(args.seeds)),
+    write_result(args.out, {"size": args.size, "epochs": args.epochs, "seeds": list(range(done)),
+                            "seeds_planned": list(range(args.seeds)), "complete": done == args.seeds,
                             "variants": {n: all_variants[n] for n in names}, "runs": runs,
                             "p_paired_t": p, "p_holm": adj}, tables={"ablation": table}, name="suite-ablation")
-    print(markdown_table(table))
-    return 0
+    print(markdown_table(table), flush=True)
 
 
 if __name__ == "__main__":

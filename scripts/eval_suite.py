@@ -138,13 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     lab.one_thread()
     work = lab.use_work(args.work)
-    seeds = [run_seed(work, args.size, s, args.epochs) for s in range(args.seeds)]
-    from v22sdk.evidence import write_result
+    from v22sdk.evidence import markdown_table, write_result
 
-    data = {"size": args.size, "epochs": args.epochs, "select_every": SELECT_EVERY, "seeds": list(range(args.seeds)), "raw_features": RAW,
-            "per_seed": seeds}
-    write_result(args.out, data, tables=tables(seeds), name="suite-accuracy")
-    from v22sdk.evidence import markdown_table
+    seeds: list[dict] = []
+    for s in range(args.seeds):
+        seeds.append(run_seed(work, args.size, s, args.epochs))
+        # written after every seed: a run stopped early leaves the seeds it finished, and says so
+        data = {"size": args.size, "epochs": args.epochs, "select_every": SELECT_EVERY,
+                "seeds": [r["seed"] for r in seeds], "seeds_planned": list(range(args.seeds)),
+                "complete": len(seeds) == args.seeds, "raw_features": RAW, "per_seed": seeds}
+        write_result(args.out, data, tables=tables(seeds), name="suite-accuracy")
 
     for t in tables(seeds).values():
         print(markdown_table(t))
