@@ -3,6 +3,8 @@ baselines, on identical splits, over several suite seeds.
 
     python scripts/eval_suite.py                                   # 5 seeds, small suites
     python scripts/eval_suite.py --seeds 2 --epochs 2 --out /tmp/x.json   # a quick look
+    python scripts/eval_suite.py --only 3 --out s3.json        # one seed per process, then:
+    python scripts/eval_suite.py --combine s0.json s3.json ...  # merged into the result file
 
 Seed s builds the ``small`` suite with seed s (so the held-out voices, pitches, scans and strings
 differ from seed to seed) and trains every model with seed s; intervals are t-based 95 %
@@ -128,6 +130,35 @@ def tables(seeds: list[dict]) -> dict:
     }
 
 
+def result_data(args, seeds: list[dict], planned: list[int]) -> dict:
+    done = [r["seed"] for r in seeds]
+    return {"size": args.size, "epochs": args.epochs, "select_every": SELECT_EVERY, "seeds": done,
+            "seeds_planned": planned, "complete": set(done) >= set(planned), "raw_features": RAW,
+            "per_seed": seeds}
+
+
+def combine(paths: list[Path], size: str, epochs: int) -> tuple[list[dict], list[dict]]:
+    """The seeds of several result files of this script (run one seed per process), by seed."""
+    from v22sdk.evidence import read_result
+
+    by_seed: dict[int, dict] = {}
+    sources = []
+    for path in paths:
+        doc = read_result(path)
+        d = doc["data"]
+        if (d["size"], d["epochs"], d["select_every"]) != (size, epochs, SELECT_EVERY):
+            raise SystemExit(f"{path}: size {d['size']}, {d['epochs']} epochs, selection every {d['select_every']}; "
+                             f"expected {size}, {epochs}, {SELECT_EVERY}")
+        for r in d["per_seed"]:
+            seen = by_seed.get(r["seed"])
+            if seen and any(seen["methods"][m]["accuracy"] != r["methods"][m]["accuracy"] for m in METHODS):
+                raise SystemExit(f"{path}: seed {r['seed']} differs from another file's run of it")
+            by_seed.setdefault(r["seed"], r)
+        sources.append({"file": str(path), "seeds": [r["seed"] for r in d["per_seed"]],
+                        "command": doc["provenance"].get("command"), "commit": doc["provenance"].get("commit")})
+    return [by_seed[k] for k in sorted(by_seed)], sources
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=5)
@@ -135,20 +166,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", default="small", choices=["tiny", "small", "full"])
     ap.add_argument("--work", type=Path, default=lab.DEFAULT_WORK, help="suites, token cache, checkpoints")
     ap.add_argument("--out", type=Path, default=lab.ROOT / "results" / "engine" / "suite-accuracy.json")
+    ap.add_argument("--only", default=None, help="run these seeds only (comma-separated), e.g. one per process")
+    ap.add_argument("--combine", type=Path, nargs="+", default=None, metavar="RESULT",
+                    help="train nothing: merge the seeds of these result files (same size and epochs) into --out")
     args = ap.parse_args(argv)
-    lab.one_thread()
-    work = lab.use_work(args.work)
     from v22sdk.evidence import markdown_table, write_result
 
-    seeds: list[dict] = []
-    for s in range(args.seeds):
-        seeds.append(run_seed(work, args.size, s, args.epochs))
-        # written after every seed: a run stopped early leaves the seeds it finished, and says so
-        data = {"size": args.size, "epochs": args.epochs, "select_every": SELECT_EVERY,
-                "seeds": [r["seed"] for r in seeds], "seeds_planned": list(range(args.seeds)),
-                "complete": len(seeds) == args.seeds, "raw_features": RAW, "per_seed": seeds}
-        write_result(args.out, data, tables=tables(seeds), name="suite-accuracy")
-
+    planned = list(range(args.seeds))
+    if args.combine:
+        seeds, sources = combine(args.combine, args.size, args.epochs)
+        extra = {"combined_from": sources}
+    else:
+        lab.one_thread()
+        work = lab.use_work(args.work)
+        if args.only:
+            planned = [int(x) for x in args.only.split(",")]
+        seeds, extra = [], {}
+        for s in planned:
+            seeds.append(run_seed(work, args.size, s, args.epochs))
+            # written after every seed: a run stopped early leaves the seeds it finished, and says so
+            write_result(args.out, result_data(args, seeds, planned), tables=tables(seeds), name="suite-accuracy")
+    if args.combine:
+        write_result(args.out, result_data(args, seeds, planned) | extra, tables=tables(seeds), name="suite-accuracy")
     for t in tables(seeds).values():
         print(markdown_table(t))
     return 0
