@@ -111,3 +111,32 @@ def test_interval_formatting():
     mean, lo, hi = lab.t_interval([0.8, 0.9, 1.0])
     assert mean == pytest.approx(0.9) and lo == pytest.approx(0.9 - 4.303 * 0.1 / 3 ** 0.5, abs=1e-3)
     assert lab.fmt_ci([0.5]) == "0.500 [0.500, 0.500]" and lab.fmt_ci([0.1, 0.3], signed=True).startswith("+0.200 [")
+
+
+def _fake_seed(seed: int, acc: float) -> dict:
+    ev = script("eval_suite")
+    parts = ("handwriting", "speech", "instruments", "text", "all")
+    return {"seed": seed, "n": {p: 10 for p in parts[:4]}, "n_train": 100,
+            "methods": {m: {"accuracy": {p: {"acc": acc, "n": 10} for p in parts}, "cpu_s": 1.0} for m in ev.METHODS}}
+
+
+def test_eval_suite_combines_one_seed_per_process(tmp_path):
+    ev = script("eval_suite")
+    from v22sdk.evidence import read_result, write_result
+
+    def part(name, seeds, epochs=30):
+        data = {"size": "small", "epochs": epochs, "select_every": ev.SELECT_EVERY, "per_seed": seeds}
+        return write_result(tmp_path / name, data, name="suite-accuracy")
+
+    a = part("a.json", [_fake_seed(0, 0.5), _fake_seed(1, 0.7)])
+    b = part("b.json", [_fake_seed(3, 0.9), _fake_seed(1, 0.7)])  # seed 1 twice, same figures: kept once
+    out = tmp_path / "all.json"
+    assert ev.main(["--combine", str(b), str(a), "--seeds", "4", "--out", str(out)]) == 0
+    doc = read_result(out)
+    assert doc["data"]["seeds"] == [0, 1, 3] and doc["data"]["seeds_planned"] == [0, 1, 2, 3]
+    assert doc["data"]["complete"] is False and len(doc["data"]["combined_from"]) == 2
+    assert doc["tables"]["accuracy"]["rows"][0][1].startswith("0.700 [")  # mean of 0.5, 0.7, 0.9
+    with pytest.raises(SystemExit, match="differs"):  # the same seed with other figures
+        ev.main(["--combine", str(a), str(part("c.json", [_fake_seed(0, 0.6)])), "--out", str(out)])
+    with pytest.raises(SystemExit, match="epochs"):
+        ev.main(["--combine", str(a), str(part("d.json", [_fake_seed(2, 0.6)], epochs=50)), "--out", str(out)])
