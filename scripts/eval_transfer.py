@@ -2,6 +2,8 @@
 
     python scripts/eval_transfer.py                                  # the pre-registered run
     python scripts/eval_transfer.py --seeds 1 --k 5 --min-epochs 1 --min-steps 5 --out /tmp/t.json   # a smoke test
+    python scripts/eval_transfer.py --only 3,4 --out t34.json       # some seeds per process, then:
+    python scripts/eval_transfer.py --combine t012.json t34.json    # the analysis over all of them
 
 For k handwritten scans per digit, the V22 engine is trained on the scans alone, and on the same
 scans plus every speech and text training example of the suite (the spoken and written digits
@@ -137,12 +139,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", default="small", choices=["tiny", "small"], help="small in the criterion (tiny: smoke tests)")
     ap.add_argument("--work", type=Path, default=lab.DEFAULT_WORK)
     ap.add_argument("--out", type=Path, default=lab.ROOT / "results" / "engine" / "transfer.json")
+    ap.add_argument("--only", default=None, help="run these seeds only (comma-separated), e.g. one group per process")
+    ap.add_argument("--combine", type=Path, nargs="+", default=None, metavar="RESULT",
+                    help="train nothing: merge the runs of these result files (same settings) into --out")
     args = ap.parse_args(argv)
     ks = [int(k) for k in args.k.split(",")]
+    if args.combine:
+        runs, sources = combine(args.combine, args)
+        return report(runs, ks, args, extra={"combined_from": sources})
     lab.one_thread()
     work = lab.use_work(args.work)
     runs: list[dict] = []
-    for seed in range(args.seeds):
+    for seed in ([int(x) for x in args.only.split(",")] if args.only else range(args.seeds)):
         data = lab.load(lab.suite(work, args.size, seed))
         order = scan_order(data, seed)
         others = data.where("train", ["speech", "text"])
@@ -155,6 +163,38 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append({"seed": seed, "k": k, "condition": cond, **r})
                 lab.log(f"seed {seed} k {k} {cond}: test {r['test_acc']:.3f} (val {r['val_acc']:.3f} at epoch "
                         f"{r['best_epoch']}/{r['epochs']}), LR {r['lr_control']['test_acc']:.3f}, {r['cpu_s']} s CPU")
+        report(runs, ks, args)  # after every seed: a run stopped early leaves the seeds it finished
+    return 0
+
+
+def settings(args, ks: list[int]) -> dict:
+    return {"size": args.size, "seeds": args.seeds, "k": ks, "min_epochs": args.min_epochs, "min_steps": args.min_steps}
+
+
+def combine(paths: list[Path], args) -> tuple[list[dict], list[dict]]:
+    """The runs of several result files of this script (seeds run in separate processes)."""
+    from v22sdk.evidence import read_result
+
+    runs: dict[tuple, dict] = {}
+    sources = []
+    want = {k: v for k, v in settings(args, [int(k) for k in args.k.split(",")]).items() if k not in ("seeds", "k")}
+    for path in paths:
+        doc = read_result(path)
+        got = {k: v for k, v in doc["data"]["settings"].items() if k not in ("seeds", "k")}
+        if got != want:
+            raise SystemExit(f"{path}: settings {got}, expected {want}")
+        for r in doc["data"]["runs"]:
+            key = (r["seed"], r["k"], r["condition"])
+            if key in runs and runs[key]["test_acc"] != r["test_acc"]:
+                raise SystemExit(f"{path}: seed {r['seed']} k {r['k']} {r['condition']} differs from another file's run")
+            runs.setdefault(key, r)
+        sources.append({"file": str(path), "seeds": sorted({r["seed"] for r in doc["data"]["runs"]}),
+                        "command": doc["provenance"].get("command"), "commit": doc["provenance"].get("commit")})
+    return [runs[k] for k in sorted(runs)], sources
+
+
+def report(runs: list[dict], ks: list[int], args, extra: dict | None = None) -> int:
+    """The pre-registered analysis of ``runs`` (every seed present for every k), into ``args.out``."""
     from ablate_suite import holm, paired_p
 
     def acc(k, cond, key="test_acc"):
@@ -180,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
                             "lr_diffs": {str(k): v for k, v in lr_diffs.items()},
                             "holm": {str(k): v for k, v in adj.items()},
                             "verdict": {str(k): v[0] for k, v in verdicts.items()},
-                            "settings": {"size": args.size, "seeds": args.seeds, "k": ks, "min_epochs": args.min_epochs,
-                                         "min_steps": args.min_steps}},
+                            "seeds_run": sorted({r["seed"] for r in runs}), "settings": settings(args, ks),
+                            **(extra or {})},
                  tables={"transfer": table}, criterion=CRITERION, name="transfer")
     print(markdown_table(table))
     return 0
