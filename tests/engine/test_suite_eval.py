@@ -140,3 +140,27 @@ def test_eval_suite_combines_one_seed_per_process(tmp_path):
         ev.main(["--combine", str(a), str(part("c.json", [_fake_seed(0, 0.6)])), "--out", str(out)])
     with pytest.raises(SystemExit, match="epochs"):
         ev.main(["--combine", str(a), str(part("d.json", [_fake_seed(2, 0.6)], epochs=50)), "--out", str(out)])
+
+
+def test_eval_transfer_combines_seed_groups(tmp_path):
+    tr = script("eval_transfer")
+    from v22sdk.evidence import read_result, write_result
+
+    settings = {"size": "small", "seeds": 5, "k": [10], "min_epochs": 30, "min_steps": 600}
+
+    def part(name, seeds, gain, **changed):
+        runs = [{"seed": s, "k": 10, "condition": c, "test_acc": 0.5 + (gain * (s + 1) if c != "images" else 0.0),
+                 "lr_control": {"test_acc": 0.9}} for s in seeds for c in ("images", "images+speech+text")]
+        return write_result(tmp_path / name, {"runs": runs, "settings": settings | changed}, name="transfer")
+
+    a, b = part("a.json", [0, 1, 2], 0.02), part("b.json", [3, 4], 0.02)
+    out = tmp_path / "all.json"
+    assert tr.main(["--k", "10", "--combine", str(a), str(b), "--out", str(out)]) == 0
+    doc = read_result(out)
+    assert doc["data"]["seeds_run"] == [0, 1, 2, 3, 4] and doc["criterion"] == tr.CRITERION
+    assert doc["data"]["diffs"]["10"] == pytest.approx([0.02, 0.04, 0.06, 0.08, 0.10])
+    assert doc["data"]["verdict"]["10"] == "supported"  # mean +0.06, interval above 0
+    with pytest.raises(SystemExit, match="differs"):
+        tr.main(["--k", "10", "--combine", str(a), str(part("c.json", [2], 0.05)), "--out", str(out)])
+    with pytest.raises(SystemExit, match="settings"):
+        tr.main(["--k", "10", "--combine", str(a), str(part("d.json", [3], 0.02, min_steps=5)), "--out", str(out)])
