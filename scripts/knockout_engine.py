@@ -118,7 +118,6 @@ def tables(demo: dict | None, suite: list[dict]) -> dict:
                        "align": "lrr", "rows": rows}
     if suite:
         parts = [p for p in lab.PART_ORDER if p in suite[0]["intact"]]
-        n = suite[0]["n"]
 
         def cell(values):
             return lab.fmt_ci(values)
@@ -132,7 +131,9 @@ def tables(demo: dict | None, suite: list[dict]) -> dict:
         rows.append(["1-NN on raw tokens (no training)", "—",
                      *[cell([s["nearest_neighbour"][p] for s in suite]) for p in parts],
                      cell([s["nearest_neighbour"]["exact"] for s in suite])])
-        out["suite"] = {"columns": [f"suite models ({len(suite)} seeds, {n} held-out each)", "share of answers changed",
+        seeds = ", ".join(str(s["seed"]) for s in suite)
+        held = "–".join(sorted({str(min(s["n"] for s in suite)), str(max(s["n"] for s in suite))}, key=int))
+        out["suite"] = {"columns": [f"suite models (seeds {seeds}; {held} held-out each)", "share of answers changed",
                                     *parts, "all"], "align": "l" + "r" * (len(parts) + 2), "rows": rows}
     return out
 
@@ -144,22 +145,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=lab.DEFAULT_WORK, help="eval_suite.py's work folder")
     ap.add_argument("--size", default="small")
     ap.add_argument("--seeds", type=int, default=5, help="suite models to read (models/v22-<size>-<seed>.pt)")
+    ap.add_argument("--only", default=None, help="these seeds' models only (comma-separated)")
     ap.add_argument("--out", type=Path, default=lab.ROOT / "results" / "engine" / "suite-knockouts.json")
     args = ap.parse_args(argv)
     lab.one_thread()
     work = lab.use_work(args.work)
     demo = knockouts(args.demo) if args.demo else None
     suite = []
-    for seed in range(args.seeds):
+    for seed in ([int(x) for x in args.only.split(",")] if args.only else range(args.seeds)):
         ckpt = work / "models" / f"v22-{args.size}-{seed}.pt"
         if not ckpt.is_file():
             raise SystemExit(f"{ckpt} is missing: run scripts/eval_suite.py first")
         lab.log(f"knock-outs on {ckpt.name}")
-        suite.append(knockouts(ckpt))
+        suite.append({"seed": seed, **knockouts(ckpt)})
     from v22sdk.evidence import markdown_table, write_result
 
     t = tables(demo, suite)
-    write_result(args.out, {"demo": demo, "suite": suite, "rows": list(ROWS)}, tables=t, name="suite-knockouts")
+    write_result(args.out, {"demo": demo, "suite": suite, "seeds": [s["seed"] for s in suite], "rows": list(ROWS)},
+                 tables=t, name="suite-knockouts")
     for table in t.values():
         print(markdown_table(table))
     return 0
