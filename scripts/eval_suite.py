@@ -117,8 +117,11 @@ def tables(seeds: list[dict]) -> dict:
         return [s["methods"][method]["accuracy"][part]["acc"] for s in seeds]
 
     acc_rows = [[m, *[lab.fmt_ci(series(m, p)) for p in cols]] for m in METHODS]
-    n = seeds[0]["n"]
-    acc_rows.append(["held-out n per seed", *[str(n[p]) for p in lab.PART_ORDER], str(sum(n.values()))])
+    def n_range(values: list[int]) -> str:  # the split follows the seed: sizes may differ a little
+        return str(min(values)) if min(values) == max(values) else f"{min(values)}–{max(values)}"
+
+    acc_rows.append(["held-out n per seed", *[n_range([s["n"][p] for s in seeds]) for p in lab.PART_ORDER],
+                     n_range([sum(s["n"].values()) for s in seeds])])
     delta_rows = []
     for m in METHODS[1:]:
         delta_rows.append([f"{m} − V22", *[lab.fmt_ci(np.subtract(series(m, p), series("V22 engine", p)), signed=True)
