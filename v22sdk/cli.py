@@ -31,6 +31,7 @@ LAZY_COMMANDS = {
     "new-plugin": "v22sdk.scaffold.cli:new_plugin",
     "specdec": "v22sdk.specdec.cli:specdec",
     "data": "v22sdk.engine.data.cli:data",
+    "check-plugin": "v22sdk.testing.cli:check_plugin",
 }
 
 #: The first paragraph of each lazy command's help, so that ``v22sdk --help`` lists them without
@@ -41,8 +42,9 @@ LAZY_HELP = {
     "run": "Run the engine on INPUT (a file, or a text) and print its answer, confidence and top attributes.",
     "memory": "Inspect and maintain the durable 3-tier memory.",
     "new-plugin": "Generate an installable modality plugin package v22sdk-NAME.",
-    "specdec": "Speculative-decoding lab: exact sampler and the spherical-normalisation experiment.",
+    "specdec": "Speculative-decoding lab: exact sampler and the RFC-hook experiments (1-5).",
     "data": "Build and check data sets for training and evaluation.",
+    "check-plugin": "Run the contract kit on an installed modality plugin and report every check.",
 }
 
 

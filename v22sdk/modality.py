@@ -125,6 +125,16 @@ class Modality:
             """Compute the tokens of ``data``. Raise :class:`InputError` (or a subclass) on bad input."""
             raise NotImplementedError
 
+    def save(self, sample: Sample, path: str | os.PathLike[str]) -> None:
+        """Write ``sample`` to ``path`` in a format :meth:`load` reads back (optional).
+
+        The contract kit uses it to make test files (``check_files``: ``load`` reads units from a
+        file's content, never from its name; ``tokenize_file`` equals ``tokenize(load(path))``;
+        damaged files raise :class:`InputError`). Raise ``NotImplementedError`` (the default) when
+        the plugin writes no files, and :class:`InputError` for a sample the format cannot hold.
+        """
+        raise NotImplementedError(f"the {self.name} modality does not write files")
+
     @classmethod
     def sample_inputs(cls) -> Any:
         """A hypothesis strategy of valid :class:`Sample` objects (used by the contract kit)."""

@@ -65,6 +65,12 @@ class VisionModality(Modality):
 
         return Sample(data=load_image(path), units={}, source=str(path))
 
+    def save(self, sample: Sample, path: str | os.PathLike[str]) -> None:
+        """Write the image as a PNG file that :meth:`load` reads back (see :mod:`.save`)."""
+        from .save import save_png
+
+        save_png(sample.data, path)
+
     def encode(self, data: Any, **units: float) -> Encoding:
         from .embed import embed
         from .features import attributes

@@ -30,7 +30,8 @@ _SCALE = {np.dtype(np.uint8): 255.0, np.dtype(np.uint16): 65535.0}
 
 
 def check_array(data: Any, source: str) -> np.ndarray:
-    """Validate ``data`` as an image array and return it as a numpy array (not yet converted).
+    """Validate ``data`` as an image array and return it as a numpy array in native byte order
+    (otherwise not yet converted: OpenCV reads bytes as native, and ``>u2`` must mean uint16).
 
     Raises :class:`InputError` for a non-array, a wrong dtype or rank, an empty image, non-finite
     values and floats outside [0, 1].
@@ -41,6 +42,8 @@ def check_array(data: Any, source: str) -> np.ndarray:
         array = np.asarray(data)
     except (TypeError, ValueError) as exc:
         raise InputError(source, f"cannot read the input as an array: {exc}") from None
+    if not array.dtype.isnative:  # big-endian TIFF or network data: same values, native order
+        array = array.astype(array.dtype.newbyteorder("="))
     kind = array.dtype.kind
     if kind == "f" and array.dtype.itemsize > 8:
         raise InputError(source, f"unsupported float dtype {array.dtype}; use float32 or float64")

@@ -26,8 +26,8 @@ class RampModality(Modality):
     def load(self, path):
         try:
             data = np.loadtxt(path, dtype=np.float64, ndmin=1)
-        except ValueError as exc:
-            raise InputError(str(path), f"not a list of numbers: {exc}") from None
+        except (ValueError, OSError) as exc:  # OSError: missing, a folder, unreadable
+            raise InputError(str(path), f"not a readable list of numbers: {exc}") from None
         return Sample(data, {"sample_rate": 100.0}, str(path))
 
     def encode(self, data, *, sample_rate):
@@ -36,6 +36,8 @@ class RampModality(Modality):
             raise InputError("<ramp>", f"need a 1-D real array, got {x.dtype} rank {x.ndim}")
         if x.size == 0 or not np.isfinite(x).all():
             raise InputError("<ramp>", "empty or non-finite")
+        if np.abs(x).max() > 1e100:  # the projection would overflow to inf and NaN
+            raise InputError("<ramp>", "values beyond ±1e100")
         n = -(-x.size // self.window)
         seg = np.zeros((n, self.window))
         seg.flat[: x.size] = x

@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("engine", ("v22sdk.engine",)),
     ("memory", ("v22sdk.memory",)),
     ("applications", ("v22sdk.scale", "v22sdk.specdec", "v22sdk.scaffold")),
-    ("cli", ("v22sdk.cli", "v22sdk.__main__", "v22sdk.memory_command", "v22sdk.engine.cli", "v22sdk.engine.data.cli",
+    ("cli", ("v22sdk.cli", "v22sdk.__main__", "v22sdk.testing.cli", "v22sdk.memory_command", "v22sdk.engine.cli", "v22sdk.engine.data.cli",
              "v22sdk.memory.cli", "v22sdk.scale.cli", "v22sdk.specdec.cli", "v22sdk.scaffold.cli")),
 ]
 

@@ -38,7 +38,7 @@ def projection() -> np.ndarray:
 
 def split_words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Code points (C,), word id per character (-1 on whitespace) and word starts (W,)."""
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
     space = np.array([c.isspace() for c in text], dtype=bool) if text else np.zeros(0, bool)
     start = ~space & np.concatenate([[True], space[:-1]]) if text else np.zeros(0, bool)
     word = np.where(space, -1, np.cumsum(start) - 1)
@@ -47,7 +47,7 @@ def split_words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def letter_counts(text: str, codes: np.ndarray, word: np.ndarray, n_words: int) -> np.ndarray:
     """(W, 26) counts of a..z per word, case folded."""
-    lower = np.frombuffer(text.lower().encode("utf-32-le"), dtype=np.uint32).astype(np.int64) \
+    lower = np.frombuffer(text.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64) \
         if len(text.lower()) == len(text) else codes
     letter = lower - ord("a")
     keep = (word >= 0) & (letter >= 0) & (letter < 26)

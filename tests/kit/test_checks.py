@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from v22sdk import Encoding
-from v22sdk.testing import CheckFailure, check_modality, checks, list_checks
+from v22sdk.testing import CheckFailure, check_modality, checks, get_check, list_checks
+from v22sdk.testing._settings import active, resolve
 
 from .broken import EXPECTED, NaNOnNoLetters, NonUnitEmb, OffsetsOneBased
 from .reference import WordsModality
@@ -23,12 +24,15 @@ def test_reference_passes_every_check():
 @pytest.mark.parametrize("broken", list(EXPECTED), ids=lambda cls: cls.__name__)
 def test_broken_modality_fails_exactly_its_checks(broken):
     expected, phrase = EXPECTED[broken]
-    report = check_modality(broken(), max_examples=10)
+    report = check_modality(broken(), max_examples=10, fresh_process=False)
     assert set(report.failed) == expected, str(report)
-    assert set(report.passed) == set(list_checks()) - expected
+    assert set(report.broken_rules) == expected
+    assert set(report.passed) | set(report.skipped) == set(list_checks()) - expected
+    # the fresh-process comparison is switched off here (tests/kit/test_new_checks.py has its own);
+    # a modality whose config is not JSON cannot be rebuilt for check_fresh_instance
+    assert set(report.skipped) - {"check_fresh_process", "check_fresh_instance"} <= set(list_checks(level="warning"))
     assert not report.ok
-    reason = report[sorted(expected)[0]].reason
-    assert phrase in reason, reason
+    assert any(phrase in report[name].reason for name in expected), str(report)
 
 
 def test_failure_message_carries_the_shrunk_falsifying_example():
@@ -55,20 +59,38 @@ class _Counting(WordsModality):
         return super().encode(data)
 
 
+def _seen(check: str, modality, **settings) -> list:
+    """The inputs one check's property run gives to encode (contract v1: no kit-made inputs)."""
+    _Counting.calls.clear()
+    with active(resolve(contract_version=1, **settings)):
+        get_check(check)(modality, max_examples=settings.pop("max_examples", None))
+    return list(_Counting.calls)
+
+
 @pytest.mark.parametrize("n", [3, 12])
 def test_max_examples_bounds_the_work(n):
-    _Counting.calls.clear()
-    checks.check_finite(_Counting(), max_examples=n)
-    assert 1 <= len(_Counting.calls) <= n
+    assert 1 <= len(_seen("check_finite", _Counting(), max_examples=n)) <= n
 
 
 def test_derandomized_runs_see_the_same_examples():
-    seen = []
-    for _ in range(2):
-        _Counting.calls.clear()
-        checks.check_attr_bounds(_Counting(), max_examples=8)
-        seen.append(list(_Counting.calls))
-    assert seen[0] == seen[1]
+    first = _seen("check_attr_bounds", _Counting(), derandomize=True, max_examples=8)
+    assert first == _seen("check_attr_bounds", _Counting(), derandomize=True, max_examples=8)
+
+
+def test_each_check_and_each_configuration_draws_its_own_inputs():
+    # the issue: seven checks derandomized alike saw the same 20 inputs; a second configuration too
+    finite = set(_seen("check_finite", _Counting(), derandomize=True, max_examples=20))
+    bounds = set(_seen("check_attr_bounds", _Counting(), derandomize=True, max_examples=20))
+    other_config = set(_seen("check_finite", _Counting(max_words=63), derandomize=True, max_examples=20))
+    assert len(finite) >= 15
+    assert len(finite & bounds) <= len(finite) // 3, (finite & bounds)
+    assert len(finite & other_config) <= len(finite) // 3, (finite & other_config)
+
+
+def test_a_seed_replays_a_run_and_another_seed_explores_others():
+    one = _seen("check_finite", _Counting(), seed=5, derandomize=False, max_examples=10)
+    assert one == _seen("check_finite", _Counting(), seed=5, derandomize=False, max_examples=10)
+    assert set(one) != set(_seen("check_finite", _Counting(), seed=6, derandomize=False, max_examples=10))
 
 
 # -- signal modality: units and time offsets (the contrib reference plugin) -----------------
@@ -142,10 +164,11 @@ class HelloMutatesInput(hello.HelloModality):
     (HelloMilliseconds, {"check_offsets"}, "after the input's end"),
     (HelloPaddedEnd, {"check_offsets"}, "after the input's end"),
     (HelloNoEnds, {"check_offsets"}, "0 ≤ start < end (a non-empty span)"),
-    (HelloMutatesInput, {"check_determinism"}, "encode modified its input in place"),
+    # writing into the caller's array also crashes on read-only arrays (the kit's, and what load() gives)
+    (HelloMutatesInput, {"check_determinism", "check_edge_inputs", "check_files"}, "encode modified its input in place"),
 ], ids=lambda v: v.__name__ if isinstance(v, type) else None)
 def test_broken_signal_modality_fails_exactly_its_checks(broken, expected, phrase):
-    report = check_modality(broken(), max_examples=10)
+    report = check_modality(broken(), max_examples=10, fresh_process=False)
     assert set(report.failed) == expected, str(report)
     assert phrase in report[sorted(expected)[0]].reason
 

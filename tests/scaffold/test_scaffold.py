@@ -94,8 +94,11 @@ def test_generated_package_passes_its_tests_and_fails_them_when_broken(zone, tmp
     root = generate(f"gen_{zone[:3]}", zone, tmp_path)
     ok = _pytest(root, "--v22sdk-max-examples", "8")
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    # the vision and audio packages also test their file loaders (audio: two tests, vision: one)
-    assert f"{13 + {'vision': 1, 'audio': 2}.get(zone, 0)} passed" in ok.stdout
+    from v22sdk.testing import list_checks
+
+    # one item per contract check, two value tests; the vision and audio packages also test their
+    # file loaders (audio: two tests, vision: one)
+    assert f"{len(list_checks()) + 2 + {'vision': 1, 'audio': 2}.get(zone, 0)} passed" in ok.stdout
     modality = root / "src" / f"v22sdk_gen_{zone[:3]}" / "modality.py"
     text = modality.read_text()
     assert text.count(NORMALISED) == 1
@@ -225,9 +228,9 @@ def test_guide_section_0_parses_and_maps():
                                               "-e", "./v22sdk-e2e0"]
     expects = {" ".join(line.argv[:2]): line.expect for line in lines}
     assert "'e2e0'" in expects["python -c"] and "v22sdk-e2e0" in expects["v22sdk plugins"]
-    assert expects["pytest v22sdk-e2e0/tests"] == "14 passed" and expects["v22sdk run"].startswith("亮")
-    assert expectation("13 passed").search("13 passed in 2.0s")
-    assert not expectation("13 passed").search("1 failed, 12 passed")
+    assert expects["pytest v22sdk-e2e0/tests"] == "22 passed" and expects["v22sdk run"].startswith("亮")
+    assert expectation("22 passed").search("22 passed in 2.0s")
+    assert not expectation("22 passed").search("1 failed, 21 passed")
     assert expectation("... 'x' ...").search("['audio', 'x', 'y']")
     assert expectation("x  v22sdk-x  0.1.0 ...").search("a  b\nx          v22sdk-x   0.1.0   modalities: x")
     with pytest.raises(ValueError, match="no mapping"):

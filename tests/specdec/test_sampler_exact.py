@@ -13,11 +13,16 @@ from scipy import stats
 
 from v22sdk.specdec.errors import DistributionError
 from v22sdk.specdec.sampler import (
+    ConfidenceRoundScheduler,
     confidence_scheduler,
+    draft_signals,
     greedy_generate,
     sample_from,
+    scheduled_round_batch,
     speculative_generate,
+    speculative_generate_batch,
     speculative_round,
+    speculative_round_batch,
     verify,
 )
 from v22sdk.specdec.toy import MarkovModel, TargetAsDraft, UniformDraft
@@ -205,6 +210,85 @@ def test_causal_confidence_scheduler_is_exact():
     t = target.transition
     joint = (t[1][:, None] * t).reshape(-1)
     assert chi2_pvalue(torch.tensor(codes), joint) > PASS
+
+
+# ----------------------------------------------------------------- batched scheduled rounds
+
+
+def test_scheduled_round_without_scheduler_is_the_fixed_gamma_round():
+    target = MarkovModel.random(7, seed=101, concentration=0.8)
+    draft = MarkovModel.random(7, seed=102, concentration=0.8)
+    ctx = torch.randint(0, 7, (500, 3), generator=torch.Generator().manual_seed(103))
+    drafted, ref = speculative_round_batch(target, draft, ctx, 5, 1.0, torch.Generator().manual_seed(104))
+    rec = scheduled_round_batch(target, draft, ctx, 5, 1.0, torch.Generator().manual_seed(104))
+    assert torch.equal(rec.drafted, drafted) and torch.equal(rec.n_accepted, ref.n_accepted)
+    assert torch.equal(rec.next_token, ref.next_token)
+    assert bool((rec.lengths == 5).all()) and bool((rec.draft_steps == 5).all())
+    assert rec.signals.shape == (500, 5, 3)
+
+
+def test_verify_lengths_cut_the_round_and_end_with_a_bonus_from_p():
+    """A row proposing g < G tokens: padding is never accepted and a full prefix ends with p[g]."""
+    p = dirichlet(6, 111).expand(4, 4, -1).clone()
+    q = p[:, :3].clone()
+    p[:, 2] = torch.tensor([0, 0, 0, 0, 0, 1.0], dtype=F64)  # p >= q at token 5: it would be accepted
+    drafted = torch.tensor([[0, 1, 5]] * 4)
+    u = torch.full((4, 3), 0.5, dtype=F64)
+    v = verify(p, q, drafted, u, torch.full((4,), 0.3, dtype=F64), lengths=torch.tensor([0, 1, 2, 3]))
+    assert v.n_accepted.tolist() == [0, 1, 2, 3]
+    assert int(v.next_token[2]) == 5  # drawn from p[2], not from a residual of the padding column
+    same = verify(p, q, drafted, u, torch.full((4,), 0.3, dtype=F64), lengths=torch.full((4,), 3))
+    full = verify(p, q, drafted, u, torch.full((4,), 0.3, dtype=F64))
+    assert torch.equal(same.n_accepted, full.n_accepted) and torch.equal(same.next_token, full.next_token)
+    with pytest.raises(DistributionError, match="lengths"):
+        verify(p, q, drafted, u, u[:, 0], lengths=torch.tensor([0, 1, 2, 4]))
+
+
+def test_scheduled_round_is_the_fixed_round_cut_at_its_length():
+    """Same uniforms: a scheduled round proposes a prefix of the fixed round and ends where it is cut."""
+    target = MarkovModel.random(6, seed=121, concentration=0.6)
+    draft = MarkovModel.random(6, seed=122, concentration=0.3)
+    ctx = torch.randint(0, 6, (2000, 2), generator=torch.Generator().manual_seed(123))
+    fixed = scheduled_round_batch(target, draft, ctx, 4, 1.0, torch.Generator().manual_seed(124))
+    rec = scheduled_round_batch(target, draft, ctx, 4, 1.0, torch.Generator().manual_seed(124),
+                                ConfidenceRoundScheduler(0.45))
+    assert len(set(rec.lengths.tolist())) > 2  # the scheduler really varied the round length
+    assert torch.equal(rec.n_accepted, torch.minimum(fixed.n_accepted, rec.lengths))
+    assert torch.equal(rec.draft_steps, torch.where(rec.lengths < 4, rec.lengths + 1, 4))
+    g = rec.drafted.shape[1]
+    assert torch.equal(rec.drafted, fixed.drafted[:, :g])
+    torch.testing.assert_close(draft_signals(draft.transition)[ctx[:, -1], 0], rec.signals[:, 0, 0])
+
+
+def _joint_pvalues(scheduler, temperature=1.0, n=12_000):
+    vocab = 4
+    target = MarkovModel.random(vocab, seed=71, concentration=1.0)
+    draft = MarkovModel.random(vocab, seed=72, concentration=0.4)
+    ctx = torch.ones((n, 1), dtype=torch.int64)
+    outs, stats_ = speculative_generate_batch(target, draft, ctx, 2, gamma=3, temperature=temperature,
+                                              generator=torch.Generator().manual_seed(131), scheduler=scheduler)
+    codes = torch.tensor([o[0] * vocab + o[1] for o in outs])
+    t, d = target.transition, draft.transition
+    lengths = {x for s in stats_ for x in s.proposed}
+    return (chi2_pvalue(codes, (t[1][:, None] * t).reshape(-1)),
+            chi2_pvalue(codes, (d[1][:, None] * d).reshape(-1)), lengths)
+
+
+def test_batched_confidence_scheduler_is_exact():
+    """Joint of 2 tokens through the batched generator with a causal scheduler: chi-square passes,
+    and the draft's own joint is rejected by the same samples (negative control)."""
+    ok, wrong, lengths = _joint_pvalues(ConfidenceRoundScheduler(0.5))
+    assert len(lengths) > 1
+    assert ok > PASS and wrong < FAIL
+
+
+def test_batched_generation_greedy_is_bit_identical():
+    target = MarkovModel.random(12, seed=21, concentration=0.5)
+    draft = MarkovModel.random(12, seed=22, concentration=0.5)
+    ctx = torch.arange(12).unsqueeze(1)
+    outs, _ = speculative_generate_batch(target, draft, ctx, 30, gamma=4, temperature=0.0,
+                                         scheduler=ConfidenceRoundScheduler(0.6))
+    assert outs == [greedy_generate(target, ctx[i : i + 1], 30) for i in range(12)]
 
 
 # ----------------------------------------------------------------- bad input

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 
-@click.command("new-plugin")
+@click.command("new-plugin", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("name")
 @click.option("--zone", type=click.Choice(["vision", "audio", "language"]), default="vision", show_default=True,
               help="Attribute zone the plugin writes: vision (spatial), audio (temporal), language (symbolic).")

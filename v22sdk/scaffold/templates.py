@@ -49,6 +49,8 @@ def v22sdk_register_modalities():
 
 _COMMON = '''\
 SEED = 12345  # seed of the fixed projection: changing it changes every token
+#: Largest accepted |value|: beyond it the squares in the statistics overflow to inf and NaN.
+MAX_ABS = 1e150
 
 
 @functools.cache
@@ -120,6 +122,8 @@ class ${cls}(Modality):
         x = data.astype(np.float64)
         if not np.isfinite(x).all():
             raise InputError(source, "the array holds NaN or infinite values")
+        if np.abs(x).max() > MAX_ABS:  # their squares would overflow the statistics to inf and NaN
+            raise InputError(source, f"values beyond ±{MAX_ABS:g} are not supported")
         h, w = x.shape
         # Area-average onto the grid: each pixel adds to the cell it falls in.
         cell = ((np.arange(h) * GRID) // h)[:, None] * GRID + ((np.arange(w) * GRID) // w)[None, :]
@@ -219,6 +223,8 @@ class ${cls}(Modality):
         x = data.astype(np.float64)
         if not np.isfinite(x).all():
             raise InputError(source, "the signal holds NaN or infinite values")
+        if np.abs(x).max() > MAX_ABS:  # their squares would overflow the statistics to inf and NaN
+            raise InputError(source, f"values beyond ±{MAX_ABS:g} are not supported")
         seg = max(1, int(round(self.segment_s * sample_rate)))
         starts = np.arange(0, x.size, seg)
         ends = np.minimum(starts + seg, x.size)

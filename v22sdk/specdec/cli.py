@@ -1,4 +1,4 @@
-"""``v22sdk specdec``: run the hook-(1) experiment and print its report.
+"""``v22sdk specdec``: run one of the lab's experiments (:mod:`.experiments`) and print its report.
 
 Importing this module is cheap (click only); torch is imported inside the commands.
 """
@@ -17,35 +17,70 @@ DEFAULT_OUT = "specdec-results"
 # first invoked on its own (tests) would otherwise lose ``-h`` in docs/cli.md (see engine/cli.py)
 @click.group("specdec", context_settings={"help_option_names": ["-h", "--help"]})
 def specdec() -> None:
-    """Speculative-decoding lab: exact sampler and the spherical-normalisation experiment."""
+    """Speculative-decoding lab: exact sampler and the RFC-hook experiments (1-5)."""
+
+
+def _experiment_names() -> list[str]:
+    from v22sdk.specdec.experiments import EXPERIMENTS
+
+    return list(EXPERIMENTS)
+
+
+def _corpus_names() -> list[str]:
+    from v22sdk.specdec.corpus import CORPORA
+
+    return list(CORPORA)
 
 
 @specdec.command("run")
-@click.option("--quick", is_flag=True, help="Smoke-test sizes (minutes instead of < 1 hour).")
+@click.option("--experiment", type=click.Choice(_experiment_names()), default="hook1", show_default=True,
+              help="Which experiment: hook1 spherical normalisation, hook2 attribute verification signal, "
+                   "hook3 memory recall instead of a long context, hook4 cross-modal drafting with 640-D tokens, "
+                   "hook5 cold-start-safe expansion.")
+@click.option("--quick", is_flag=True, help="Smoke-test sizes (seconds to minutes instead of about an hour).")
 @click.option("--seeds", type=click.IntRange(2, 50), default=None, help="Training seeds per arm (full: 5).")
-@click.option("--corpus", "corpora", multiple=True, type=click.Choice(["pydoc-topics", "stdlib-source"]),
-              help="Corpus to run (repeatable; default: both).")
+@click.option("--corpus", "corpora", multiple=True, type=click.Choice(_corpus_names()),
+              help="Corpus to run (repeatable; default: the experiment's own list).")
 @click.option("--threads", type=click.IntRange(1, 64), default=None, help="torch threads (default 1: faster than 2 on a shared 2-core machine).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path(DEFAULT_OUT),
-              show_default=True, help="Folder for results.json and report.md.")
-def run_cmd(quick: bool, seeds: int | None, corpora: tuple[str, ...], threads: int | None, out_dir: Path) -> None:
-    """Train the target and every draft arm, score them, apply the pre-registered criterion."""
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for results.json and report.md  [default: specdec-results for hook1, "
+                   "specdec-results-<experiment> otherwise].")
+def run_cmd(experiment: str, quick: bool, seeds: int | None, corpora: tuple[str, ...], threads: int | None,
+            out_dir: Path | None) -> None:
+    """Train, measure and apply the experiment's pre-registered criterion."""
     from rich.console import Console
     from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from v22sdk.specdec.experiment import FULL, QUICK, run_experiment, total_ticks, with_overrides
+    from v22sdk.specdec.experiments import get, with_overrides
 
-    cfg = with_overrides(QUICK if quick else FULL, seeds=seeds, corpora=corpora or None, threads=threads)
+    exp = get(experiment)
+    mod = exp.load()
+    out_dir = out_dir if out_dir is not None else Path(exp.default_out)
+    cfg = with_overrides(mod.QUICK if quick else mod.FULL, seeds=seeds, corpora=corpora or None, threads=threads)
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} steps"),
                TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console) as bar:
-        task = bar.add_task("specdec", total=total_ticks(cfg))
-        results = run_experiment(cfg, out_dir, tick=lambda n: bar.advance(task, n),
-                                 say=lambda s: bar.update(task, description=escape(s[:60])) or console.log(s, markup=False))
+        task = bar.add_task(experiment, total=mod.total_ticks(cfg))
+        results = mod.run_experiment(cfg, out_dir, tick=lambda n: bar.advance(task, n),
+                                     say=lambda s: bar.update(task, description=escape(s[:60])) or console.log(s, markup=False))
     click.echo((out_dir / "report.md").read_text())
-    click.echo(f"results: {out_dir / 'results.json'}  ({results['runtime_s']:.0f} s)")
+    runtime = results.get("runtime_s", results.get("data", {}).get("runtime_s", 0))
+    click.echo(f"results: {out_dir / 'results.json'}  ({runtime:.0f} s)")
+
+
+@specdec.command("combine")
+@click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for the joined results.json and report.md.")
+def combine_cmd(parts: tuple[Path, ...], out_dir: Path) -> None:
+    """Join results files of one experiment run per corpus (hooks 2, 3 and 5) and re-apply its criterion."""
+    from v22sdk.specdec.experiments import combine
+
+    combine(parts, out_dir)
+    click.echo((out_dir / "report.md").read_text())
+    click.echo(f"results: {out_dir / 'results.json'}")
 
 
 @specdec.command("report")
@@ -54,7 +89,7 @@ def run_cmd(quick: bool, seeds: int | None, corpora: tuple[str, ...], threads: i
 def report_cmd(out_dir: Path) -> None:
     """Print the Markdown report of a finished (or partial) run."""
     from v22sdk.specdec.errors import ResultsError
-    from v22sdk.specdec.experiment import render_report
+    from v22sdk.specdec.experiments import DEFAULT, experiment_of, get
 
     from v22sdk.errors import InputError
     from v22sdk.inputs import check_regular_file
@@ -76,10 +111,15 @@ def report_cmd(out_dir: Path) -> None:
                                       f"{exc.start}), not a specdec results file") from None
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ResultsError(str(path), f"unreadable: invalid JSON ({exc})") from None
-    if isinstance(results, dict) and "provenance" in results and "data" in results:
-        results = results["data"]  # a result file (v22sdk.evidence); older runs wrote the figures bare
     try:
-        click.echo(render_report(results))
+        if not isinstance(results, dict):
+            raise TypeError("not an object")
+        name = experiment_of(results)
+        if name == DEFAULT and "provenance" in results and "data" in results:
+            # hook 1's report reads the bare figures of its result file (v22sdk.evidence; older runs
+            # wrote them bare); the other experiments' reports read the whole result file
+            results = results["data"]
+        click.echo(get(name).load().render_report(results))
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
         raise ResultsError(str(path), f"not a specdec results file ({type(exc).__name__}: {exc})") from None
 

@@ -77,7 +77,6 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
     out_dir.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
     results: dict = {"config": asdict(cfg), "corpora": {}}
-    tcfg = TargetConfig()
 
     for name in cfg.corpora:
         # seeds keyed by the corpus, not its position in this run: `--corpus stdlib-source` alone
@@ -86,6 +85,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
         t_corpus = time.time()
         say(f"[{name}] training target")
         corpus = load_corpus(name)
+        tcfg = TargetConfig(vocab=corpus.vocab.size)
         model = train_target(corpus.train, tcfg, cfg.target_steps, cfg.target_batch, cfg.target_lr, seed=0,
                              tick=lambda: tick(1))
         target = TransformerTarget(model)

@@ -119,14 +119,20 @@ def _rms(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
 class EagleDraft(nn.Module):
     """EAGLE-style draft head on top of a frozen target; ``arm`` picks the feature normalisation."""
 
-    def __init__(self, target: CharTransformer, arm: str, d_draft: int = 96, warmup: int = 16):
+    def __init__(self, target: CharTransformer, arm: str, d_draft: int = 96, warmup: int = 16,
+                 layers: tuple[int, ...] | None = None):
         super().__init__()
         if arm not in ARMS:
             raise SpecDecError(f"unknown draft arm {arm!r}; choose one of {', '.join(ARMS)}")
         self.arm, self.d_draft, self.warmup = arm, d_draft, warmup
         self._target = (target,)  # a tuple, so the frozen target is not registered as a submodule
         cfg = target.cfg
-        n_feat = len(cfg.feature_layers)
+        n_all = len(cfg.feature_layers)
+        if layers is not None and (not layers or any(not 0 <= i < n_all for i in layers)):
+            raise SpecDecError(f"layers {layers!r} must index the target's {n_all} feature blocks")
+        # which of the target's feature blocks (0-based, in feature_layers order) the draft reads
+        self.layers = tuple(layers) if layers is not None else None
+        n_feat = len(self.layers) if self.layers is not None else n_all
         if arm != "nofeat":
             self.fc = nn.Linear(n_feat * cfg.d, d_draft, bias=False)
         if arm == "rmsnorm":
@@ -143,8 +149,17 @@ class EagleDraft(nn.Module):
     def n_params(self) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad)
 
+    def select(self, feats: torch.Tensor, layers: tuple[int, ...] | None = None) -> torch.Tensor:
+        """The blocks ``layers`` (default: the draft's own) of target features ``(..., L*d)``."""
+        layers = self.layers if layers is None else layers
+        if layers is None:
+            return feats
+        d = self.target.cfg.d
+        return torch.cat([feats[..., i * d : (i + 1) * d] for i in layers], dim=-1)
+
     def inject(self, feats: torch.Tensor) -> torch.Tensor:
         """Target features ``(..., L*d)`` -> injected draft input ``u (..., d_draft)``."""
+        feats = self.select(feats)
         if self.arm == "nofeat":
             return feats.new_zeros(feats.shape[:-1] + (self.d_draft,))
         if self.arm == "perlayer":

@@ -102,6 +102,7 @@ def verify(
     u_accept: torch.Tensor,
     u_next: torch.Tensor,
     *,
+    lengths: torch.Tensor | None = None,
     check: bool = True,
 ) -> Verdict:
     """Exact rejection step for a batch of rounds.
@@ -109,6 +110,11 @@ def verify(
     ``p (B, G+1, V)`` target distributions (row ``i`` conditions on the first ``i`` draft tokens),
     ``q (B, G, V)`` the draft distributions the tokens were drawn from, ``draft_tokens (B, G)``,
     ``u_accept (B, G)`` and ``u_next (B,)`` independent uniforms in [0, 1).
+
+    ``lengths (B,)`` (default: all ``G``) lets rounds of one batch propose different numbers of
+    tokens: row ``b`` proposes only ``draft_tokens[b, :lengths[b]]``; the columns after it are
+    padding, never accepted, and when all ``lengths[b]`` are accepted the round ends with a bonus
+    token from ``p[b, lengths[b]]``. (The target is causal, so that row does not see the padding.)
     """
     if p.dim() != 3 or q.dim() != 3 or draft_tokens.dim() != 2:
         raise DistributionError("p/q/draft_tokens", "expected ranks 3, 3 and 2")
@@ -120,20 +126,30 @@ def verify(
     if check:
         _check_probs("p", p)
         _check_probs("q", q)
+    proposed = None
+    if lengths is not None:
+        if lengths.shape != (bsz,) or bool((lengths < 0).any()) or bool((lengths > gamma).any()):
+            raise DistributionError("lengths", f"expected shape {(bsz,)} with values in [0, {gamma}]")
+        proposed = torch.arange(gamma) < lengths.unsqueeze(1)  # (B, G)
     dtype = torch.promote_types(p.dtype, q.dtype)
     p = p.to(dtype)
     q = q.to(dtype)
+    if proposed is not None:  # padding columns: q = 0, so a full prefix ends with a bonus from p
+        q = q * proposed.unsqueeze(-1).to(dtype)
     tok = draft_tokens.unsqueeze(-1)
     p_tok = p[:, :gamma].gather(-1, tok).squeeze(-1)
     q_tok = q.gather(-1, tok).squeeze(-1)
-    if check and bool((q_tok <= 0).any()):
-        b, i = (q_tok <= 0).nonzero()[0].tolist()
+    missing = q_tok <= 0 if proposed is None else (q_tok <= 0) & proposed
+    if check and bool(missing.any()):
+        b, i = missing.nonzero()[0].tolist()
         raise DistributionError(
             "draft_tokens", f"token {int(draft_tokens[b, i])} at round {b} position {i} has q = 0: "
             "it cannot have been drawn from q (the draft must report the distribution it sampled)"
         )
     # accept iff u < p/q; written as u*q < p to avoid dividing (p >= q accepts whatever u < 1 is).
     accepted = u_accept.to(dtype) * q_tok < p_tok
+    if proposed is not None:
+        accepted &= proposed
     n_acc = accepted.to(torch.int64).cumprod(dim=-1).sum(dim=-1)
 
     rows = torch.arange(bsz)
@@ -347,3 +363,172 @@ def speculative_round_batch(
     p = target.distributions(contexts, drafted, temperature)
     verdict = verify(p, torch.stack(qs, dim=1), drafted, u[gamma : 2 * gamma].T, u[2 * gamma])
     return drafted, verdict
+
+
+# --------------------------------------------------------------------------- scheduled batched rounds
+
+
+def draft_signals(q: torch.Tensor) -> torch.Tensor:
+    """The draft's own confidence signals of distributions ``q (..., V)`` -> ``(..., 3)`` float64:
+    max probability, entropy (nats) and the margin between the two largest probabilities."""
+    q = q.double()
+    top2 = q.topk(2, dim=-1).values
+    ent = -(q * q.clamp_min(1e-300).log()).sum(-1)
+    return torch.stack([top2[..., 0], ent, top2[..., 0] - top2[..., 1]], dim=-1)
+
+
+@runtime_checkable
+class RoundScheduler(Protocol):
+    """A batched, non-anticipating scheduler: before position ``k`` of a round it says, per row,
+    whether to draft that position.
+
+    ``start(contexts (B, L))`` opens a round. ``keep(k, drafted (B, k), q_k (B, V), q1_k (B, V),
+    active (B,))`` returns a bool ``(B,)``: ``q_k`` is the distribution token ``k`` will be drawn
+    from, ``q1_k`` the draft's distribution at temperature 1 (its confidence signals, also at
+    T = 0 where ``q_k`` is one-hot), ``drafted`` the tokens already drawn, ``active`` the rows still
+    drafting (the answer for the others is ignored). It never sees token ``k`` itself, nor the
+    uniforms that draw or judge it: that is what keeps the output exact (DSpark appendix A).
+    A row that is told to stop stays stopped for the rest of the round.
+    """
+
+    def start(self, contexts: torch.Tensor) -> None: ...
+
+    def keep(self, k: int, drafted: torch.Tensor, q_k: torch.Tensor, q1_k: torch.Tensor,
+             active: torch.Tensor) -> torch.Tensor: ...
+
+
+class ConfidenceRoundScheduler:
+    """Batched :func:`confidence_scheduler`: stop once the draft's max probability at temperature 1
+    falls below ``threshold`` (always draft position 0). At T = 1 the same rule as the per-sequence
+    one; at T = 0 it reads the draft's T = 1 distribution, since the sampling one is one-hot."""
+
+    def __init__(self, threshold: float):
+        self.threshold = float(threshold)
+
+    def start(self, contexts: torch.Tensor) -> None:  # noqa: ARG002
+        return None
+
+    def keep(self, k, drafted, q_k, q1_k, active):  # noqa: ARG002
+        if k == 0:
+            return torch.ones(q1_k.shape[0], dtype=torch.bool)
+        return q1_k.max(dim=-1).values >= self.threshold
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """One scheduled round for each of ``B`` contexts (:func:`scheduled_round_batch`).
+
+    ``drafted (B, G')`` tokens drawn (``G'`` = the longest proposal; row ``b`` proposed only its
+    first ``lengths[b]``); ``n_accepted``, ``next_token`` as in :class:`Verdict`; ``draft_steps (B,)``
+    draft distributions computed for the row (``lengths + 1`` when the scheduler stopped it,
+    ``gamma`` when it drafted them all); ``signals (B, G', 3)`` :func:`draft_signals` of the
+    temperature-1 draft distribution at each drafted position.
+    """
+
+    drafted: torch.Tensor
+    lengths: torch.Tensor
+    n_accepted: torch.Tensor
+    next_token: torch.Tensor
+    draft_steps: torch.Tensor
+    signals: torch.Tensor
+
+    @property
+    def emitted(self) -> torch.Tensor:
+        """Tokens the round emits per row (accepted + the residual or bonus token)."""
+        return self.n_accepted + 1
+
+
+def scheduled_round_batch(
+    target: Target,
+    draft: Draft,
+    contexts: torch.Tensor,
+    gamma: int,
+    temperature: float,
+    generator: torch.Generator,
+    scheduler: RoundScheduler | None = None,
+) -> RoundRecord:
+    """One round per equal-length context ``contexts (B, L)``, each row stopping when ``scheduler``
+    says so (``None``: every row drafts ``gamma``).
+
+    Uniforms are drawn as in :func:`speculative_round_batch` (``2 * gamma + 1`` per row, position
+    ``k`` of every row drawn with the same uniform whatever the scheduler does), so for the same
+    generator state a scheduled round proposes a prefix of the fixed-``gamma`` round's tokens and
+    its outcome is that round's, cut at the row's length. Rows that stopped keep being drawn as
+    padding while other rows draft (never proposed; their cost is not counted in ``draft_steps``).
+    """
+    bsz = contexts.shape[0]
+    u = torch.rand(2 * gamma + 1, bsz, generator=generator, dtype=torch.float64)
+    state = draft.begin(contexts)
+    if scheduler is not None:
+        scheduler.start(contexts)
+    active = torch.ones(bsz, dtype=torch.bool)
+    lengths = torch.zeros(bsz, dtype=torch.int64)
+    steps = torch.zeros(bsz, dtype=torch.int64)
+    toks: list[torch.Tensor] = []
+    qs: list[torch.Tensor] = []
+    sigs: list[torch.Tensor] = []
+    for k in range(gamma):
+        q_k = draft.distribution(state, temperature)
+        q1_k = q_k if temperature == 1.0 else draft.distribution(state, 1.0)
+        steps += active
+        if scheduler is not None:
+            drafted_so_far = torch.stack(toks, dim=1) if toks else contexts.new_zeros((bsz, 0))
+            active = active & scheduler.keep(k, drafted_so_far, q_k, q1_k, active).to(torch.bool)
+            if not bool(active.any()):
+                break
+        tok = sample_from(q_k, u[k])
+        toks.append(tok)
+        qs.append(q_k)
+        sigs.append(draft_signals(q1_k))
+        lengths += active
+        if k + 1 < gamma:
+            state = draft.advance(state, tok)
+    g = len(toks)
+    drafted = torch.stack(toks, dim=1) if toks else contexts.new_zeros((bsz, 0))
+    p = target.distributions(contexts, drafted, temperature)
+    q = torch.stack(qs, dim=1) if qs else p.new_zeros((bsz, 0, p.shape[-1]))
+    verdict = verify(p, q, drafted, u[gamma : gamma + g].T, u[2 * gamma], lengths=lengths)
+    signals = torch.stack(sigs, dim=1) if sigs else torch.zeros((bsz, 0, 3), dtype=torch.float64)
+    return RoundRecord(drafted=drafted, lengths=lengths, n_accepted=verdict.n_accepted,
+                       next_token=verdict.next_token, draft_steps=steps, signals=signals)
+
+
+def speculative_generate_batch(
+    target: Target,
+    draft: Draft,
+    contexts: torch.Tensor,
+    max_new_tokens: int,
+    *,
+    gamma: int = 4,
+    temperature: float = 1.0,
+    generator: torch.Generator | None = None,
+    scheduler: RoundScheduler | None = None,
+) -> tuple[list[list[int]], list[GenerationStats]]:
+    """:func:`speculative_generate` for ``B`` contexts ``(B, L)`` at once, with a batched scheduler.
+
+    Each step runs one :func:`scheduled_round_batch` over the unfinished rows whose current length
+    is the shortest (rows of equal length batch together). Returns ``max_new_tokens`` tokens and
+    the per-round statistics for every row.
+    """
+    if contexts.dim() != 2:
+        raise DistributionError("contexts", f"expected shape (B, L), got {tuple(contexts.shape)}")
+    if gamma < 0 or max_new_tokens < 0:
+        raise DistributionError("gamma/max_new_tokens", "must be >= 0")
+    generator = generator if generator is not None else torch.Generator().manual_seed(0)
+    outs: list[list[int]] = [[] for _ in range(contexts.shape[0])]
+    stats = [GenerationStats() for _ in outs]
+    while True:
+        todo = [b for b, o in enumerate(outs) if len(o) < max_new_tokens]
+        if not todo:
+            return outs, stats
+        shortest = min(len(outs[b]) for b in todo)
+        rows = [b for b in todo if len(outs[b]) == shortest]
+        grown = torch.tensor([outs[b] for b in rows], dtype=contexts.dtype).reshape(len(rows), shortest)
+        ctx = torch.cat([contexts[rows], grown], dim=1)
+        rec = scheduled_round_batch(target, draft, ctx, gamma, temperature, generator, scheduler)
+        for i, b in enumerate(rows):
+            n = int(rec.n_accepted[i])
+            emitted = rec.drafted[i, :n].tolist() + [int(rec.next_token[i])]
+            stats[b].accepted.append(n)
+            stats[b].proposed.append(int(rec.lengths[i]))
+            outs[b].extend(emitted[: max_new_tokens - len(outs[b])])

@@ -117,7 +117,8 @@ def build_distill_data(model: CharTransformer, train_ids: np.ndarray, n_seq: int
 
 
 def train_draft(target: CharTransformer, arm: str, data: DistillData, *, gamma: int, steps: int, batch: int,
-                lr: float, seed: int, warmup: int = 16, tick: Progress | None = None) -> EagleDraft:
+                lr: float, seed: int, warmup: int = 16, tick: Progress | None = None,
+                layers: tuple[int, ...] | None = None) -> EagleDraft:
     """Distil one draft arm on ``data`` with soft cross-entropy to the target distribution.
 
     Loss = mean over the ``gamma`` drafting positions + 0.5 x mean over the warm-up positions,
@@ -125,12 +126,26 @@ def train_draft(target: CharTransformer, arm: str, data: DistillData, *, gamma: 
     the same seed see the same batches (paired comparison).
     """
     seed_everything(seed)
-    draft = EagleDraft(target, arm, d_draft=target.cfg.d, warmup=warmup)
-    opt = torch.optim.AdamW(draft.parameters(), lr=lr, weight_decay=0.0)
+    draft = EagleDraft(target, arm, d_draft=target.cfg.d, warmup=warmup, layers=layers)
+    return fit_draft(draft, data, gamma=gamma, steps=steps, batch=batch, lr=lr, seed=seed, tick=tick)
+
+
+def fit_draft(draft: EagleDraft, data: DistillData, *, gamma: int, steps: int, batch: int, lr: float, seed: int,
+              tick: Progress | None = None, on_step: Callable[[int, EagleDraft], None] | None = None) -> EagleDraft:
+    """Train ``draft`` (all its trainable parameters, a fresh AdamW) on ``data`` for ``steps`` steps;
+    the loss of :func:`train_draft`. ``on_step(step, draft)`` runs before step ``step`` (0-based) and
+    once more after the last one (``step == steps``); the draft is in eval mode there and in train
+    mode again afterwards."""
+    warmup = draft.warmup
+    opt = torch.optim.AdamW([p for p in draft.parameters() if p.requires_grad], lr=lr, weight_decay=0.0)
     rng = np.random.default_rng(seed)
     length = warmup + gamma - 1  # inputs; row j predicts token j + 1
     n_seq, t_len = data.tokens.shape
+    draft.train()
     for step in range(steps):
+        if on_step is not None:
+            on_step(step, draft.eval())
+            draft.train()
         for grp in opt.param_groups:
             grp["lr"] = _cosine_lr(step, steps, lr, warmup=max(steps // 20, 1))
         rows = torch.from_numpy(rng.integers(0, n_seq, size=batch))
@@ -148,4 +163,6 @@ def train_draft(target: CharTransformer, arm: str, data: DistillData, *, gamma: 
         opt.step()
         if tick:
             tick()
+    if on_step is not None:
+        on_step(steps, draft.eval())
     return draft.eval()

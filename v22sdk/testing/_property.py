@@ -1,86 +1,123 @@
-"""Run a check body over a plugin's own ``sample_inputs()`` with hypothesis.
+"""Run a check body over examples with hypothesis, under the run's :class:`KitSettings`.
 
-The body raises :class:`CheckFailure` when an example breaks the rule. hypothesis searches
-(derandomized, no example database, no deadline: the same run gives the same verdict everywhere),
-shrinks the failure to a small input, and :func:`for_all` re-raises it with the falsifying
-example described in the message, so a report line says *which* input broke *what*.
+The body raises :class:`CheckFailure` when an example breaks a rule. hypothesis searches (each
+check and configuration from its own seed stream, see :mod:`._settings`), shrinks the failure to a
+small input, and :func:`for_all` re-raises it with the falsifying example described in the message
+and a reproduction (the input inline, or saved to an ``.npz`` file when it is large). A plugin's
+own exception stays chained (``__cause__``), so pytest shows the author's traceback; the kit's
+frames are hidden from it (``__tracebackhide__``).
 """
 
 from __future__ import annotations
 
-import sys
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
-import numpy as np
-
+from ._format import describe, reproduction
 from ._registry import CheckFailure
+from ._settings import KitSettings, current, stream_key, stream_seed
 
-#: Examples per check when neither the caller nor the pytest option says otherwise.
-DEFAULT_MAX_EXAMPLES = 20
+
+class SkipExample(Exception):
+    """Raised by a check body for an input it cannot judge (it breaks only rules already reported):
+    the example counts as passed."""
 
 
 def default_max_examples() -> int:
-    """``--v22sdk-max-examples`` of the running pytest session if given, else the kit default."""
-    plugin = sys.modules.get("v22sdk.testing.pytest_plugin")
-    chosen = getattr(plugin, "active_max_examples", None) if plugin else None
-    return int(chosen) if chosen else DEFAULT_MAX_EXAMPLES
+    """Examples per check in force now (``--v22sdk-max-examples``, the author's profile, or 20)."""
+    return current().max_examples
 
 
-def describe(value: Any, limit: int = 300) -> str:
-    """A short, readable description of an example (arrays by dtype, shape, range and edges)."""
-    from ..modality import Sample
+def hypothesis_settings(settings: KitSettings, max_examples: int) -> Any:
+    from hypothesis import HealthCheck
+    from hypothesis import settings as hsettings
 
-    if isinstance(value, Sample):
-        return (f"Sample(data={describe(value.data, limit)}, units={dict(value.units)!r}, "
-                f"source={value.source!r})")
-    if isinstance(value, (list, tuple)):
-        inner = ", ".join(describe(v, limit) for v in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
-    if isinstance(value, np.ndarray):
-        head = f"array(dtype={value.dtype}, shape={value.shape}"
-        if value.size and value.dtype.kind in "biuf":
-            with np.errstate(all="ignore"):
-                head += f", min={np.nanmin(value) if not np.isnan(value).all() else 'nan'!s}"
-                head += f", max={np.nanmax(value) if not np.isnan(value).all() else 'nan'!s}"
-        body = np.array2string(value.ravel(), threshold=8, edgeitems=3, precision=4)
-        return f"{head}, values={body})"
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return hsettings(max_examples=max_examples, deadline=None, derandomize=settings.derandomize,
+                     database=None if settings.derandomize else settings.database,
+                     suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False)
 
 
-def for_all(strategy: Any, body: Callable[[Any], None], *, max_examples: int | None) -> None:
+def seeded(run: Any, inner: Any, settings: KitSettings, key: bytes) -> Any:
+    """Give ``run`` (a ``@given`` test around ``inner``) its own example stream for ``key``."""
+    from hypothesis import seed
+
+    # The digest names this stream in hypothesis' example database and, derandomized, seeds it.
+    inner._hypothesis_internal_add_digest = key
+    if settings.seed is not None:
+        return seed(stream_seed(settings.seed, key))(run)
+    return run
+
+
+def for_all(strategy: Any, body: Callable[[Any], None], *, check: str, modality: Any,
+            max_examples: int | None = None, purpose: str = "", already: Container[str] = ()) -> None:
     """Run ``body(example)`` for examples of ``strategy``; raise :class:`CheckFailure` on the first
-    rule broken, after shrinking, with the falsifying example in the message."""
-    from hypothesis import HealthCheck, given, settings
+    rule broken, after shrinking, with the falsifying example and a reproduction in the message.
+
+    A failure of another check's rule that is in ``already`` (reported earlier in the run) skips
+    the example instead: this check goes on testing its own rule."""
+    __tracebackhide__ = True
+    from hypothesis import given
     from hypothesis.errors import Flaky, HypothesisException
 
+    settings = current(max_examples)
     failing: dict[str, Any] = {}
 
-    @settings(max_examples=max_examples or default_max_examples(), deadline=None, derandomize=True,
-              database=None, suppress_health_check=list(HealthCheck), print_blob=False,
-              report_multiple_bugs=False)
-    @given(strategy)
-    def run(example: Any) -> None:
+    def inner(example: Any) -> None:
+        __tracebackhide__ = True
         try:
             body(example)
+        except SkipExample:
+            return
+        except CheckFailure as exc:
+            if exc.rule and exc.rule != check and exc.rule in already:
+                return
+            failing["example"] = example
+            raise
         except BaseException:
             # hypothesis replays the shrunk example last, so this ends as the minimal failure.
             failing["example"] = example
             raise
 
+    run = hypothesis_settings(settings, settings.max_examples)(given(strategy)(inner))
+    run = seeded(run, inner, settings, stream_key(check, modality, purpose))
     try:
         run()
     except CheckFailure as exc:
-        raise CheckFailure(f"{exc}\n  falsifying example: {describe(failing.get('example'))}") from None
+        raise finish(exc, failing.get("example"), check=check, modality=modality, settings=settings) \
+            from exc.__cause__
     except Flaky as exc:
         # The rule broke once but not on replay: the output depends on earlier calls (state).
-        inner = [e for e in getattr(exc, "exceptions", ()) if isinstance(e, CheckFailure)]
-        first = str(inner[0]) if inner else f"{type(exc).__name__}: {exc}"
+        if check != "check_determinism" and "check_determinism" in already:
+            return
+        inner_failures = [e for e in getattr(exc, "exceptions", ()) if isinstance(e, CheckFailure)]
+        first = str(inner_failures[0]) if inner_failures else f"{type(exc).__name__}: {exc}"
         raise CheckFailure(f"{first}\n  not reproducible on replay: the result depends on earlier calls "
-                           f"(hidden state or randomness)") from None
+                           f"(hidden state or randomness)", rule="check_determinism", check=check) from None
     except HypothesisException as exc:
-        raise CheckFailure(f"could not generate examples from sample_inputs(): "
-                           f"{type(exc).__name__}: {exc}") from None
+        raise CheckFailure(f"could not generate examples from sample_inputs(): {type(exc).__name__}: {exc}",
+                           rule=check, check=check) from None
     except Exception as exc:
-        raise CheckFailure(f"the check crashed with {type(exc).__name__}: {exc}\n  falsifying example: "
-                           f"{describe(failing.get('example'))}") from exc
+        example = failing.get("example")
+        raise finish(CheckFailure(f"the check crashed with {type(exc).__name__}: {exc}", rule=check),
+                     example, check=check, modality=modality, settings=settings) from exc
+
+
+def finish(exc: CheckFailure, example: Any, *, check: str, modality: Any, settings: KitSettings,
+           label: str | None = None) -> CheckFailure:
+    """``exc`` with the example, its reproduction and the finding check filled in."""
+    rule = exc.rule or check
+    lines = [exc.message]
+    if rule != check:
+        lines[0] = f"[rule {rule}] {lines[0]}"
+    if label:
+        lines.append(f"  kit input: {label}")
+    if example is not None:
+        lines.append(f"  falsifying example: {describe(example)}")
+        code, saved = reproduction(example, modality, check=check, settings_dir=settings.failures_dir,
+                                   label=label)
+        if saved:
+            lines.append(f"  saved to {saved}")
+        lines.append("  reproduce:\n" + "\n".join(f"    {line}" for line in code.splitlines()))
+    else:
+        code, saved = None, None
+    return CheckFailure("\n".join(lines), rule=rule, check=check, example=example, reproduction=code,
+                        saved_to=saved, author_traceback=exc.author_traceback)

@@ -1,32 +1,54 @@
 """The contract checks: one named function per rule of the 640-D token contract.
 
-Every check takes a modality instance and returns None or raises :class:`CheckFailure`
-naming the broken rule, the case and (for data checks) the shrunk falsifying input. Data checks
-are property-based over the plugin's own ``sample_inputs()`` strategy (see :mod:`._property`).
+Every check takes a modality instance and returns None or raises :class:`CheckFailure` naming the
+broken rule, the case and (for data checks) the shrunk falsifying input with a reproduction.
 
-Each check judges its own rule only, on the raw :class:`~v22sdk.modality.Encoding` that
-``encode`` returns (``tokenize`` would stop at the first broken rule and hide the others). An
-example whose arrays are too malformed for a rule to be judged (an ``attr`` that is not 384 wide,
-for ``check_declared_slots``) is left to the check that owns that malformation. A valid input on
-which ``encode`` raises fails every data check: the plugin cannot tokenize its own samples.
+* **Rule checks** (``check_shape_dtype`` ... ``check_offsets``) judge their own rule, on the raw
+  :class:`~v22sdk.modality.Encoding` that ``encode`` returns (``tokenize`` would stop at the first
+  broken rule and hide the others), over the plugin's ``sample_inputs()`` and, from contract
+  version 2, over the inputs the kit derives itself (:mod:`._inputs`).
+* **Behaviour checks** (determinism, batches, configs, fresh instances and processes, files, the
+  kit's own inputs) judge *every* rule on every encoding they compute (:mod:`._judge`): a broken
+  rule seen by any check fails the run, attributed to the rule (``CheckFailure.rule``), never
+  skipped as "another check's finding".
+* **Quality checks** (``check_quality_*``, level ``warning``) report collapsed embeddings, token
+  counts out of proportion and slow examples as a :class:`ContractWarning`; they fail only when
+  asked (``strict_warnings``).
+
+Each check draws its inputs from its own seed stream (:mod:`._settings`). A valid input on which
+``encode`` raises fails the check that drew it, with the plugin's traceback kept.
 """
 
 from __future__ import annotations
 
+import collections
 import copy
+import functools
 import json
+import os
 import re
-import unicodedata
-from typing import Any, Mapping
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
 
+import attrs
 import numpy as np
 
-from ..contract import ATTR_DIM, EMB_DIM, NORM_TOLERANCE, OFFSET_FIELDS, TokenBatch
+from ..contract import ATTR_DIM, TokenBatch
 from ..errors import ContractViolation, InputError
 from ..modality import Encoding, InputSpec, Modality, Sample
 from ..schema import ZONES, AttributeSchema
-from ._property import describe, for_all
-from ._registry import CheckFailure, contract_check
+from . import _inputs
+from ._format import author_traceback, describe, number
+from ._judge import RULES, VIOLATION_OWNER, first_row, is_encoding, judge_all, matrix, signal_duration
+from ._property import SkipExample, finish, for_all
+from ._registry import CheckFailure, CheckSkipped, ContractWarning, contract_check
+from ._settings import configuration_key, current, stream_key
 
 _MODALITY_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -38,6 +60,7 @@ def _as_sample(value: Any) -> Sample:
 
 def _samples(modality: Modality) -> Any:
     """The plugin's strategy of valid inputs; bare values are wrapped in :class:`Sample`."""
+    __tracebackhide__ = True
     from hypothesis.strategies import SearchStrategy
 
     try:
@@ -50,37 +73,120 @@ def _samples(modality: Modality) -> Any:
 
 
 def _copy(data: Any) -> Any:
-    return np.array(data, copy=True) if isinstance(data, np.ndarray) else copy.deepcopy(data)
+    """A copy with the same values *and* memory layout (strides, byte order, read-only flag)."""
+    if not isinstance(data, np.ndarray):
+        return copy.deepcopy(data)
+    if data.flags.c_contiguous or data.flags.f_contiguous or data.ndim == 0 or data.size == 0:
+        out = np.array(data, copy=True, order="K")
+    else:  # a strided view: rebuild one with the same values
+        holder = np.empty((2 * data.shape[0],) + data.shape[1:], dtype=data.dtype)
+        out = holder[::2]
+        out[...] = data
+    out.flags.writeable = data.flags.writeable
+    return out
+
+
+def _sample_copy(sample: Sample) -> Sample:
+    return Sample(_copy(sample.data), dict(sample.units), sample.source)
+
+
+def _data_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _raw_encode(modality: Modality, sample: Sample, data: Any = None) -> Any:
+    """``encode`` of a sample, its units checked the way ``tokenize`` checks them (may raise)."""
+    __tracebackhide__ = True
+    source = sample.source or f"<{modality.name} input>"
+    units = modality.check_units(sample.units, source)
+    return modality.encode(_copy(sample.data) if data is None else data, **units)
 
 
 def _encode(modality: Modality, sample: Sample, data: Any = None) -> Encoding:
-    """``encode`` of a valid sample, its units checked the way ``tokenize`` checks them."""
-    source = sample.source or f"<{modality.name} input>"
+    """``encode`` of a valid sample; a crash is a failure that keeps the plugin's traceback."""
+    __tracebackhide__ = True
     try:
-        units = modality.check_units(sample.units, source)
-        enc = modality.encode(_copy(sample.data) if data is None else data, **units)
+        enc = _raw_encode(modality, sample, data)
     except Exception as exc:
-        raise CheckFailure(f"encode raised {type(exc).__name__} on a valid input from sample_inputs(): "
-                           f"{exc}") from None
-    if not all(hasattr(enc, field) for field in ("emb", "attr", "offsets")):
-        raise CheckFailure(f"encode must return an Encoding (emb, attr, offsets), got {type(enc).__name__}")
+        raise CheckFailure(f"encode raised {type(exc).__name__} on a valid input from sample_inputs(): {exc}",
+                           author_traceback=author_traceback(exc)) from exc
+    if not is_encoding(enc):
+        raise CheckFailure(f"encode must return an Encoding (emb, attr, offsets), got {type(enc).__name__}",
+                           rule="check_shape_dtype")
     return enc
 
 
-def _matrix(value: Any) -> np.ndarray | None:
-    """``value`` as a float64 (N, W) array, or None when it cannot be read as one."""
-    try:
-        array = np.asarray(value)
-        if array.ndim != 2 or array.dtype.kind not in "biuf":
-            return None
-        return array.astype(np.float64)
-    except (TypeError, ValueError):
-        return None
+#: Rules already reported broken in this run, per configuration: a later check that meets the same
+#: broken rule does not report it again (it skips that input and goes on testing its own rule).
+_REPORTED: dict[str, set[str]] = {}
 
 
-def _first_row(mask: np.ndarray) -> tuple[int, int]:
-    i = int(np.argmax(mask.any(axis=1)))
-    return i, int(np.argmax(mask[i]))
+def _run_key(modality: Modality) -> str:
+    return f"{configuration_key(modality)}|v{current().contract_version}"
+
+
+def reported(modality: Modality) -> set[str]:
+    """The rules already reported broken for this modality's configuration in this run."""
+    return _REPORTED.setdefault(_run_key(modality), set())
+
+
+def forget_reported(modality: Modality) -> None:
+    """Start a new run for this configuration (``check_modality`` calls it)."""
+    _REPORTED.pop(_run_key(modality), None)
+
+
+def _kit(fn: Any) -> Any:
+    """Record the rule of a failure, so other checks do not report it again."""
+
+    @functools.wraps(fn)
+    def check(modality: Modality, *, max_examples: int | None = None) -> None:
+        __tracebackhide__ = True
+        try:
+            fn(modality, max_examples=max_examples)
+        except CheckFailure as exc:
+            reported(modality).add(exc.rule or fn.__name__)
+            raise
+
+    return check
+
+
+def _unreported(enc: Any, sample: Sample, modality: Modality) -> tuple[str, str] | None:
+    """The first broken rule not yet reported; raises SkipExample when only reported ones are broken."""
+    if not is_encoding(enc):
+        return judge_all(enc, sample, modality)
+    known = reported(modality)
+    skipped = False
+    for owner, rule in RULES.items():
+        problem = rule(enc, sample, modality)
+        if problem:
+            if owner not in known:
+                return owner, problem
+            skipped = True
+    if skipped:
+        raise SkipExample()
+    return None
+
+
+def _require_rules(enc: Any, sample: Sample, modality: Modality) -> None:
+    """Fail, attributed to the rule, when ``enc`` breaks any token rule (evidence is kept)."""
+    __tracebackhide__ = True
+    broken = _unreported(enc, sample, modality)
+    if broken:
+        owner, problem = broken
+        raise CheckFailure(problem, rule=owner)
+
+
+def _violation(exc: ContractViolation, where: str, modality: Modality | None = None) -> CheckFailure:
+    owner = VIOLATION_OWNER.get(exc.rule, "check_shape_dtype")
+    if modality is not None and owner in reported(modality):
+        raise SkipExample()
+    return CheckFailure(f"{where}: {exc}", rule=owner)
 
 
 def _encoding_difference(a: Any, b: Any) -> str | None:
@@ -93,8 +199,8 @@ def _encoding_difference(a: Any, b: Any) -> str | None:
             differs = (x != y) & ~(np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else x != y
             flat = int(np.argmax(differs.ravel())) if differs.any() else 0
             where = np.unravel_index(flat, x.shape) if x.ndim else ()
-            return (f"{field}{list(map(int, where))} is {x.ravel()[flat].item()!r} one time and "
-                    f"{y.ravel()[flat].item()!r} the other")
+            return (f"{field}{list(map(int, where))} is {number(x.ravel()[flat])} one time and "
+                    f"{number(y.ravel()[flat])} the other")
     ka, kb = dict(a.offsets), dict(b.offsets)
     if set(ka) != set(kb):
         return f"offset fields are {sorted(ka)} one time and {sorted(kb)} the other"
@@ -105,24 +211,131 @@ def _encoding_difference(a: Any, b: Any) -> str | None:
     return None
 
 
-def _fresh(items: list[Sample]) -> list[Sample]:
-    """Copies, so that a modality that modifies its input (check_determinism's finding) cannot
-    make another check see different data."""
-    return [Sample(_copy(s.data), dict(s.units), s.source) for s in items]
+def _clone(modality: Modality) -> Modality:
+    """A fresh instance with the same configuration (``from_config`` of the JSON'd ``config()``)."""
+    __tracebackhide__ = True
+    try:
+        return type(modality).from_config(json.loads(json.dumps(modality.config())))
+    except Exception as exc:
+        raise CheckSkipped(f"cannot build a fresh instance: from_config(config()) fails ({type(exc).__name__}: "
+                           f"{exc}); see check_config_roundtrip") from None
 
 
-def _data_equal(a: Any, b: Any) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        a, b = np.asarray(a), np.asarray(b)
-        return bool(a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes())
-    return bool(a == b)
+def _version() -> int:
+    return current().contract_version
+
+
+def _warn(check: str, message: str) -> None:
+    """A quality finding: a warning, or a failure when the run asked for strict warnings."""
+    __tracebackhide__ = True
+    if current().strict_warnings:
+        raise CheckFailure(message, rule=check)
+    warnings.warn(ContractWarning(f"{check}: {message}"), stacklevel=3)
+
+
+# -- the kit's own inputs, encoded once per modality and shared by the checks ----------------
+@attrs.define
+class Outcome:
+    """What ``encode`` did with one input: an encoding or the exception, the time it took and
+    whether it changed the input in place."""
+
+    encoding: Any = None
+    error: BaseException | None = None
+    seconds: float = 0.0
+    modified: bool = False
+
+    @property
+    def rejected(self) -> bool:
+        return isinstance(self.error, InputError)
+
+
+def _outcome(modality: Modality, sample: Sample, *, quiet: bool = False) -> Outcome:
+    data = _copy(sample.data)
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            if quiet:  # the kit's extreme inputs make numpy warn about overflow: the tokens are judged anyway
+                warnings.simplefilter("ignore", RuntimeWarning)
+            enc = _raw_encode(modality, sample, data)
+    except Exception as exc:
+        return Outcome(error=exc, seconds=time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    return Outcome(encoding=enc, seconds=seconds, modified=not _data_equal(data, sample.data))
+
+
+@attrs.define
+class KitRun:
+    bases: list[Sample]
+    inputs: list[_inputs.KitInput]
+    outcomes: list[Outcome]
+
+
+_MEMO: collections.OrderedDict[tuple[int, str], tuple[Modality, KitRun]] = collections.OrderedDict()
+
+
+def kit_run(modality: Modality) -> KitRun:
+    """The kit's own inputs for ``modality`` and what ``encode`` made of each (computed once)."""
+    __tracebackhide__ = True
+    key = (id(modality), configuration_key(modality))
+    if key in _MEMO and _MEMO[key][0] is modality:
+        _MEMO.move_to_end(key)
+        return _MEMO[key][1]
+    examples = _inputs.draw_examples(modality, _samples(modality), 12, stream_key("kit-inputs", modality))
+    bases = _inputs.choose_bases(examples)
+    inputs = _inputs.kit_inputs(modality, bases)
+    run = KitRun(bases, inputs, [_outcome(modality, ki.sample, quiet=True) for ki in inputs])
+    _MEMO[key] = (modality, run)
+    while len(_MEMO) > 2:
+        _MEMO.popitem(last=False)
+    return run
+
+
+def _judge_kit_inputs(modality: Modality, check: str) -> None:
+    """From contract version 2, a rule check also judges its rule on the kit's own inputs."""
+    __tracebackhide__ = True
+    if _version() < 2:
+        return
+    run = kit_run(modality)
+    rule = RULES[check]
+    for ki, out in zip(run.inputs, run.outcomes):
+        if out.encoding is None or not is_encoding(out.encoding):
+            continue
+        problem = rule(out.encoding, ki.sample, modality)
+        if problem:
+            raise finish(CheckFailure(problem, rule=check), ki.sample, check=check, modality=modality,
+                         settings=current(), label=ki.label)
+
+
+def _for_all(strategy: Any, body: Any, check: str, modality: Modality, max_examples: int | None) -> None:
+    """:func:`for_all`, skipping examples that break only rules already reported in this run."""
+    __tracebackhide__ = True
+    for_all(strategy, body, check=check, modality=modality, max_examples=max_examples,
+            already=reported(modality))
+
+
+def _rule_check(modality: Modality, check: str, max_examples: int | None) -> None:
+    """A rule check: the rule on the kit's inputs, then on the author's (property-based)."""
+    __tracebackhide__ = True
+    _judge_kit_inputs(modality, check)
+    rule = RULES[check]
+
+    def body(sample: Sample) -> None:
+        __tracebackhide__ = True
+        enc = _encode(modality, sample)
+        problem = rule(enc, sample, modality)
+        if problem:
+            raise CheckFailure(problem, rule=check)
+
+    for_all(_samples(modality), body, check=check, modality=modality, max_examples=max_examples)
 
 
 # -- static checks ------------------------------------------------------------------------
 @contract_check(since=1)
+@_kit
 def check_schema(modality: Modality, *, max_examples: int | None = None) -> None:
     """Name, extensions, input spec and attribute schema are well formed: slot names unique and
     dotted, positions unique and inside the schema's zone, every slot with a meaning and a scaling."""
+    __tracebackhide__ = True
     problems: list[str] = []
     name = getattr(modality, "name", None)
     if not isinstance(name, str) or not _MODALITY_NAME.match(name):
@@ -162,318 +375,815 @@ def check_schema(modality: Modality, *, max_examples: int | None = None) -> None
             if not mask_ok:
                 problems.append("declared_mask does not match the declared slots")
     if problems:
-        raise CheckFailure("; ".join(problems))
+        raise CheckFailure("; ".join(problems), rule="check_schema", check="check_schema")
 
 
-# -- data checks --------------------------------------------------------------------------
+# -- rule checks --------------------------------------------------------------------------
 @contract_check(since=1)
+@_kit
 def check_shape_dtype(modality: Modality, *, max_examples: int | None = None) -> None:
     """``emb`` is (N, 256) and ``attr`` (N, 384), both float32 numpy arrays, N ≥ 1 for a valid input."""
-
-    def body(sample: Sample) -> None:
-        enc = _encode(modality, sample)
-        for label, array, width in (("emb", enc.emb, EMB_DIM), ("attr", enc.attr, ATTR_DIM)):
-            if not isinstance(array, np.ndarray):
-                raise CheckFailure(f"{label} must be a numpy array, got {type(array).__name__}")
-            if array.dtype != np.float32:
-                raise CheckFailure(f"{label} has dtype {array.dtype}, the contract needs float32")
-            if array.ndim != 2 or array.shape[1] != width:
-                raise CheckFailure(f"{label} has shape {array.shape}, the contract needs (N, {width})")
-        if enc.emb.shape[0] != enc.attr.shape[0]:
-            raise CheckFailure(f"emb has {enc.emb.shape[0]} rows but attr has {enc.attr.shape[0]}")
-        if enc.emb.shape[0] == 0:
-            raise CheckFailure("a valid input gave no tokens")
-
-    for_all(_samples(modality), body, max_examples=max_examples)
+    __tracebackhide__ = True
+    _rule_check(modality, "check_shape_dtype", max_examples)
 
 
 @contract_check(since=1)
+@_kit
 def check_finite(modality: Modality, *, max_examples: int | None = None) -> None:
     """Every ``emb`` and ``attr`` value is finite (no NaN or inf, e.g. from 0/0 on silence)."""
-
-    def body(sample: Sample) -> None:
-        enc = _encode(modality, sample)
-        for label in ("emb", "attr"):
-            array = _matrix(getattr(enc, label))
-            if array is not None and not np.isfinite(array).all():
-                i, j = _first_row(~np.isfinite(array))
-                raise CheckFailure(f"{label}[{i}, {j}] is {array[i, j]}")
-
-    for_all(_samples(modality), body, max_examples=max_examples)
+    __tracebackhide__ = True
+    _rule_check(modality, "check_finite", max_examples)
 
 
 @contract_check(since=1)
+@_kit
 def check_unit_norm_emb(modality: Modality, *, max_examples: int | None = None) -> None:
     """Every token's ``emb`` has L2 norm 1 within 1e-4 (finite rows; non-finite ones are check_finite's)."""
-
-    def body(sample: Sample) -> None:
-        emb = _matrix(_encode(modality, sample).emb)
-        if emb is None or emb.size == 0:
-            return
-        norms = np.sqrt(np.einsum("ij,ij->i", emb, emb))
-        off = np.isfinite(norms) & (np.abs(norms - 1.0) > NORM_TOLERANCE)
-        if off.any():
-            i = int(np.argmax(off))
-            raise CheckFailure(f"‖emb[{i}]‖ = {norms[i]:.6g}, must be 1 ± {NORM_TOLERANCE:g}")
-
-    for_all(_samples(modality), body, max_examples=max_examples)
+    __tracebackhide__ = True
+    _rule_check(modality, "check_unit_norm_emb", max_examples)
 
 
 @contract_check(since=1)
+@_kit
 def check_attr_bounds(modality: Modality, *, max_examples: int | None = None) -> None:
     """Every finite ``attr`` value lies in [-1, 1] (raw features must be scaled, not passed through)."""
-
-    def body(sample: Sample) -> None:
-        attr = _matrix(_encode(modality, sample).attr)
-        if attr is None:
-            return
-        bad = np.isfinite(attr) & (np.abs(attr) > 1.0)
-        if bad.any():
-            i, j = _first_row(bad)
-            name = modality.schema.name(j) if j < ATTR_DIM else None
-            raise CheckFailure(f"attr[{i}, {j}]{f' ({name})' if name else ''} = {attr[i, j]:.6g} is outside [-1, 1]")
-
-    for_all(_samples(modality), body, max_examples=max_examples)
+    __tracebackhide__ = True
+    _rule_check(modality, "check_attr_bounds", max_examples)
 
 
 @contract_check(since=1)
+@_kit
 def check_declared_slots(modality: Modality, *, max_examples: int | None = None) -> None:
     """Only the slots the schema declares are non-zero; every other ``attr`` slot is exactly 0."""
-    declared = np.zeros(ATTR_DIM, dtype=bool)
-    declared[[s.index for s in getattr(modality.schema, "slots", ()) if 0 <= s.index < ATTR_DIM]] = True
-
-    def body(sample: Sample) -> None:
-        attr = _matrix(_encode(modality, sample).attr)
-        if attr is None or attr.shape[1] != ATTR_DIM:
-            return
-        stray = attr[:, ~declared] != 0
-        if stray.any():
-            i, k = _first_row(stray)
-            j = int(np.flatnonzero(~declared)[k])
-            raise CheckFailure(f"attr[{i}, {j}] = {attr[i, j]:.6g} is written but slot {j} is not declared "
-                               f"by the schema")
-
-    for_all(_samples(modality), body, max_examples=max_examples)
+    __tracebackhide__ = True
+    _rule_check(modality, "check_declared_slots", max_examples)
 
 
 @contract_check(since=1)
+@_kit
+def check_offsets(modality: Modality, *, max_examples: int | None = None) -> None:
+    """Offsets have one row per token and agree with the input: ``char`` indexes the NFC text,
+    ``time`` spans are non-empty and lie within the signal's duration in seconds, ``box`` lies within
+    the image, tokens are in input order."""
+    __tracebackhide__ = True
+    _rule_check(modality, "check_offsets", max_examples)
+
+
+# -- behaviour checks ---------------------------------------------------------------------
+@contract_check(since=1)
+@_kit
 def check_determinism(modality: Modality, *, max_examples: int | None = None) -> None:
     """The same input gives bit-identical tokens, also after tokenizing another input in between,
     and ``encode`` leaves its input unmodified."""
+    __tracebackhide__ = True
     from hypothesis import strategies as st
 
     def body(pair: tuple[Sample, Sample]) -> None:
+        __tracebackhide__ = True
         first, other = pair
         data = _copy(first.data)
         once = _encode(modality, first, data)
+        _require_rules(once, first, modality)
         if not _data_equal(data, first.data):
             raise CheckFailure("encode modified its input in place")
-        _encode(modality, other)
+        _require_rules(_encode(modality, other), other, modality)
         again = _encode(modality, first)
         diff = _encoding_difference(once, again)
         if diff:
             raise CheckFailure(f"tokenizing the same input twice differs: {diff}")
 
     strategy = _samples(modality)
-    for_all(st.tuples(strategy, strategy), body, max_examples=max_examples)
+    _for_all(st.tuples(strategy, strategy), body, "check_determinism", modality, max_examples)
+
+
+def _batch_problem(modality: Modality, items: list[Sample]) -> CheckFailure | None:
+    """Why ``tokenize_batch(items)`` differs from the concatenated singles (None when it does not)."""
+    __tracebackhide__ = True
+    singles = []
+    for item in items:
+        try:
+            singles.append(modality.tokenize(_sample_copy(item)))
+        except ContractViolation as exc:
+            return _violation(exc, "tokenize of a single input", modality)
+        except Exception as exc:
+            return CheckFailure(f"tokenize raised {type(exc).__name__} on a valid input: {exc}",
+                                author_traceback=author_traceback(exc))
+    try:
+        batch = modality.tokenize_batch([_sample_copy(i) for i in items])
+    except ContractViolation as exc:
+        return _violation(exc, "tokenize_batch", modality)
+    except Exception as exc:
+        return CheckFailure(f"tokenize_batch raised {type(exc).__name__}: {exc}", author_traceback=author_traceback(exc))
+    if not isinstance(batch, TokenBatch):
+        return CheckFailure(f"tokenize_batch must return a TokenBatch, got {type(batch).__name__}")
+    joined = TokenBatch.concat(singles)
+    if len(batch) != len(joined):
+        return CheckFailure(f"tokenize_batch gave {len(batch)} tokens, the singles {len(joined)}")
+    for field in ("emb", "attr"):
+        x, y = getattr(batch, field), getattr(joined, field)
+        if x.tobytes() != y.tobytes():
+            again = [modality.tokenize(_sample_copy(i)) for i in items]
+            if any(a != s for a, s in zip(again, singles)):
+                return CheckFailure("the single inputs tokenize differently each time", rule="check_determinism")
+            i, j = first_row(x != y)
+            return CheckFailure(f"batch {field}[{i}, {j}] = {number(x[i, j])} but the single result has "
+                                f"{number(y[i, j])}")
+    expected_item = np.repeat(np.arange(len(items), dtype=np.int64), [len(b) for b in singles])
+    item = batch.offsets.get("item")
+    if item is None or not np.array_equal(item, expected_item):
+        return CheckFailure(f"offsets['item'] must be {expected_item.tolist()}, got "
+                            f"{None if item is None else item.tolist()}")
+    for key, value in joined.offsets.items():
+        if key not in batch.offsets or not _data_equal(batch.offsets[key], value):
+            return CheckFailure(f"batch offsets[{key!r}] differ from the concatenated single offsets")
+    return None
 
 
 @contract_check(since=1)
+@_kit
 def check_batch_equals_singles(modality: Modality, *, max_examples: int | None = None) -> None:
     """``tokenize_batch(items)`` equals the concatenation of ``tokenize(item)`` bit for bit, with
     ``offsets["item"]`` naming each token's input."""
+    __tracebackhide__ = True
     from hypothesis import strategies as st
 
     def body(items: list[Sample]) -> None:
-        try:
-            singles = [modality.tokenize(item) for item in _fresh(items)]
-        except ContractViolation:
-            return  # tokens that break the contract are the per-rule checks' finding
-        except Exception as exc:
-            raise CheckFailure(f"tokenize raised {type(exc).__name__} on a valid input: {exc}") from None
-        try:
-            batch = modality.tokenize_batch(_fresh(items))
-        except Exception as exc:
-            raise CheckFailure(f"tokenize_batch raised {type(exc).__name__}: {exc}") from None
-        if not _batch_matches(batch, singles) and any(modality.tokenize(i) != s for i, s in zip(_fresh(items), singles)):
-            return  # the singles themselves vary: a nondeterministic modality is check_determinism's finding
-        joined = TokenBatch.concat(singles)
-        if len(batch) != len(joined):
-            raise CheckFailure(f"tokenize_batch gave {len(batch)} tokens, the singles {len(joined)}")
-        for field in ("emb", "attr"):
-            x, y = getattr(batch, field), getattr(joined, field)
-            if x.tobytes() != y.tobytes():
-                i, j = _first_row(x != y)
-                raise CheckFailure(f"batch {field}[{i}, {j}] = {x[i, j].item()!r} but the single result has {y[i, j].item()!r}")
-        expected_item = np.repeat(np.arange(len(items), dtype=np.int64), [len(b) for b in singles])
-        item = batch.offsets.get("item")
-        if item is None or not np.array_equal(item, expected_item):
-            raise CheckFailure(f"offsets['item'] must be {expected_item.tolist()}, got "
-                               f"{None if item is None else item.tolist()}")
-        for key, value in joined.offsets.items():
-            if key not in batch.offsets or not _data_equal(batch.offsets[key], value):
-                raise CheckFailure(f"batch offsets[{key!r}] differ from the concatenated single offsets")
+        __tracebackhide__ = True
+        problem = _batch_problem(modality, items)
+        if problem is not None:
+            raise problem
 
-    def _batch_matches(batch: Any, singles: list[TokenBatch]) -> bool:
-        if not isinstance(batch, TokenBatch):
-            raise CheckFailure(f"tokenize_batch must return a TokenBatch, got {type(batch).__name__}")
-        joined = TokenBatch.concat(singles)
-        return (batch.emb.tobytes() == joined.emb.tobytes() and batch.attr.tobytes() == joined.attr.tobytes()
-                and all(k in batch.offsets and _data_equal(batch.offsets[k], v) for k, v in joined.offsets.items()))
+    _for_all(st.lists(_samples(modality), min_size=1, max_size=3), body, "check_batch_equals_singles", modality,
+             max_examples)
 
-    for_all(st.lists(_samples(modality), min_size=1, max_size=3), body, max_examples=max_examples)
+
+def _rejection_problems(modality: Modality, cases: list[tuple[str, Any]]) -> list[str]:
+    """Cases that ``tokenize`` did not reject with a (non-empty) InputError."""
+    failures = []
+    for label, bad in cases:
+        try:
+            batch = modality.tokenize(bad)
+        except InputError as exc:
+            if not str(exc).strip():
+                failures.append(f"{label}: the InputError says nothing")
+            continue
+        except ContractViolation as exc:
+            failures.append(f"{label}: garbage (tokens break the contract: {exc})")
+        except Exception as exc:
+            failures.append(f"{label}: crash ({type(exc).__name__}: {exc}) instead of InputError")
+        else:
+            failures.append(f"{label}: garbage (returned {len(batch)} tokens instead of raising InputError)")
+        failures[-1] += f" for {describe(bad.data if isinstance(bad, Sample) else bad, 120)}"
+    return failures
 
 
 @contract_check(since=1)
+@_kit
 def check_invalid_inputs(modality: Modality, *, max_examples: int | None = None) -> None:
     """Every labelled case of ``invalid_inputs(valid)`` (wrong dtype, wrong rank, empty, NaN/inf,
     missing units, plus the plugin's own) makes ``tokenize`` raise InputError (or a subclass) —
     never another exception ("crash") and never tokens ("garbage")."""
+    __tracebackhide__ = True
 
     def body(valid: Sample) -> None:
+        __tracebackhide__ = True
         try:
             cases = list(modality.invalid_inputs(valid))
         except Exception as exc:
-            raise CheckFailure(f"invalid_inputs() raised {type(exc).__name__}: {exc}") from None
+            raise CheckFailure(f"invalid_inputs() raised {type(exc).__name__}: {exc}") from exc
         if not cases:
             raise CheckFailure("invalid_inputs() returned no cases")
-        failures = []
-        for label, bad in cases:
-            try:
-                batch = modality.tokenize(bad)
-            except InputError as exc:
-                if not str(exc).strip():
-                    failures.append(f"{label}: the InputError says nothing")
-                continue
-            except ContractViolation as exc:
-                failures.append(f"{label}: garbage (tokens break the contract: {exc})")
-            except Exception as exc:
-                failures.append(f"{label}: crash ({type(exc).__name__}: {exc}) instead of InputError")
-            else:
-                failures.append(f"{label}: garbage (returned {len(batch)} tokens instead of raising InputError)")
-            failures[-1] += f" for {describe(bad.data if isinstance(bad, Sample) else bad, 120)}"
+        failures = _rejection_problems(modality, cases)
         if failures:
             raise CheckFailure(f"{len(failures)} of {len(cases)} bad inputs not rejected with InputError:\n  "
                                + "\n  ".join(failures))
 
-    for_all(_samples(modality), body, max_examples=max_examples)
+    for_all(_samples(modality), body, check="check_invalid_inputs", modality=modality, max_examples=max_examples)
 
 
 @contract_check(since=1)
+@_kit
 def check_config_roundtrip(modality: Modality, *, max_examples: int | None = None) -> None:
     """``config()`` is plain JSON and ``from_config(json.loads(json.dumps(config())))`` rebuilds a
     modality with the same config that tokenizes every sample input bit-identically."""
+    __tracebackhide__ = True
     try:
         config = modality.config()
         text = json.dumps(config, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
-        raise CheckFailure(f"config() is not JSON-serialisable: {type(exc).__name__}: {exc}") from None
+        raise CheckFailure(f"config() is not JSON-serialisable: {type(exc).__name__}: {exc}",
+                           rule="check_config_roundtrip", check="check_config_roundtrip") from None
     back = json.loads(text)
     if back != config:
         changed = sorted(k for k in set(config) | set(back) if config.get(k, None) != back.get(k, None)) \
             if isinstance(config, dict) and isinstance(back, dict) else ["<whole config>"]
-        raise CheckFailure(f"config() changes through JSON in {changed}: {config!r} -> {back!r}")
+        raise CheckFailure(f"config() changes through JSON in {changed}: {config!r} -> {back!r}",
+                           rule="check_config_roundtrip", check="check_config_roundtrip")
     try:
         clone = type(modality).from_config(back)
         clone_config = clone.config()
     except Exception as exc:
-        raise CheckFailure(f"from_config(config()) raised {type(exc).__name__}: {exc}") from None
+        raise CheckFailure(f"from_config(config()) raised {type(exc).__name__}: {exc}",
+                           rule="check_config_roundtrip", check="check_config_roundtrip") from exc
     if clone_config != config:
-        raise CheckFailure(f"from_config(config()).config() is {clone_config!r}, not {config!r}")
+        raise CheckFailure(f"from_config(config()).config() is {clone_config!r}, not {config!r}",
+                           rule="check_config_roundtrip", check="check_config_roundtrip")
 
     def same_tokens(sample: Sample) -> None:
+        __tracebackhide__ = True
         mine = _encode(modality, sample)
-        if _encoding_difference(mine, _encode(modality, sample)):
-            return  # a nondeterministic modality is check_determinism's finding
+        _require_rules(mine, sample, modality)
+        diff = _encoding_difference(mine, _encode(modality, sample))
+        if diff:
+            raise CheckFailure(f"tokenizing the same input twice differs: {diff}", rule="check_determinism")
         diff = _encoding_difference(mine, _encode(clone, sample))
         if diff:
             raise CheckFailure(f"the modality rebuilt from its config tokenizes differently: {diff}")
 
-    for_all(_samples(modality), same_tokens, max_examples=max_examples)
+    _for_all(_samples(modality), same_tokens, "check_config_roundtrip", modality, max_examples)
 
 
-@contract_check(since=1)
-def check_offsets(modality: Modality, *, max_examples: int | None = None) -> None:
-    """Offsets have one row per token and agree with the input: ``char`` indexes the NFC text,
-    ``time`` spans are non-empty and lie within the signal's duration in seconds, ``box`` lies within the image,
-    tokens are in input order."""
+# -- contract version 2 ---------------------------------------------------------------------
+@contract_check(since=2)
+@_kit
+def check_input_spec(modality: Modality, *, max_examples: int | None = None) -> None:
+    """``input_spec`` is true in both directions: what it excludes (other dtype kinds and ranks,
+    NaN or inf in every float dtype, units missing, unknown, non-numeric or out of range) raises
+    InputError, and every dtype kind and rank it declares is accepted by some input the kit makes."""
+    __tracebackhide__ = True
+    run = kit_run(modality)
+    if not run.bases:
+        raise CheckFailure("sample_inputs() gave no example to derive inputs from", rule="check_input_spec")
+    cases = _inputs.invalid_inputs(modality.input_spec, run.bases[0])
+    failures = _rejection_problems(modality, cases)
+    if failures:
+        raise CheckFailure(f"{len(failures)} of {len(cases)} inputs the input spec excludes were not rejected "
+                           f"with InputError:\n  " + "\n  ".join(failures), rule="check_input_spec",
+                           check="check_input_spec")
+    spec = modality.input_spec
+    if spec.kind != "array":
+        return
+    problems = []
+    for attribute, declared in (("kind", [k for k in spec.dtypes if k in _inputs.KIND_DTYPES]), ("rank", spec.ndim)):
+        for value in declared:
+            tried = [(ki, out) for ki, out in zip(run.inputs, run.outcomes) if getattr(ki, attribute) == value]
+            if tried and not any(out.encoding is not None for _, out in tried):
+                ki, out = tried[0]
+                problems.append(f"input_spec declares dtype {attribute} {value!r}, but none of the {len(tried)} "
+                                f"inputs of that {attribute} the kit made was accepted (first: {ki.label}: "
+                                f"{type(out.error).__name__}: {out.error})")
+    if problems:
+        raise CheckFailure("; ".join(problems), rule="check_input_spec", check="check_input_spec")
+
+
+@contract_check(since=2)
+@_kit
+def check_edge_inputs(modality: Modality, *, max_examples: int | None = None) -> None:
+    """Every input the kit derives from ``input_spec`` (dtype extremes, length 0/1/2 on every axis,
+    constant and zero input, a long tiled input, units at their limits, other memory layouts) gives
+    valid tokens or an InputError -- never a crash -- and, when it gives tokens, keeps every rule,
+    gives the same tokens twice and in a batch, leaves the input unmodified, and does not depend on
+    the memory layout of the values (the same values in another layout give the same tokens, and are
+    not rejected in one layout while tokenized in another)."""
+    __tracebackhide__ = True
+    run = kit_run(modality)
+    check = "check_edge_inputs"
+    known = reported(modality)
+    accepted: list[_inputs.KitInput] = []
+    for index, ki in enumerate(run.inputs):
+        try:
+            problem = _edge_problem(modality, run, index)
+        except SkipExample:
+            continue
+        if problem is not None and (problem.rule in (None, check) or problem.rule not in known):
+            raise finish(problem, ki.sample, check=check, modality=modality, settings=current(),
+                         label=ki.label) from problem.__cause__
+        if problem is None and run.outcomes[index].encoding is not None and ki.family != "long":
+            accepted.append(ki)
+    # batches of two accepted inputs must equal their singles
+    for a, b in zip(accepted[::2], accepted[1::2]):
+        try:
+            problem = _batch_problem(modality, [a.sample, b.sample])
+        except SkipExample:
+            continue
+        if problem is not None:
+            problem.rule = problem.rule or "check_batch_equals_singles"
+            if problem.rule in known:
+                continue
+            raise finish(problem, [a.sample, b.sample], check=check, modality=modality, settings=current(),
+                         label=f"a batch of '{a.label}' and '{b.label}'") from problem.__cause__
+
+
+def _edge_problem(modality: Modality, run: KitRun, index: int) -> CheckFailure | None:
+    """What is wrong with what ``encode`` made of the kit's input number ``index`` (None: nothing)."""
+    ki, out = run.inputs[index], run.outcomes[index]
+    if out.error is not None:
+        if out.rejected:
+            if not str(out.error).strip():
+                return CheckFailure("the InputError says nothing")
+            ref = run.outcomes[ki.same_as] if ki.same_as is not None else None
+            if ref is not None and ref.encoding is not None:
+                return CheckFailure(f"rejects values it tokenizes in another memory layout ({type(out.error).__name__}: "
+                                    f"{out.error}); convert the layout instead", rule="check_determinism")
+            return None
+        failure = CheckFailure(f"encode raised {type(out.error).__name__} instead of InputError: {out.error}",
+                               author_traceback=author_traceback(out.error))
+        failure.__cause__ = out.error
+        return failure
+    if out.modified:
+        return CheckFailure("encode modified its input in place", rule="check_determinism")
+    broken = _unreported(out.encoding, ki.sample, modality)
+    if broken:
+        return CheckFailure(broken[1], rule=broken[0])
+    again = _outcome(modality, ki.sample, quiet=True)
+    if again.encoding is None:
+        return CheckFailure(f"tokens the first time, {type(again.error).__name__} the second: {again.error}",
+                            rule="check_determinism")
+    diff = _encoding_difference(out.encoding, again.encoding)
+    if diff:
+        return CheckFailure(f"tokenizing the same input twice differs: {diff}", rule="check_determinism")
+    if ki.same_as is not None:
+        ref = run.outcomes[ki.same_as]
+        if ref.encoding is None:
+            return CheckFailure(f"gives tokens, but the same values in another layout were rejected: {ref.error}",
+                                rule="check_determinism")
+        diff = _encoding_difference(ref.encoding, out.encoding)
+        if diff:
+            return CheckFailure(f"the same values in another memory layout give other tokens: {diff}",
+                                rule="check_determinism")
+    return None
+
+
+def _variant(data: Any) -> Any:
+    """Different data of the very same shape and dtype (None when none can be made)."""
+    if isinstance(data, str):
+        for candidate in (data[::-1], data[1:] + data[:1], data.swapcase()):
+            if candidate != data:
+                return candidate
+        return None
+    if not isinstance(data, np.ndarray) or data.size == 0 or data.dtype.kind not in "biuf":
+        return None
+    candidates = [np.roll(data, max(1, data.shape[0] // 2), axis=0), np.flip(data, axis=0)]
+    if data.dtype.kind == "b":
+        candidates.append(~data)
+    elif data.dtype.kind == "f":
+        candidates += [data * data.dtype.type(0.5), data * data.dtype.type(-1)]
+    else:
+        candidates += [data // 2, data ^ 1]
+    for candidate in candidates:
+        candidate = np.ascontiguousarray(candidate, dtype=data.dtype)
+        if candidate.tobytes() != data.tobytes():
+            return candidate
+    return None
+
+
+@contract_check(since=2)
+@_kit
+def check_fresh_instance(modality: Modality, *, max_examples: int | None = None) -> None:
+    """The first call of a fresh instance gives the same tokens as a long-used one, also for
+    different data of the same shape: no state, and no cache keyed on shape, length or units
+    instead of the data itself."""
+    __tracebackhide__ = True
+    _clone(modality)  # skipped at once when the modality cannot be rebuilt from its config
+
+    def same(first: Any, second: Any, sample: Sample, what: str) -> None:
+        __tracebackhide__ = True
+        diff = _encoding_difference(first, second)
+        if diff:
+            again = _encoding_difference(_encode(modality, sample), _encode(modality, sample))
+            if again:  # not about fresh instances: the modality is not deterministic at all
+                raise CheckFailure(f"tokenizing the same input twice differs: {again}", rule="check_determinism")
+            raise CheckFailure(f"{what}: {diff}", rule="check_fresh_instance")
 
     def body(sample: Sample) -> None:
-        enc = _encode(modality, sample)
-        emb = _matrix(enc.emb)
-        if emb is None:
+        __tracebackhide__ = True
+        fresh_first = _encode(_clone(modality), sample)
+        _require_rules(fresh_first, sample, modality)
+        varied = _variant(sample.data)
+        if varied is None:
+            same(fresh_first, _encode(modality, sample), sample,
+                 "the first call of a fresh instance differs from later calls")
             return
-        problems = _offset_problems(dict(enc.offsets), emb.shape[0], sample, modality)
-        if problems:
-            raise CheckFailure("; ".join(problems))
+        other = Sample(varied, dict(sample.units), sample.source)
+        try:
+            warm_other = _raw_encode(modality, other)
+        except InputError:
+            warm_other = None
+        same(fresh_first, _encode(modality, sample), sample,
+             "the first call of a fresh instance and a call after other data of the same shape differ")
+        if warm_other is not None and is_encoding(warm_other):
+            _require_rules(warm_other, other, modality)
+            same(_encode(_clone(modality), other), warm_other, other,
+                 "different data of the same shape: a fresh instance and a long-used one differ")
 
-    for_all(_samples(modality), body, max_examples=max_examples)
+    _for_all(_samples(modality), body, "check_fresh_instance", modality, max_examples)
 
 
-def _offset_problems(offsets: Mapping[str, Any], n: int, sample: Sample, modality: Modality) -> list[str]:
-    out: list[str] = []
-    data = sample.data
-    for key, raw in offsets.items():
-        value = np.asarray(raw)
-        trailing = OFFSET_FIELDS[key][0] if key in OFFSET_FIELDS else None
-        if value.dtype.kind not in "biuf":
-            out.append(f"offsets[{key!r}] must be numeric, got {value.dtype}")
-            continue
-        if (trailing is not None and value.shape != (n, *trailing)) or value.ndim == 0 or value.shape[0] != n:
-            want = (n, *trailing) if trailing is not None else f"({n}, ...)"
-            out.append(f"offsets[{key!r}] has shape {value.shape}, expected {want}")
-            continue
-        if not np.isfinite(value).all():
-            out.append(f"offsets[{key!r}] holds non-finite values")
-            continue
-        if key == "char":
-            if value.dtype.kind not in "iu":
-                out.append(f"offsets['char'] must be integers, got {value.dtype}")
-            elif isinstance(data, str):
-                length = len(unicodedata.normalize("NFC", data))
-                bad = (value < 0) | (value >= length)
-                if bad.any():
-                    i = int(np.argmax(bad))
-                    out.append(f"offsets['char'][{i}] = {value[i]} is outside the {length}-character input")
-            if value.size and (np.diff(value) < 0).any():
-                out.append("offsets['char'] must be non-decreasing (tokens in input order)")
-        elif key == "time":
-            start, end = value[:, 0], value[:, 1]
-            duration = _duration(data, sample, modality)
-            # a token stands for a stretch of signal: end == start (e.g. ends never written) is as
-            # wrong as an empty box
-            if (start < 0).any() or (end <= start).any():
-                i = int(np.argmax((start < 0) | (end <= start)))
-                out.append(f"offsets['time'][{i}] = {value[i].tolist()} must satisfy 0 ≤ start < end "
-                           "(a non-empty span)")
-            elif duration is not None and (end > duration * (1 + 1e-9) + 1e-12).any():
-                i = int(np.argmax(end > duration * (1 + 1e-9) + 1e-12))
-                out.append(f"offsets['time'][{i}] ends at {end[i]:.6g} s, after the input's end at "
-                           f"{duration:.6g} s")
-            if (np.diff(start) < 0).any():
-                out.append("offsets['time'] starts must be non-decreasing (tokens in input order)")
-        elif key == "box":
-            if value.dtype.kind not in "iu":
-                out.append(f"offsets['box'] must be integers, got {value.dtype}")
-                continue
-            x0, y0, x1, y1 = value.T
-            bad = (x0 < 0) | (y0 < 0) | (x1 <= x0) | (y1 <= y0)
-            array = np.asarray(data) if isinstance(data, np.ndarray) else None
-            if array is not None and array.ndim >= 2:
-                bad |= (x1 > array.shape[1]) | (y1 > array.shape[0])
-            if bad.any():
-                i = int(np.argmax(bad))
-                out.append(f"offsets['box'][{i}] = {value[i].tolist()} is not a non-empty box inside the image")
-        elif key == "item" and (value != 0).any():
-            out.append("offsets['item'] of a single input must be all 0")
+#: Seconds a fresh process may take to import the plugin and tokenize the reference inputs.
+FRESH_PROCESS_TIMEOUT = 180.0
+
+
+def _class_path(modality: Modality) -> str | None:
+    cls = type(modality)
+    if cls.__module__ == "__main__" or "<locals>" in cls.__qualname__:
+        return None
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _reference_inputs(modality: Modality, run: KitRun, max_examples: int | None) -> list[Sample]:
+    """Varied inputs for the fresh-process comparison: pairs of different data of the same shape
+    (the richest examples first, so the first call of the new process is never a trivial input),
+    then a few of the kit's own inputs that the modality accepts."""
+    count = max(4, min(8, (max_examples or current().max_examples) // 3))
+    examples = _inputs.draw_examples(modality, _samples(modality), 3 * count,
+                                     stream_key("fresh-process", modality))
+    examples.sort(key=lambda s: (not _inputs._varied(s.data), -_inputs._size(s.data)))
+    out: list[Sample] = []
+    for sample in examples[:count]:
+        out.append(sample)
+        varied = _variant(sample.data)
+        if varied is not None:
+            out.append(Sample(varied, dict(sample.units), sample.source))
+    for ki, outcome in zip(run.inputs, run.outcomes):
+        if outcome.encoding is not None and ki.family in ("content", "units", "dtype") and len(out) < 3 * count:
+            out.append(ki.sample)
     return out
 
 
-def _duration(data: Any, sample: Sample, modality: Modality) -> float | None:
-    """Length in seconds of an array input with a rate unit (symbol Hz): longest axis / rate."""
-    if not isinstance(data, np.ndarray) or data.size == 0:
-        return None
+def _thread_limits() -> dict[str, int]:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency of v22sdk
+        return {}
+    limits: dict[str, int] = {}
+    for pool in threadpool_info():
+        limits[pool["user_api"]] = min(limits.get(pool["user_api"], 1 << 30), int(pool["num_threads"]))
+    return limits
+
+
+@contract_check(since=2)
+@_kit
+def check_fresh_process(modality: Modality, *, max_examples: int | None = None) -> None:
+    """Tokens computed in a brand-new Python process (its very first calls) equal the tokens of this
+    long-running one, computed in the opposite order: catches output that differs on the first call
+    of a process and caches keyed on metadata (shape, length, units) instead of the data."""
+    __tracebackhide__ = True
+    if not current().fresh_process:
+        raise CheckSkipped("the fresh-process comparison is switched off for this run")
+    path = _class_path(modality)
+    if path is None:
+        raise CheckSkipped(f"{type(modality).__qualname__} is not importable from another process "
+                           "(defined in __main__ or inside a function)")
+    try:
+        config = json.loads(json.dumps(modality.config()))
+    except (TypeError, ValueError) as exc:
+        raise CheckSkipped(f"config() is not JSON ({exc}); see check_config_roundtrip") from None
+    run = kit_run(modality)
+    inputs = _reference_inputs(modality, run, max_examples)
+    from ._worker import read_outputs, write_inputs
+
+    with tempfile.TemporaryDirectory(prefix="v22sdk-kit-") as tmp:
+        job, result = Path(tmp) / "job.npz", Path(tmp) / "result.npz"
+        write_inputs(job, inputs, class_path=path, config=config, thread_limits=_thread_limits())
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "v22sdk.testing._worker", str(job), str(result)],
+                                  capture_output=True, text=True, env=env, timeout=FRESH_PROCESS_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise CheckSkipped(f"the fresh process did not finish within {FRESH_PROCESS_TIMEOUT:g} s") from None
+        if proc.returncode == 3:
+            raise CheckSkipped(f"a fresh process cannot build the modality: {proc.stderr.strip().splitlines()[-1:]}")
+        if proc.returncode != 0 or not result.is_file():
+            tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
+            raise CheckFailure(f"the fresh process that tokenizes the reference inputs failed "
+                               f"(exit code {proc.returncode}):\n{tail}", rule="check_fresh_process",
+                               check="check_fresh_process")
+        outputs = read_outputs(result)
+    settings = current()
+    for index in reversed(range(len(inputs))):
+        sample, theirs = inputs[index], outputs[index]
+        try:
+            mine: Any = _raw_encode(modality, sample)
+        except InputError as exc:
+            mine = exc
+        except Exception as exc:
+            failure = CheckFailure(f"encode raised {type(exc).__name__} on a valid input: {exc}",
+                                   rule="check_fresh_process", author_traceback=author_traceback(exc))
+            raise finish(failure, sample, check="check_fresh_process", modality=modality,
+                         settings=settings) from exc
+        if isinstance(theirs, str) or isinstance(mine, InputError):
+            if isinstance(theirs, str) and isinstance(mine, InputError):
+                continue
+            what = (f"the fresh process raised {theirs}" if isinstance(theirs, str)
+                    else "the fresh process gave tokens")
+            here = f"this process raised {type(mine).__name__}: {mine}" if isinstance(mine, InputError) \
+                else "this process gave tokens"
+            raise finish(CheckFailure(f"{what}; {here}", rule="check_fresh_process"), sample,
+                         check="check_fresh_process", modality=modality, settings=settings)
+        try:
+            broken = _unreported(mine, sample, modality)
+        except SkipExample:
+            continue
+        if broken:
+            raise finish(CheckFailure(broken[1], rule=broken[0]), sample, check="check_fresh_process",
+                         modality=modality, settings=settings)
+        diff = _encoding_difference(theirs, mine)
+        if diff:
+            again = _encoding_difference(mine, _raw_encode(modality, sample))
+            if again:  # not about processes: the modality is not deterministic at all
+                if "check_determinism" in reported(modality):
+                    continue
+                raise finish(CheckFailure(f"tokenizing the same input twice differs: {again}",
+                                          rule="check_determinism"), sample, check="check_fresh_process",
+                             modality=modality, settings=settings)
+            position = f"call {index + 1} of {len(inputs)} in the fresh process"
+            raise finish(CheckFailure(f"a fresh process ({position}) and this one give different tokens: {diff}",
+                                      rule="check_fresh_process"), sample, check="check_fresh_process",
+                         modality=modality, settings=settings)
+
+
+#: Words a file name may carry that look like metadata; a plugin's ``load`` must not read them.
+MISLEADING_WORDS = ("mono", "stereo", "gray", "rgb", "rgba", "bgr", "16bit", "8bit", "float", "int16",
+                    "rotated", "flipped", "le", "be", "utf16", "latin1", "big5", "x2", "small", "large")
+
+
+def _misleading_names(modality: Modality, sample: Sample, suffix: str) -> list[str]:
+    """File names that carry plausible but wrong metadata (other unit values, format words)."""
+    names = [f"IMG_0001{suffix.upper()}", f"a name with spaces é 中{suffix}", f"no_extension_at_all{suffix}"]
     for unit in modality.input_spec.units:
-        if unit.symbol == "Hz" and unit.name in sample.units:
-            return float(max(data.shape)) / float(sample.units[unit.name])
+        value = float(sample.units.get(unit.name, unit.minimum))
+        others = [v for v in (unit.minimum, 8000.0, 16000.0, 44100.0, 48000.0, 1.0, 0.001, 100.0, unit.maximum)
+                  if np.isfinite(v) and unit.minimum <= v <= unit.maximum and v != value]
+        for other in others[:3]:
+            text = f"{other:g}"
+            names += [f"{unit.name}_{text}{unit.symbol.lower()}{suffix}", f"{text}{suffix}",
+                      f"clip_{text}_{unit.symbol}{suffix}", f"{unit.name}={text}{suffix}"]
+    names += [f"{word}_{i}{suffix}" for i, word in enumerate(MISLEADING_WORDS)]
+    return names
+
+
+def _same_sample(a: Sample, b: Sample) -> str | None:
+    if not _data_equal(a.data, b.data):
+        return f"data {describe(a.data, 120)} one time and {describe(b.data, 120)} the other"
+    if dict(a.units) != dict(b.units):
+        return f"units {a.units} one time and {b.units} the other"
     return None
+
+
+@contract_check(since=2)
+@_kit
+def check_files(modality: Modality, *, max_examples: int | None = None) -> None:
+    """``load`` and ``tokenize_file``: units come from a file's content, never from its name (the
+    same bytes under misleading names load identically, and ``load`` reads back the units ``save``
+    wrote); ``tokenize_file(p)`` equals
+    ``tokenize(load(p))`` with ``source`` = the path, and its tokens keep every rule; a missing file,
+    a folder and damaged copies (empty, truncated, junk) raise InputError or give valid tokens --
+    never another exception. Needs ``save()`` for the valid files; without it, only bad files."""
+    __tracebackhide__ = True
+    check = "check_files"
+    reads_files = type(modality).load is not Modality.load
+    if not reads_files and not modality.extensions:
+        return  # the modality reads no files: nothing to check
+    suffix = modality.extensions[0] if modality.extensions else ".bin"
+    settings = current()
+
+    def load_rejects(path: Path, what: str, must_reject: bool) -> None:
+        __tracebackhide__ = True
+        try:
+            tokens = modality.tokenize_file(path)
+        except InputError as exc:
+            if not str(exc).strip():
+                raise CheckFailure(f"{what}: the InputError says nothing", rule=check) from None
+            return
+        except ContractViolation as exc:
+            try:
+                raise _violation(exc, f"tokenize_file of {what}", modality) from None
+            except SkipExample:
+                return
+        except Exception as exc:
+            raise CheckFailure(f"{what}: tokenize_file raised {type(exc).__name__} instead of InputError: {exc}",
+                               rule=check, author_traceback=author_traceback(exc)) from exc
+        if must_reject:
+            raise CheckFailure(f"{what}: tokenize_file returned {len(tokens)} tokens instead of raising InputError",
+                               rule=check)
+
+    with tempfile.TemporaryDirectory(prefix="v22sdk-kit-files-") as tmp:
+        root = Path(tmp)
+        load_rejects(root / f"missing{suffix}", "a missing file", True)
+        (root / f"folder{suffix}").mkdir()
+        load_rejects(root / f"folder{suffix}", "a folder", True)
+        (root / f"empty{suffix}").write_bytes(b"")
+        load_rejects(root / f"empty{suffix}", "an empty file", False)
+        (root / f"junk{suffix}").write_bytes(bytes(range(256)) * 4)
+        load_rejects(root / f"junk{suffix}", "a file of junk bytes", False)
+        try:
+            modality.save(kit_run(modality).bases[0], root / f"probe{suffix}")
+        except NotImplementedError:
+            return  # no save(): only the bad files above can be checked
+        except Exception:
+            pass  # that sample may not fit the format: the property below tries others
+
+        def body(sample: Sample) -> None:
+            __tracebackhide__ = True
+            folder = Path(tempfile.mkdtemp(dir=root))
+            try:
+                _file_body(modality, sample, folder, suffix, check)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+
+        count = max(3, (max_examples or settings.max_examples) // 4)
+        _for_all(_samples(modality), body, check, modality, count)
+
+
+def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, check: str) -> None:
+    __tracebackhide__ = True
+    first = folder / f"input{suffix}"
+    try:
+        modality.save(sample, first)
+    except InputError:
+        return  # the format cannot hold this sample
+    except Exception as exc:
+        raise CheckFailure(f"save() raised {type(exc).__name__} (raise InputError for a sample the format "
+                           f"cannot hold): {exc}", rule=check, author_traceback=author_traceback(exc)) from exc
+
+    def load(path: Path) -> Sample:
+        __tracebackhide__ = True
+        try:
+            loaded = modality.load(path)
+        except Exception as exc:
+            raise CheckFailure(f"load() raised {type(exc).__name__} on a file save() wrote ({path.name}): {exc}",
+                               rule=check, author_traceback=author_traceback(exc)) from exc
+        if not isinstance(loaded, Sample):
+            raise CheckFailure(f"load() must return a Sample, got {type(loaded).__name__}", rule=check)
+        missing = [u.name for u in modality.input_spec.units if u.name not in loaded.units]
+        if missing:
+            raise CheckFailure(f"load() of {path.name} gave no {', '.join(missing)}: a file must carry its units "
+                               "(or load raises UnitsError)", rule=check)
+        return loaded
+
+    reference = load(first)
+    changed = {k: (v, reference.units.get(k)) for k, v in sample.units.items()
+               if not np.isclose(float(reference.units.get(k, np.nan)), float(v), rtol=1e-9, atol=0.0)}
+    if changed:
+        raise CheckFailure(f"save() wrote units {dict(sample.units)} but load() read {dict(reference.units)} "
+                           "(a file keeps its units; save raises InputError for units it cannot hold)", rule=check)
+    if reference.source is not None and reference.source != str(first):
+        raise CheckFailure(f"load() set source={reference.source!r}, expected the path {str(first)!r}", rule=check)
+    try:
+        tokens = modality.tokenize_file(first)
+        direct = modality.tokenize(load(first))
+    except ContractViolation as exc:
+        raise _violation(exc, f"tokenize_file({first.name})", modality) from None
+    except InputError:
+        return  # a file the format holds but this configuration does not take
+    except Exception as exc:
+        raise CheckFailure(f"tokenize_file raised {type(exc).__name__} on a file save() wrote: {exc}", rule=check,
+                           author_traceback=author_traceback(exc)) from exc
+    if tokens != direct:
+        raise CheckFailure("tokenize_file(path) differs from tokenize(load(path))", rule=check)
+    if tokens.source != str(first):
+        raise CheckFailure(f"tokenize_file(path) has source {tokens.source!r}, expected {str(first)!r}", rule=check)
+    _require_rules(_encode(modality, reference), reference, modality)
+    blob = first.read_bytes()
+    for name in _misleading_names(modality, reference, suffix):
+        path = folder / name
+        path.write_bytes(blob)
+        other = load(path)
+        diff = _same_sample(reference, other)
+        if diff:
+            raise CheckFailure(f"the same file bytes load differently as {name!r} and as {first.name!r}: {diff} "
+                               "(units and data come from a file's content, never its name)", rule=check)
+    for what, data in (("the file truncated to half", blob[: len(blob) // 2]),
+                       ("the file truncated to its first 16 bytes", blob[:16]),
+                       ("the file without its last byte", blob[:-1])):
+        path = folder / f"damaged{suffix}"
+        path.write_bytes(data)
+        try:
+            modality.tokenize_file(path)
+        except InputError:
+            continue
+        except ContractViolation as exc:
+            raise _violation(exc, f"tokenize_file of {what}", modality) from None
+        except Exception as exc:
+            raise CheckFailure(f"{what}: tokenize_file raised {type(exc).__name__} instead of InputError: {exc}",
+                               rule=check, author_traceback=author_traceback(exc)) from exc
+
+
+# -- quality (warning level) -----------------------------------------------------------------
+def _quality(fn: Any) -> Any:
+    """A quality check that cannot run (no sample inputs: the data checks' finding) is skipped."""
+
+    @functools.wraps(fn)
+    def check(modality: Modality, *, max_examples: int | None = None) -> None:
+        __tracebackhide__ = True
+        try:
+            fn(modality, max_examples=max_examples)
+        except CheckFailure as exc:
+            if exc.rule == fn.__name__:
+                raise
+            raise CheckSkipped(f"cannot run: {str(exc).splitlines()[0]}") from None
+
+    return check
+
+
+def _author_outcomes(modality: Modality, purpose: str, count: int) -> list[tuple[Sample, Outcome]]:
+    examples = _inputs.draw_examples(modality, _samples(modality), count, stream_key(purpose, modality))
+    return [(s, _outcome(modality, s)) for s in examples]
+
+
+@contract_check(since=2, level="warning")
+@_kit
+@_quality
+def check_quality_embedding_spread(modality: Modality, *, max_examples: int | None = None) -> None:
+    """(warning) Different inputs do not all map to nearly the same embedding: the smallest cosine
+    between the mean embeddings of distinct inputs stays below 0.99."""
+    __tracebackhide__ = True
+    count = max(8, max_examples or current().max_examples)
+    means, seen = [], []
+    for sample, out in _author_outcomes(modality, "quality-spread", count):
+        emb = matrix(out.encoding.emb) if out.encoding is not None and is_encoding(out.encoding) else None
+        if emb is None or emb.size == 0 or not np.isfinite(emb).all():
+            continue
+        if any(_data_equal(sample.data, s) for s in seen):
+            continue
+        seen.append(sample.data)
+        mean = emb.mean(axis=0)
+        norm = float(np.linalg.norm(mean))
+        if norm > 0:
+            means.append(mean / norm)
+    if len(means) < 3:
+        return
+    stack = np.stack(means)
+    cos = stack @ stack.T
+    smallest = float(cos.min())
+    if smallest > 0.99:
+        _warn("check_quality_embedding_spread",
+              f"embeddings collapse: all {len(means)} distinct inputs map within cosine {number(smallest)} of "
+              "each other (a constant vector, or a projection that ignores the input?)")
+
+
+@contract_check(since=2, level="warning")
+@_kit
+@_quality
+def check_quality_token_rate(modality: Modality, *, max_examples: int | None = None) -> None:
+    """(warning) The number of tokens stays in proportion to the input: for a signal with a rate
+    unit, tokens per second vary by at most 4× between inputs of 0.5 s or more that give 3 tokens or
+    more, and never exceed the samples; for any input, tiling it r× gives at most 4·r× the tokens."""
+    __tracebackhide__ = True
+    run = kit_run(modality)
+    problems = []
+    rates = []
+    count = max(8, (max_examples or current().max_examples) // 2)
+    pairs = _author_outcomes(modality, "quality-rate", count)
+    pairs += [(ki.sample, out) for ki, out in zip(run.inputs, run.outcomes) if ki.family in ("long", "units")]
+    for sample, out in pairs:
+        if out.encoding is None or not is_encoding(out.encoding):
+            continue
+        n = len(np.asarray(out.encoding.emb))
+        duration = signal_duration(sample, modality)
+        if duration is not None:
+            size = max(np.asarray(sample.data).shape)
+            if n > size:
+                problems.append(f"{n} tokens for {size} samples ({describe(sample, 160)})")
+            if duration >= 0.5 and n >= 3:  # a windowed modality gives one token for any short input
+                rates.append((n / duration, sample))
+    if rates:
+        low, high = min(rates, key=lambda r: r[0]), max(rates, key=lambda r: r[0])
+        if high[0] > 4 * low[0]:
+            problems.append(f"tokens per second range from {number(low[0])} to {number(high[0])} "
+                            f"({describe(low[1], 100)} vs {describe(high[1], 100)})")
+    base_out = None
+    for ki, out in zip(run.inputs, run.outcomes):
+        if ki.family == "layout" and ki.same_as is None:
+            base_out = out
+        if ki.family == "long" and out.encoding is not None and base_out is not None and base_out.encoding is not None:
+            base_n = len(np.asarray(base_out.encoding.emb))
+            factor = _inputs._size(ki.sample.data) / max(1, _inputs._size(run.bases[0].data))
+            long_n = len(np.asarray(out.encoding.emb))
+            if long_n > 4 * factor * base_n + 4:
+                problems.append(f"{ki.label}: {long_n} tokens for {factor:g}× the input that gave {base_n}")
+    if problems:
+        _warn("check_quality_token_rate", "token count out of proportion to the input: " + "; ".join(problems[:3]))
+
+
+@contract_check(since=2, level="warning")
+@_kit
+@_quality
+def check_quality_speed(modality: Modality, *, max_examples: int | None = None) -> None:
+    """(warning) ``encode`` takes at most the time budget (default 2 s) per example in the median
+    of the plugin's sample inputs, and at most 10× that on the kit's long input."""
+    __tracebackhide__ = True
+    settings = current()
+    budget = settings.time_budget
+    count = max(5, (max_examples or settings.max_examples) // 4)
+    times = [out.seconds for _, out in _author_outcomes(modality, "quality-speed", count) if out.error is None]
+    problems = []
+    if times and float(np.median(times)) > budget:
+        problems.append(f"the median sample input takes {np.median(times):.3g} s (budget {budget:g} s)")
+    run = kit_run(modality)
+    for ki, out in zip(run.inputs, run.outcomes):
+        if ki.family == "long" and out.seconds > 10 * budget:
+            problems.append(f"{ki.label} takes {out.seconds:.3g} s (budget {10 * budget:g} s)")
+    if problems:
+        _warn("check_quality_speed", "slow: " + "; ".join(problems))

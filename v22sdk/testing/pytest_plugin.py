@@ -5,12 +5,16 @@ pytest at module level; the kit itself is imported when a test uses it.
 
 It adds:
 
-* options ``--v22sdk-max-examples N`` (examples per property check, default 20) and
+* options ``--v22sdk-max-examples N`` (examples per property check, default 20),
+  ``--v22sdk-seed N`` (the base seed of every check's example stream), ``--v22sdk-derandomize``,
+  ``--v22sdk-strict-warnings`` (the quality checks fail instead of warning),
+  ``--v22sdk-failures-dir DIR`` (where large falsifying inputs are saved) and
   ``--v22sdk-xfails-file FILE`` (JSON ``{"check_name": "reason"}`` or
   ``{"<modality>-check_name": "reason"}``: strict expected failures for every kit item);
-* the hypothesis profile ``v22sdk`` (deadline=None, derandomize=True, no example database,
-  max_examples as above), loaded unless the run chose another profile (the ``ci`` profile
-  hypothesis loads by itself on CI machines does not count as a choice);
+* the hypothesis profile ``v22sdk`` (deadline=None, max_examples as above, derandomized with no
+  example database on CI machines only), loaded unless the run chose another profile (the ``ci``
+  profile hypothesis loads by itself on CI machines does not count as a choice); a profile the
+  author chose is kept, and the kit's checks follow its example count, seed and database;
 * the marker ``v22sdk_check(modality, check)`` that kit items carry;
 * the fixture ``v22sdk_check``: ``check_modality`` bound to those options;
 * a terminal summary line counting the kit's items by outcome.
@@ -25,6 +29,9 @@ import pytest
 
 #: ``--v22sdk-max-examples`` of the running session (None: the kit's default); read by the kit.
 active_max_examples: int | None = None
+#: The kit options of the running session (max_examples, seed, derandomize, strict_warnings,
+#: failures_dir), read by :mod:`v22sdk.testing._settings`.
+active_options: dict[str, Any] = {}
 
 _PREVIOUS = pytest.StashKey[tuple[Any, ...]]()
 _XFAILS = pytest.StashKey[dict[str, Any]]()
@@ -38,6 +45,14 @@ def pytest_addoption(parser: Any) -> None:
                     help="hypothesis examples per contract check (default 20)")
     group.addoption("--v22sdk-xfails-file", default=None, metavar="FILE",
                     help='JSON file {"check_name": "reason"} of contract checks expected to fail')
+    group.addoption("--v22sdk-seed", type=int, default=None, metavar="N",
+                    help="base seed of the contract checks' example streams (default: random, derandomized on CI)")
+    group.addoption("--v22sdk-derandomize", action="store_true", default=None,
+                    help="derandomize the contract checks (the default on CI machines)")
+    group.addoption("--v22sdk-strict-warnings", action="store_true", default=False,
+                    help="the contract kit's quality checks fail instead of warning")
+    group.addoption("--v22sdk-failures-dir", default=None, metavar="DIR",
+                    help="where the contract kit saves large falsifying inputs (default: the temp folder)")
 
 
 def _read_xfails(path: str | None) -> dict[str, str]:
@@ -55,7 +70,7 @@ def _read_xfails(path: str | None) -> dict[str, str]:
 
 
 def pytest_configure(config: Any) -> None:
-    global active_max_examples
+    global active_max_examples, active_options
     config.addinivalue_line("markers", "v22sdk_check(modality, check): an item of the v22sdk contract kit")
     chosen = config.getoption("v22sdk_max_examples", None)
     if chosen is not None and chosen < 1:
@@ -64,8 +79,12 @@ def pytest_configure(config: Any) -> None:
     config.stash[_KIT_ITEMS] = set()
     config.stash[_TALLY] = {}
     previous_profile = _load_profile(config, chosen)
-    config.stash[_PREVIOUS] = (active_max_examples, previous_profile)
+    config.stash[_PREVIOUS] = (active_max_examples, active_options, previous_profile)
     active_max_examples = chosen
+    active_options = {"max_examples": chosen, "seed": config.getoption("v22sdk_seed", None),
+                      "derandomize": config.getoption("v22sdk_derandomize", None),
+                      "strict_warnings": bool(config.getoption("v22sdk_strict_warnings", False)),
+                      "failures_dir": config.getoption("v22sdk_failures_dir", None)}
 
 
 def _load_profile(config: Any, chosen: int | None) -> tuple[str, Any] | None:
@@ -82,8 +101,10 @@ def _load_profile(config: Any, chosen: int | None) -> tuple[str, Any] | None:
     automatic = current in ("default", "v22sdk") or _hypothesis_chose_ci(current)
     # on a CI machine keep what hypothesis' own "ci" profile adds (print_blob) under ours
     parent = settings.get_profile("ci") if current == "ci" and automatic else None
-    settings.register_profile("v22sdk", parent, deadline=None, derandomize=True, database=None,
-                              max_examples=chosen or 20, suppress_health_check=[HealthCheck.too_slow])
+    ci = _in_ci()
+    extra = {"derandomize": True, "database": None} if ci else {}
+    settings.register_profile("v22sdk", parent, deadline=None, max_examples=chosen or 20,
+                              suppress_health_check=[HealthCheck.too_slow], **extra)
     if config.getoption("hypothesis_profile", None) or not automatic:
         # the user chose a profile (option, or settings.load_profile in a conftest): keep it
         if current == "v22sdk":
@@ -91,6 +112,16 @@ def _load_profile(config: Any, chosen: int | None) -> tuple[str, Any] | None:
         return None
     settings.load_profile("v22sdk")
     return previous
+
+
+def _in_ci() -> bool:
+    try:
+        from hypothesis._settings import is_in_ci
+    except ImportError:  # pragma: no cover - private helper moved
+        import os
+
+        return bool(os.environ.get("CI"))
+    return bool(is_in_ci())
 
 
 def _hypothesis_chose_ci(current: str) -> bool:
@@ -111,12 +142,20 @@ def _hypothesis_chose_ci(current: str) -> bool:
     return builtin is not None and hypothesis_settings.settings.get_profile("ci") is builtin
 
 
+def pytest_sessionstart(session: Any) -> None:
+    import sys
+
+    checks = sys.modules.get("v22sdk.testing.checks")
+    if checks is not None:  # an outer session (pytester) may have reported rules of the same modality
+        checks._REPORTED.clear()
+
+
 def pytest_unconfigure(config: Any) -> None:
-    global active_max_examples
+    global active_max_examples, active_options
     previous = config.stash.get(_PREVIOUS, None)
     if previous is None:
         return
-    active_max_examples, profile = previous
+    active_max_examples, active_options, profile = previous
     if profile is not None:  # an outer pytester run's profile, or hypothesis' default
         from hypothesis import settings
 
@@ -183,20 +222,17 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
 
 @pytest.fixture
 def v22sdk_check(request: Any) -> Any:
-    """``check_modality`` bound to ``--v22sdk-max-examples`` and ``--v22sdk-xfails-file``:
+    """``check_modality`` bound to the session's ``--v22sdk-*`` options and ``--v22sdk-xfails-file``:
     ``report = v22sdk_check(MyModality()); report.raise_for_failures()``."""
     from v22sdk.testing import check_modality
     from v22sdk.testing.report import as_modality
 
     xfails = request.config.stash.get(_XFAILS, {})
-    chosen = request.config.getoption("v22sdk_max_examples", None)
 
-    def run(modality: Any, expected_failed_checks: dict[str, str] | None = None, *,
-            contract_version: int | None = None, max_examples: int | None = None) -> Any:
+    def run(modality: Any, expected_failed_checks: dict[str, str] | None = None, **options: Any) -> Any:
         instance = as_modality(modality)
         from_file = {k: v for k, v in xfails.items() if "-" not in k}
         from_file.update({k.split("-", 1)[1]: v for k, v in xfails.items() if k.split("-", 1)[0] == instance.name})
-        return check_modality(instance, {**from_file, **(expected_failed_checks or {})},
-                              contract_version=contract_version, max_examples=max_examples or chosen or 20)
+        return check_modality(instance, {**from_file, **(expected_failed_checks or {})}, **options)
 
     return run

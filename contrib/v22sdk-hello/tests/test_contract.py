@@ -5,12 +5,13 @@ The kit's pytest plugin is active as soon as v22sdk is installed: nothing to cop
 
 import json
 
-from v22sdk.testing import ModalityContractTests, parametrize_with_checks
+from v22sdk.testing import ModalityContractTests, list_checks, parametrize_with_checks
 
 from v22sdk_hello import HelloModality
 
 
-# 1. One pytest item per check, id "hello-check_unit_norm_emb" etc.
+# 1. One pytest item per check and configuration: "hello-check_unit_norm_emb",
+#    "hello(frame_seconds=0.2)-check_unit_norm_emb", ...
 @parametrize_with_checks([HelloModality(), HelloModality(frame_seconds=0.2)])
 def test_contract(modality, check):
     check(modality)
@@ -25,5 +26,5 @@ class TestHelloContract(ModalityContractTests):
 def test_report(v22sdk_check):
     report = v22sdk_check(HelloModality)
     report.raise_for_failures()
-    assert report.passed == report.ran and len(report.ran) == 11
+    assert report.passed == report.ran and report.ran == list_checks()
     assert json.loads(json.dumps(report.to_dict()))["ok"] is True

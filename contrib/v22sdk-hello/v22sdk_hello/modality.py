@@ -129,6 +129,26 @@ class HelloModality(Modality):
         mono = samples[:, 0] if channels == 1 else (samples.mean(axis=1) / (float(np.iinfo(samples.dtype).max) + 1))
         return Sample(np.ascontiguousarray(mono), {"sample_rate": float(rate)}, str(path))
 
+    def save(self, sample: Sample, path: str | os.PathLike[str]) -> None:
+        """Write a signal as a mono 16-bit PCM WAV file (what :meth:`load` reads back).
+
+        Float samples are scaled to 16 bits (full scale ±1, rounded); integer samples must fit in
+        16 bits. A WAV header holds a whole number of samples per second, so a fractional
+        ``sample_rate`` -- or float samples beyond full scale -- is an :class:`InputError`.
+        """
+        x = as_signal(sample.data, str(path))
+        rate = float(sample.units.get("sample_rate", 0.0))
+        if not (rate.is_integer() and 1 <= rate < 2 ** 31):
+            raise InputError(str(path), f"a WAV file needs a whole number of samples per second, got {rate!r}")
+        if np.abs(x).max() > 1.0:
+            raise InputError(str(path), "float samples beyond full scale ±1 do not fit 16-bit PCM")
+        pcm = np.clip(np.round(x * 32768.0), -32768, 32767).astype("<i2")
+        with wave.open(os.fspath(path), "wb") as wav:
+            wav.setnchannels(1)
+            wav.setsampwidth(2)
+            wav.setframerate(int(rate))
+            wav.writeframes(pcm.tobytes())
+
     def encode(self, data: Any, *, sample_rate: float) -> Encoding:
         x = as_signal(data)
         n = x.size

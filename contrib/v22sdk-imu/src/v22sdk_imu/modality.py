@@ -26,6 +26,10 @@ from . import features
 from .slots import SCHEMA
 
 
+#: Largest accepted |reading| (m/s² or rad/s): far beyond any accelerometer or gyroscope.
+MAX_ABS = 1e6
+
+
 def _positive(instance: Any, attribute: attrs.Attribute, value: float) -> None:
     if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
         raise ValueError(f"{attribute.name} must be a positive number of seconds, got {value!r}")
@@ -114,4 +118,9 @@ def _as_signal(data: Any, source: str) -> np.ndarray:
     signal = data.astype(np.float64)
     if not np.isfinite(signal).all():
         raise InputError(source, "the recording holds NaN or infinite values")
+    peak = float(np.abs(signal).max())
+    if peak > MAX_ABS:
+        # far beyond any sensor (±2000 g is ~2e4 m/s²); squaring such values overflows to inf/NaN
+        raise InputError(source, f"a reading of magnitude {peak:g} is not physical (at most {MAX_ABS:g} "
+                                 "m/s² or rad/s)")
     return signal

@@ -1,0 +1,96 @@
+"""The project's mutant suite: copies of two real plugins, each changed to break one contract rule.
+
+A :class:`Mutant` is a few exact text edits to the source of a plugin package (each ``old`` text
+must occur exactly once, so a mutant cannot silently stop applying when the plugin changes:
+``tests/kit/test_mutants.py`` fails and names it). ``rule`` is the check that owns the rule the
+edit breaks; a *control* (``rule=None``) changes the code without breaking any rule and must
+survive. ``where`` says which inputs show the bug and ``rare`` marks those the plugin's own
+``sample_inputs()`` never or almost never reach. ``held_out`` mutants were written and committed
+before any run of the kit against them (see docs/contract-kit.md, "The mutation score");
+``post_hoc`` ones were added after the pre-registered run, and ``equivalent`` says why a mutant is
+shown (by a stated input) to break no rule on the current source: it is reported, not counted.
+
+``scripts/mutation_score.py`` copies the package into a temporary folder, applies the edits, and
+runs the kit on every configuration of the :class:`Target` in a new process.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import attrs
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@attrs.frozen
+class Edit:
+    file: str
+    old: str
+    new: str
+
+
+@attrs.frozen
+class Mutant:
+    name: str
+    rule: str | None
+    edits: tuple[Edit, ...]
+    where: str
+    rare: bool = False
+    held_out: bool = False
+    post_hoc: bool = False
+    equivalent: str = ""
+
+    @property
+    def control(self) -> bool:
+        return self.rule is None
+
+
+@attrs.frozen
+class Target:
+    """A plugin under mutation: its package folder, its class and the configurations to check."""
+
+    name: str
+    package: str
+    folder: Path
+    cls: str
+    configs: tuple[dict, ...]
+
+
+class MutantDoesNotApply(ValueError):
+    pass
+
+
+def edit(file: str, old: str, new: str) -> Edit:
+    return Edit(file, old, new)
+
+
+def mutated_source(target: Target, mutant: Mutant) -> dict[str, str]:
+    """The changed files (relative path -> new text); raises MutantDoesNotApply naming the edit."""
+    texts: dict[str, str] = {}
+    for e in mutant.edits:
+        path = target.folder / e.file
+        text = texts.get(e.file, path.read_text(encoding="utf-8"))
+        count = text.count(e.old)
+        if count != 1:
+            raise MutantDoesNotApply(f"mutant {mutant.name!r}: the text to replace occurs {count} times in "
+                                     f"{path.relative_to(ROOT)} (expected once): {e.old[:80]!r}")
+        texts[e.file] = text.replace(e.old, e.new)
+    return texts
+
+
+def apply(target: Target, mutant: Mutant | None, dest: Path) -> Path:
+    """Copy the target's package into ``dest`` (``dest/<package>``), mutated; returns ``dest``."""
+    package = dest / target.package
+    shutil.copytree(target.folder, package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if mutant is not None:
+        for file, text in mutated_source(target, mutant).items():
+            (package / file).write_text(text, encoding="utf-8")
+    return dest
+
+
+def targets() -> dict[str, tuple[Target, tuple[Mutant, ...]]]:
+    from . import hello, vision
+
+    return {"hello": (hello.TARGET, hello.MUTANTS), "vision": (vision.TARGET, vision.MUTANTS)}

@@ -1,0 +1,354 @@
+"""Inputs the kit makes itself, from the plugin's ``input_spec``, independent of its strategy.
+
+An author's ``sample_inputs()`` reaches the bugs its author thought of. The kit adds its own
+inputs, derived from the declared dtype kinds, ranks and units and from a few valid examples
+(*bases*) drawn from the author's strategy:
+
+* **dtype extremes** for every accepted kind: ``uint8``/``uint16`` at 0, full scale, alternating
+  and a ramp; ``int8`` ... ``int64`` at their minimum and maximum (``-32768`` included), alternating
+  full scale; ``float16``/``float32``/``float64`` at 0, ±1, alternating, ramps, far beyond full
+  scale, subnormal and near the type's limits; ``bool`` all False, all True, alternating;
+* **shapes**: length 0, 1 and 2 on **every** axis (a ``(T, 0)`` array included), every accepted rank;
+* **content**: constant and all-zero input; a long input built by tiling a valid one;
+* **units**: each unit at its minimum and its maximum;
+* **memory layout**: the same values strided, in Fortran order, byte-swapped and read-only, which
+  must give the very same tokens;
+* for text: single characters of every kind (combining marks, astral, zero-width, NUL, a lone
+  surrogate ...), whitespace only, one long repeated text.
+
+The kit cannot know which of these the plugin accepts, so each must give valid tokens **or** a
+deliberate :class:`~v22sdk.errors.InputError`; nothing else (a crash, a NaN, an out-of-range slot).
+:func:`invalid_inputs` derives inputs the declared spec excludes (other dtype kinds and ranks,
+NaN/inf in every float dtype, units out of range), each of which must be an ``InputError``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ..modality import InputSpec, Modality, Sample
+from ._format import number
+
+#: Concrete dtypes tried for each dtype kind.
+KIND_DTYPES: dict[str, tuple[str, ...]] = {"u": ("uint8", "uint16"), "i": ("int8", "int16", "int32", "int64"),
+                                           "f": ("float16", "float32", "float64"), "b": ("bool",)}
+#: A long input is tiled to at least this many elements along its axis (and 16 times the base) ...
+LONG_LENGTH = 4096
+#: ... but never beyond this many elements in all.
+LONG_ELEMENTS = 2 ** 20
+#: A long text has at least this many characters.
+LONG_TEXT = 20_000
+
+#: Single characters (and tiny texts) that stress text tokenizers.
+TEXT_EDGES: tuple[tuple[str, str], ...] = (
+    ("one letter", "a"), ("one capital", "A"), ("one space", " "), ("one newline", "\n"), ("one digit", "0"),
+    ("precomposed é", "\u00e9"), ("decomposed é (NFD)", "e\u0301"), ("lone combining mark", "\u0301"),
+    ("stacked combining marks", "a\u0301\u0323\u0302"), ("one Han character", "\u4e2d"),
+    ("astral emoji", "\U0001f600"), ("emoji with skin tone", "\U0001f44d\U0001f3fd"),
+    ("zero-width joiner", "\u200d"), ("byte-order mark", "\ufeff"), ("NUL", "\x00"), ("CR LF", "\r\n"),
+    ("line separator", "\u2028"), ("lone surrogate", "\ud800"), ("right-to-left", "\u05e9\u05dc\u05d5\u05dd"),
+    ("whitespace only", " \t\n "), ("punctuation only", "!?.,;:"), ("digits only", "0123456789"),
+    ("Han punctuation", "\u3002\uff0c"), ("constant text", "a" * 1000), ("repeated words", "ab " * 300),
+)
+
+
+@attrs.frozen(eq=False)
+class KitInput:
+    """One input the kit derived: a label for messages, the sample, what family it is from, the
+    dtype kind and rank it stands for (for the spec's truthfulness), and ``same_as``: the index of
+    the input whose tokens it must reproduce exactly (the same values in another memory layout)."""
+
+    label: str
+    sample: Sample
+    family: str
+    kind: str | None = None
+    rank: int | None = None
+    same_as: int | None = None
+
+
+# -- bases ------------------------------------------------------------------------------------
+def draw_examples(modality: Modality, strategy: Any, count: int, key: bytes) -> list[Sample]:
+    """``count`` examples of ``strategy`` from a fixed seed stream (the kit's own inputs never vary
+    between runs), without shrinking."""
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    found: list[Sample] = []
+
+    def collect(example: Any) -> None:
+        found.append(example)
+
+    collect._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
+    run = settings(max_examples=count, deadline=None, database=None, derandomize=True, phases=[Phase.generate],
+                   suppress_health_check=list(HealthCheck))(given(strategy)(collect))
+    run = seed(int.from_bytes(key[-8:].ljust(8, b"\0"), "big"))(run)
+    run()
+    return found
+
+
+def _size(data: Any) -> int:
+    if isinstance(data, np.ndarray):
+        return int(data.size)
+    return len(data) if isinstance(data, str) else 0
+
+
+def _varied(data: Any) -> bool:
+    if isinstance(data, np.ndarray):
+        return data.size > 1 and data.dtype.kind in "biuf" and bool(np.any(data != data.flat[0]))
+    return isinstance(data, str) and len(set(data)) > 1
+
+
+def choose_bases(examples: list[Sample]) -> list[Sample]:
+    """Up to two bases: the richest example (varied data, most elements) and the smallest."""
+    usable = [s for s in examples if _size(s.data) > 0]
+    if not usable:
+        return examples[:1]
+    rich = max(usable, key=lambda s: (_varied(s.data), min(_size(s.data), 1 << 16)))
+    small = min(usable, key=lambda s: (_size(s.data), not _varied(s.data)))
+    return [rich] if small is rich else [rich, small]
+
+
+# -- arrays -----------------------------------------------------------------------------------
+def _alternating(shape: tuple[int, ...], lo: Any, hi: Any, dtype: np.dtype) -> np.ndarray:
+    flat = np.where(np.arange(int(np.prod(shape))) % 2 == 0, lo, hi).astype(dtype)
+    return flat.reshape(shape)
+
+
+def _ramp(shape: tuple[int, ...], lo: float, hi: float, dtype: np.dtype) -> np.ndarray:
+    n = int(np.prod(shape))
+    values = np.linspace(lo, hi, n) if n > 1 else np.array([hi], dtype=np.float64)
+    if dtype.kind in "iu":
+        values = np.round(values)
+    return values.astype(dtype).reshape(shape)
+
+
+def _dtype_patterns(dtype_name: str, base: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    dtype = np.dtype(dtype_name)
+    shape = base.shape
+    out: list[tuple[str, np.ndarray]] = []
+    if dtype.kind == "b":
+        out += [("all False", np.zeros(shape, dtype)), ("all True", np.ones(shape, dtype)),
+                ("alternating False/True", _alternating(shape, False, True, dtype))]
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = int(info.min), int(info.max)
+        out.append(("alternating full scale", _alternating(shape, lo, hi, dtype)))
+        out.append(("zeros", np.zeros(shape, dtype)))
+        if dtype_name in ("uint8", "uint16", "int16", "int32"):
+            out.append(("maximum everywhere", np.full(shape, hi, dtype)))
+            out.append(("ramp over the full range", _ramp(shape, lo, hi, dtype)))
+            if lo < 0:
+                out.append(("minimum everywhere", np.full(shape, lo, dtype)))
+    else:
+        info = np.finfo(dtype)
+        out += [("alternating 0/1", _alternating(shape, 0.0, 1.0, dtype)),
+                ("ramp 0..1", _ramp(shape, 0.0, 1.0, dtype))]
+        if dtype_name != "float16":
+            out += [("zeros", np.zeros(shape, dtype)), ("ones", np.ones(shape, dtype)),
+                    ("minus ones", np.full(shape, -1.0, dtype)),
+                    ("alternating -1/1", _alternating(shape, -1.0, 1.0, dtype)),
+                    ("ramp -1..1", _ramp(shape, -1.0, 1.0, dtype)),
+                    ("alternating ±1000", _alternating(shape, -1000.0, 1000.0, dtype)),
+                    ("constant 10", np.full(shape, 10.0, dtype)),
+                    ("subnormal values", _alternating(shape, 0.0, float(info.smallest_subnormal), dtype)),
+                    ("near the largest finite value", _alternating(shape, -float(info.max) / 2,
+                                                                   float(info.max) / 2, dtype))]
+            if base.dtype.kind in "biuf":
+                with np.errstate(all="ignore"):
+                    converted = base.astype(dtype)
+                if np.isfinite(converted).all():
+                    out.append(("the base's values", converted))
+                    out.append(("the base's values × 1e-30", (base.astype(np.float64) * 1e-30).astype(dtype)))
+    return out
+
+
+def _take(x: np.ndarray, axis: int, n: int) -> np.ndarray:
+    if x.shape[axis] >= n:
+        return np.take(x, np.arange(n), axis=axis)
+    return np.take(x, np.arange(n) % max(x.shape[axis], 1), axis=axis)
+
+
+def _long(x: np.ndarray, axis: int) -> np.ndarray | None:
+    length = x.shape[axis]
+    if length == 0 or x.size == 0:
+        return None
+    target = max(LONG_LENGTH, 16 * length)
+    reps = -(-target // length)
+    reps = min(reps, max(2, LONG_ELEMENTS // x.size))
+    tiles = [1] * x.ndim
+    tiles[axis] = reps
+    return np.tile(x, tiles)
+
+
+def _twins(out: list[KitInput], label: str, data: np.ndarray, units: dict, src: Any, kind: str) -> list[KitInput]:
+    """The same values (the input just added to ``out``) read-only and, for multi-byte dtypes, in
+    non-native byte order: they must give the very same tokens."""
+    ref = len(out) - 1
+    frozen = data.copy()
+    frozen.flags.writeable = False
+    twins = [KitInput(f"{label}, read-only (same values)", Sample(frozen, units, src), "layout", kind=kind,
+                      rank=data.ndim, same_as=ref)]
+    if data.dtype.itemsize > 1:
+        twins.append(KitInput(f"{label} in non-native byte order (same values)",
+                              Sample(data.astype(data.dtype.newbyteorder()), units, src), "layout", kind=kind,
+                              rank=data.ndim, same_as=ref))
+    return twins
+
+
+def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
+    """The kit's array inputs (see the module docstring), from valid ``bases``."""
+    out: list[KitInput] = []
+    kinds = [k for k in spec.dtypes if k in KIND_DTYPES]
+    for b, base in enumerate(bases):
+        x = np.asarray(base.data)
+        units, src = dict(base.units), base.source
+        tag = "" if len(bases) == 1 else f" (base {b})"
+        if b == 0:
+            for kind in kinds:
+                for dtype_name in KIND_DTYPES[kind]:
+                    for what, data in _dtype_patterns(dtype_name, x):
+                        out.append(KitInput(f"{dtype_name} {what}, shape {data.shape}", Sample(data, units, src),
+                                            "dtype", kind=kind, rank=data.ndim))
+                        if what.startswith("ramp"):
+                            out += _twins(out, f"{dtype_name} {what}", data, units, src, kind)
+                    long = _long(_dtype_patterns(dtype_name, x)[0][1], 0) if dtype_name != x.dtype.name else None
+                    if long is not None:
+                        out.append(KitInput(f"long: {dtype_name} {_dtype_patterns(dtype_name, x)[0][0]} tiled along "
+                                            f"axis 0, shape {long.shape}", Sample(long, units, src), "long",
+                                            kind=kind, rank=long.ndim))
+        for axis in range(x.ndim):
+            for n in (0, 1, 2):
+                data = _take(x, axis, n)
+                out.append(KitInput(f"length {n} on axis {axis}: shape {data.shape}{tag}",
+                                    Sample(data, units, src), "shape", kind=x.dtype.kind, rank=data.ndim))
+        if x.ndim > 1:
+            ones = x[tuple(slice(0, 1) for _ in range(x.ndim))]
+            out.append(KitInput(f"length 1 on every axis: shape {ones.shape}{tag}", Sample(ones.copy(), units, src),
+                                "shape", kind=x.dtype.kind, rank=x.ndim))
+        for rank in spec.ndim:
+            if rank == x.ndim + 1:
+                out.append(KitInput(f"rank {rank}: shape {x.shape + (1,)}{tag}",
+                                    Sample(x[..., None].copy(), units, src), "shape", kind=x.dtype.kind, rank=rank))
+            elif rank == x.ndim - 1 and rank >= 1:
+                out.append(KitInput(f"rank {rank}: shape {x.shape[:-1]}{tag}",
+                                    Sample(np.ascontiguousarray(x[..., 0]), units, src), "shape",
+                                    kind=x.dtype.kind, rank=rank))
+        if x.size:
+            middle = x.flat[x.size // 2]
+            out.append(KitInput(f"constant ({number(middle)}){tag}", Sample(np.full_like(x, middle), units, src),
+                                "content", kind=x.dtype.kind, rank=x.ndim))
+        out.append(KitInput(f"all zeros{tag}", Sample(np.zeros_like(x), units, src), "content",
+                            kind=x.dtype.kind, rank=x.ndim))
+        if b == 0:
+            for axis in range(min(x.ndim, 2)):
+                long = _long(x, axis)
+                if long is not None:
+                    out.append(KitInput(f"long: the base tiled along axis {axis}, shape {long.shape}",
+                                        Sample(long, units, src), "long", kind=x.dtype.kind, rank=x.ndim))
+        for unit in spec.units:
+            for end, value in (("minimum", unit.minimum), ("maximum", unit.maximum)):
+                if not np.isfinite(value):
+                    continue
+                out.append(KitInput(f"{unit.name} at its {end} {value:g} {unit.symbol}{tag}",
+                                    Sample(x.copy(), {**units, unit.name: float(value)}, src), "units",
+                                    kind=x.dtype.kind, rank=x.ndim))
+        if b == 0 and x.size:
+            ref = len(out)
+            out.append(KitInput(f"the base{tag}", Sample(x.copy(), units, src), "layout", kind=x.dtype.kind,
+                                rank=x.ndim))
+            strided = np.repeat(x, 2, axis=0)[::2]
+            out.append(KitInput("the base as a strided view (same values)", Sample(strided, units, src), "layout",
+                                kind=x.dtype.kind, rank=x.ndim, same_as=ref))
+            if x.ndim > 1:
+                out.append(KitInput("the base in Fortran order (same values)", Sample(np.asfortranarray(x), units, src),
+                                    "layout", kind=x.dtype.kind, rank=x.ndim, same_as=ref))
+            if x.dtype.itemsize > 1 and x.dtype.kind in "iuf":
+                swapped = x.astype(x.dtype.newbyteorder())
+                out.append(KitInput("the base in non-native byte order (same values)", Sample(swapped, units, src),
+                                    "layout", kind=x.dtype.kind, rank=x.ndim, same_as=ref))
+            frozen = x.copy()
+            frozen.flags.writeable = False
+            out.append(KitInput("the base, read-only (same values)", Sample(frozen, units, src), "layout",
+                                kind=x.dtype.kind, rank=x.ndim, same_as=ref))
+    return out
+
+
+def text_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
+    """The kit's text inputs: TEXT_EDGES, the bases in NFD, upper case and with CR LF, and a long text."""
+    units = dict(bases[0].units) if bases else {}
+    src = bases[0].source if bases else None
+    out = [KitInput(label, Sample(text, units, src), "text") for label, text in TEXT_EDGES]
+    for b, base in enumerate(bases):
+        if not isinstance(base.data, str) or not base.data:
+            continue
+        text = base.data
+        out.append(KitInput(f"base {b} decomposed (NFD)", Sample(unicodedata.normalize("NFD", text), units, src), "text"))
+        out.append(KitInput(f"base {b} upper-cased", Sample(text.upper(), units, src), "text"))
+        out.append(KitInput(f"base {b} with CR LF line ends", Sample(text.replace("\n", "\r\n"), units, src), "text"))
+        if b == 0:
+            long = text * (-(-LONG_TEXT // len(text)))
+            out.append(KitInput(f"long: base 0 repeated to {len(long)} characters", Sample(long, units, src), "long"))
+    for unit in spec.units:
+        for end, value in (("minimum", unit.minimum), ("maximum", unit.maximum)):
+            if np.isfinite(value) and bases:
+                out.append(KitInput(f"{unit.name} at its {end} {value:g} {unit.symbol}",
+                                    Sample(bases[0].data, {**units, unit.name: float(value)}, src), "units"))
+    return out
+
+
+def kit_inputs(modality: Modality, bases: list[Sample]) -> list[KitInput]:
+    spec = modality.input_spec
+    if spec.kind == "text":
+        return text_inputs(spec, bases)
+    array_bases = [b for b in bases if isinstance(b.data, np.ndarray)]
+    return array_inputs(spec, array_bases) if array_bases else []
+
+
+# -- inputs the spec excludes ------------------------------------------------------------------
+def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
+    """Inputs the declared spec excludes, derived from a valid ``base``: each must raise InputError."""
+    units, src = dict(base.units), base.source
+    cases: list[tuple[str, Sample]] = []
+    if spec.kind == "text":
+        cases += [("bytes instead of text", Sample(b"abc", units, src)), ("None", Sample(None, units, src)),
+                  ("an int", Sample(12345, units, src)), ("a list of str", Sample(["a", "b"], units, src))]
+    elif isinstance(base.data, np.ndarray):
+        x = base.data
+        if "f" in spec.dtypes:
+            for dtype_name in ("float16", "float32", "float64"):
+                for bad in ((np.nan,) if dtype_name == "float16" else (np.nan, np.inf, -np.inf)):
+                    with np.errstate(all="ignore"):
+                        broken = np.zeros(x.shape, dtype=dtype_name)
+                    broken.flat[broken.size // 2] = bad
+                    cases.append((f"{dtype_name} holding {bad}", Sample(broken, units, src)))
+        others = {"b": np.bool_, "u": np.uint8, "i": np.int16, "f": np.float32, "c": np.complex64}
+        for kind, dtype in others.items():
+            if kind not in spec.dtypes:
+                cases.append((f"dtype kind {kind!r} ({np.dtype(dtype).name}), not declared",
+                              Sample(np.zeros(x.shape, dtype=dtype), units, src)))
+        cases.append(("a str array", Sample(np.full(x.shape, "x"), units, src)))
+        cases.append(("an object array", Sample(np.full(x.shape, None, dtype=object), units, src)))
+        cases.append(("a str, not an array", Sample("not an array", units, src)))
+        cases.append(("None", Sample(None, units, src)))
+        for rank in range(0, max(spec.ndim, default=0) + 2):
+            if rank in spec.ndim:
+                continue
+            if rank < x.ndim:
+                data = np.asarray(x.flat[0]) if rank == 0 else x.reshape(x.shape[:rank - 1] + (-1,))
+            else:
+                data = x.reshape(x.shape + (1,) * (rank - x.ndim))
+            cases.append((f"rank {rank}, not declared: shape {data.shape}", Sample(data, units, src)))
+    for unit in spec.units:
+        below = float(np.nextafter(unit.minimum, -np.inf))
+        cases.append((f"{unit.name} below its minimum ({below!r})", Sample(base.data, {**units, unit.name: below}, src)))
+        if np.isfinite(unit.maximum):
+            above = float(np.nextafter(unit.maximum, np.inf))
+            cases.append((f"{unit.name} above its maximum ({above!r})",
+                          Sample(base.data, {**units, unit.name: above}, src)))
+        for bad in (float("nan"), float("inf"), "fast"):
+            cases.append((f"{unit.name} = {bad!r}", Sample(base.data, {**units, unit.name: bad}, src)))
+    cases.append(("an unknown unit", Sample(base.data, {**units, "kit_unknown_unit": 1.0}, src)))
+    return cases
