@@ -19,7 +19,7 @@ from v22sdk.engine.pipeline import train_engine
 def _write_blips(folder):
     lines = []
     rng = np.random.default_rng(0)
-    for i, pitch in enumerate(np.r_[rng.uniform(-0.9, -0.6, 20), rng.uniform(0.6, 0.9, 20)]):
+    for i, pitch in enumerate(np.r_[rng.uniform(-0.9, -0.6, 40), rng.uniform(0.6, 0.9, 40)]):
         f = folder / f"b{i}.blip"
         f.write_text(json.dumps({"pitch": float(pitch)}))
         lines.append({"input": f.name, "target": "低" if pitch < 0 else "高"})
@@ -52,7 +52,7 @@ def calibrated(trained_once, registry):
 def test_training_with_a_validation_split_stores_calibration_open_set_and_labels(calibrated):
     doc = read_checkpoint(calibrated)
     cal = doc["calibration"]
-    assert cal["method"] == "temperature" and cal["split"] == "val" and cal["n"] == 10
+    assert cal["method"] == "temperature" and cal["split"] == "val" and cal["n"] == 20
     assert 0.05 <= cal["temperature"] <= 20 and 0 <= cal["val_ece_after"] <= 1
     assert doc["open_set"]["feature"] == "sent_vec" and set(doc["open_set"]["thresholds"]) == {"blip"}
     assert sorted(label for _, label in doc["open_set"]["groups"]) == ["低", "高"]
@@ -122,3 +122,24 @@ def test_knows_lists_labels_sources_and_how_answers_are_judged(calibrated):
     assert r.exit_code == 2 and "--knows takes no INPUT" in r.output
     r = cli.invoke(run, ["-c", str(calibrated)])
     assert r.exit_code == 2 and "missing INPUT" in r.output
+
+
+def test_a_modality_with_too_few_validation_inputs_gets_no_threshold_and_is_not_judged():
+    """A 95 % quantile of a handful of scores is little more than their maximum (a toy set's five
+    validation inputs called a plain held-out query unfamiliar): below MIN_THRESHOLD_EXAMPLES the
+    modality gets no threshold, and run says its inputs are not judged instead of calling them
+    familiar or unfamiliar."""
+    from v22sdk.engine.openset import MIN_THRESHOLD_EXAMPLES, Scorer
+    from v22sdk.engine.runner import format_result
+
+    scorer = Scorer()
+    n = MIN_THRESHOLD_EXAMPLES
+    scores = np.r_[np.arange(n - 1, dtype=float), np.arange(n, dtype=float)]
+    scorer.set_thresholds(scores, ["few"] * (n - 1) + ["enough"] * n)
+    assert "few" not in scorer.thresholds and scorer.familiar(0.0, "few") is None
+    assert scorer.thresholds["enough"] == pytest.approx(np.quantile(np.arange(n, dtype=float), 0.95))
+    r = {"tokens": 3, "truncated_to": 3, "familiar": None, "output": "高", "decoded": "高", "confidence": 0.9,
+         "calibrated": True, "modality": "few", "engine": "v22", "attributes": [], "memory": None,
+         "open_set": {"score": 5.0, "threshold": None, "nearest_label": "高", "method": "mahalanobis(sent_vec)"}}
+    text = format_result(r)
+    assert text.startswith("高    confidence 0.900") and "familiarity not judged" in text and "≤" not in text

@@ -39,6 +39,10 @@ import numpy as np
 
 #: the validation quantile that sets a modality's threshold (≈ 5 % false alarms on familiar inputs)
 QUANTILE = 0.95
+#: the fewest validation scores a modality's threshold is set from: below it the 95 % quantile is
+#: little more than the largest score (a toy set's 5 validation inputs gave a threshold that called
+#: a plain held-out query unfamiliar), so the modality's inputs are not judged at all
+MIN_THRESHOLD_EXAMPLES = 20
 #: shrinkage of each modality's covariance towards (trace / D) · I: the classes have a few hundred
 #: examples in 256 dimensions, and a bare sample covariance would be singular
 SHRINKAGE = 0.1
@@ -64,12 +68,13 @@ class Scorer:
         raise NotImplementedError
 
     def set_thresholds(self, scores: np.ndarray, modalities: Sequence[str], quantile: float = QUANTILE) -> None:
-        """Each modality's threshold: the ``quantile`` quantile of its (validation) scores."""
+        """Each modality's threshold: the ``quantile`` quantile of its (validation) scores; a modality
+        with fewer than :data:`MIN_THRESHOLD_EXAMPLES` finite scores gets none (not judged)."""
         scores = np.asarray(scores, dtype=np.float64)
         for mod in sorted(set(modalities)):
             s = scores[[i for i, m in enumerate(modalities) if m == mod]]
             s = s[np.isfinite(s)]
-            if s.size:
+            if s.size >= MIN_THRESHOLD_EXAMPLES:
                 self.thresholds[mod] = float(np.quantile(s, quantile))
 
     def familiar(self, score: float, modality: str) -> bool | None:

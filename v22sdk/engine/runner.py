@@ -331,7 +331,10 @@ def format_result(r: dict[str, Any]) -> str:
     else:
         kind = "confidence" if r.get("calibrated", True) else "confidence (uncalibrated)"
         lines = [f"{r['output'] or '(empty)'}    {kind} {r['confidence']:.3f}"]
-        if o is not None and o.get("score") is not None:
+        if o is not None and o.get("threshold") is None:
+            lines.append(f"  familiarity not judged: the checkpoint's validation split had too few {r['modality']} "
+                         "inputs to set an open-set threshold")
+        elif o is not None and o.get("score") is not None:
             lines.append(f"  familiar: open-set score {o['score']} ≤ threshold {o['threshold']} ({o['method']})")
     lines.append(f"  {r['modality']} input, {tokens}, engine {r['engine']}")
     if r["attributes"]:
@@ -373,9 +376,14 @@ def format_knows(k: dict[str, Any]) -> str:
     lines.append(f"  confidence: calibrated, temperature {cal['temperature']:.3f} (fitted on the validation split)"
                  if cal else "  confidence: not calibrated (no validation split at training)")
     o = k.get("open_set")
-    lines.append(f"  unfamiliar inputs: {o['method']} above " + ", ".join(
-        f"{m} {t:.4g}" for m, t in o["thresholds"].items()) if o else
-                 "  unfamiliar inputs: not detected (the checkpoint has no open-set statistics)")
+    if o and o["thresholds"]:
+        unjudged = [m for m in k["modalities"] if m not in o["thresholds"]]
+        lines.append(f"  unfamiliar inputs: {o['method']} above " + ", ".join(
+            f"{m} {t:.4g}" for m, t in o["thresholds"].items())
+            + (f"; not judged for {', '.join(unjudged)} (too few validation inputs)" if unjudged else ""))
+    else:
+        lines.append("  unfamiliar inputs: not detected (the checkpoint has no open-set statistics, or too few "
+                     "validation inputs to set a threshold)")
     return "\n".join(lines)
 
 
