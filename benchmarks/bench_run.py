@@ -92,7 +92,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-run-") as scratch:
         for source, modality in INPUTS:
             colds[source] = cold(source, modality, args.checkpoint, args.cold_reps, Path(scratch))
-    for source, modality in INPUTS:
+    for source, _modality in INPUTS:
         runs = colds[source]
         print(f"{'run ' + Path(source).name:<28} {_fmt(runs)}  "
               f"{statistics.median(w for w, _ in runs) / peer_wall:>9.2f} {statistics.median(c for _, c in runs) / peer_cpu:>8.2f}")

@@ -254,7 +254,7 @@ def deletion(model, cfg, case, objective, x, n, active, attrs_, ks: dict, orders
             rankings["random"] = [list(rng.permutation(len(active))) for _ in range(orders["slots"])]
             grid = _grid(ks["slots"], len(active))
             variants = []
-            for name, ords in rankings.items():
+            for ords in rankings.values():
                 for order in ords:
                     for k in grid:
                         v = x.clone()
@@ -268,7 +268,7 @@ def deletion(model, cfg, case, objective, x, n, active, attrs_, ks: dict, orders
             rankings["random"] = [list(rng.permutation(n)) for _ in range(orders["tokens"])]
             grid = _grid(ks["tokens"], n)
             variants = []
-            for name, ords in rankings.items():
+            for ords in rankings.values():
                 for order in ords:
                     for k in grid:
                         v = x.clone()

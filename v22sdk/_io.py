@@ -21,7 +21,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 from .errors import InputError, OutputError
 
@@ -39,7 +39,7 @@ def check_output_path(path: str | os.PathLike[str]) -> Path:
 
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike[str], mode: str = "wb", *,
-                  encoding: str | None = None) -> Iterator[IO]:
+                  encoding: str | None = None) -> Iterator[IO[Any]]:
     """Open ``path`` for writing, atomically where it is (or will be) a regular file."""
     given = str(path)
     target = check_output_path(path)

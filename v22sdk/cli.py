@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import click
 
 from . import __version__
-from ._paths import is_dir, is_file
+from ._options import parse_config
 from .errors import InputError, V22Error
 from .inputs import TEXT_SOURCE
 
@@ -228,20 +228,6 @@ def _tokenize_resolved(resolved: list[tuple[str, Any]], config: dict[str, Any]):
     return batches
 
 
-def parse_config(pairs: Sequence[str]) -> dict[str, Any]:
-    """``-c KEY=VALUE`` pairs as a dict; a VALUE that parses as JSON (2, true, [1]) is typed."""
-    config: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError("--config", f"expected KEY=VALUE, got {pair!r}")
-        try:
-            config[key] = json.loads(value)
-        except json.JSONDecodeError:
-            config[key] = value
-    return config
-
-
 _modality_option = click.option("--modality", "-m", default=None, metavar="NAME",
                                  help="Modality to use (default: from the file extension; literal text otherwise).")
 _text_option = click.option("--text", "as_text", is_flag=True,
@@ -256,7 +242,8 @@ _config_option = click.option("--config", "-c", "config", multiple=True, metavar
 @_text_option
 @_config_option
 @click.option("--out", type=click.Path(writable=True),
-              help="Write all token batches to this .npz (with --backend ray: a folder of shards).")
+              help="Write all token batches to this .npz, or .parquet (one row per token, needs pyarrow: "
+                   "docs/tokens-as-data.md); with --backend ray: a folder of shards.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tokens as JSON on stdout.")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="ray: tokenize a folder or manifest in parallel on Ray Data (extra v22sdk[ray]).")
@@ -272,8 +259,6 @@ def tokenize(inputs: tuple[str, ...], modality: str | None, as_text: bool, confi
     With --backend ray, INPUTS is one folder or manifest (.jsonl / .txt list) and --out a folder:
     sharded .npz outputs, manifest.json, and errors.json listing every input that failed.
     """
-    from .contract import save_batches
-
     if backend == "ray":
         if len(inputs) != 1 or not out:
             raise click.UsageError("--backend ray takes one folder or manifest and --out FOLDER")
@@ -281,9 +266,15 @@ def tokenize(inputs: tuple[str, ...], modality: str | None, as_text: bool, confi
 
         dispatch_tokenize(inputs[0], out, modality=modality, config=config, workers=workers, shard_size=shard_size)
         return
+    if out and out.lower().endswith(".parquet"):
+        from ._arrow import _pyarrow
+
+        _pyarrow()  # a missing pyarrow is said before any tokenizing
     batches = _tokenize_all(inputs, modality, parse_config(config), as_text)
     if out:
-        save_batches(out, [b for _, b in batches])
+        from .tabular import save_tokens
+
+        save_tokens(out, [b for _, b in batches])
     if as_json:
         click.echo(json.dumps([b.to_dict() for _, b in batches], ensure_ascii=False))
         return

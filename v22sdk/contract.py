@@ -40,7 +40,7 @@ _FORMAT_VERSION = 1
 def _frozen_view(array: np.ndarray) -> np.ndarray:
     """A read-only view of ``array``: the batch cannot be written through, and the caller's own
     array (which may be the same object, since valid float32 input is not copied) keeps its flags."""
-    view = array.view()
+    view: np.ndarray = array.view()
     view.flags.writeable = False
     return view
 
@@ -206,6 +206,26 @@ class TokenBatch:
         """Build a batch from a ``(N, 640)`` float32 torch tensor on any device."""
         return cls.from_array(tensor.detach().cpu().numpy(), modality, offsets=offsets, source=source)
 
+    def to_arrow(self) -> Any:
+        """The batch as a ``pyarrow.Table``, one row per token (schema: :mod:`v22sdk.tabular`).
+
+        Needs pyarrow (``pip install 'v22sdk[arrow]'``), imported on first use;
+        :meth:`from_arrow` restores the batch bit-exactly.
+        """
+        from ._arrow import to_table
+
+        return to_table([self])
+
+    @classmethod
+    def from_arrow(cls, table: Any) -> TokenBatch:
+        """The batch of a one-batch token table (see :meth:`to_arrow`); validated like any batch."""
+        from ._arrow import from_table
+
+        found = from_table(table)
+        if len(found) != 1:
+            raise InputError("<arrow>", f"holds {len(found)} token batches, expected 1")
+        return cls(**found[0])
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict. Floats are written exactly (float32 → float64 → repr is lossless)."""
         return {
@@ -289,7 +309,7 @@ def save_batches(path: str | os.PathLike[str], batches: Iterable[TokenBatch]) ->
     from ._io import atomic_output
 
     with atomic_output(path) as fh:  # a failure keeps the previous file whole
-        np.savez(fh, **arrays)
+        np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub reads **kwds as allow_pickle
 
 
 def load_batches(path: str | os.PathLike[str]) -> list[TokenBatch]:

@@ -34,7 +34,7 @@ import sys
 import tempfile
 import threading
 import zipfile
-from typing import Callable, Iterator
+from typing import IO, Callable, Iterator
 
 import numpy as np
 
@@ -92,8 +92,8 @@ class _Redirect:
     lock = threading.Lock()
     depth = 0
     saved: int | None = None
-    file = None
-    spare = None
+    file: IO[bytes] | None = None
+    spare: IO[bytes] | None = None
 
 
 class Captured:
@@ -152,6 +152,7 @@ def library_stderr() -> Iterator[Captured]:
                 cap._live = False
                 _Redirect.depth -= 1
                 if _Redirect.depth == 0:
+                    assert _Redirect.saved is not None  # set with the file, in the same lock
                     with contextlib.suppress(OSError, ValueError, AttributeError):
                         sys.stderr.flush()
                     os.dup2(_Redirect.saved, 2)

@@ -112,7 +112,7 @@ class SalvageIncomplete(MemoryStoreError):
 
     exit_code = 5
 
-    def __init__(self, src: str, report: dict):
+    def __init__(self, src: str, report: dict[str, Any]):
         self.report = report
         held = report.get("held")
         what = (f"{report['lost']} of the {held} turns it held were lost" if held is not None
@@ -126,7 +126,7 @@ class AnswerNotStored(MemoryStoreError):
 
     exit_code = 4
 
-    def __init__(self, result: dict, cause: MemoryStoreError):
+    def __init__(self, result: dict[str, Any], cause: MemoryStoreError):
         self.result = result
         self.cause = cause
         super().__init__(f"the answer was not stored in memory: {cause}")

@@ -34,13 +34,16 @@ import importlib.metadata as md
 import os
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import attrs
 import pluggy
 
 from . import hookspecs
 from .errors import DuplicateNameError, PluginError, UnknownNameError
+
+if TYPE_CHECKING:
+    from .modality import Modality
 
 ENTRY_POINT_GROUP = "v22sdk"
 EXTENSIONS_ENV = "V22SDK_EXTENSIONS"
@@ -234,7 +237,7 @@ class Registry:
     def names(self, kind: str) -> list[str]:
         return sorted(self._classes[kind])
 
-    def get_class(self, kind: str, name: str) -> type:
+    def get_class(self, kind: str, name: str) -> type[Any]:
         try:
             return self._classes[kind][name][0]
         except KeyError:
@@ -251,9 +254,10 @@ class Registry:
         self.get_class(kind, name)
         return self.plugins[self._classes[kind][name][1]]
 
-    def modality(self, name: str, **config: Any):
+    def modality(self, name: str, **config: Any) -> Modality:
         """An instance of the modality called ``name``, built with ``config``."""
-        return self.get_class("modalities", name)(**config)
+        modality: Modality = self.get_class("modalities", name)(**config)
+        return modality
 
     def readers(self, suffix: str) -> list[str]:
         """Names of the modalities whose ``extensions`` include ``suffix`` (".png"), sorted."""

@@ -16,7 +16,7 @@ names.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -217,7 +217,7 @@ class AttributeSchema:
         lines += [f"| {s.index} | `{s.name}` | {s.meaning} | {s.scaling} |" for s in self.slots]
         return "\n".join(lines)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"zone": self.zone, "slots": [attrs.asdict(s) for s in self.slots]}
 
 

@@ -241,8 +241,8 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     # percentiles would read the storage's noise floor (16-bit vs 24-bit copies differed by 0.1)
     pdb = 10.0 * np.log10(np.maximum(seg_pow, max(float(seg_pow.max()) * 1e-6, 1e-10)))
     for k, (lo, hi) in enumerate(zip(CONTRAST_EDGES[:-1], CONTRAST_EDGES[1:])):
-        sel = (freqs >= lo) & (freqs < hi) if hi < 8000 else (freqs >= lo)
-        q = np.percentile(pdb[:, sel], [80, 20], axis=1)
+        in_band = (freqs >= lo) & (freqs < hi) if hi < 8000 else (freqs >= lo)
+        q = np.percentile(pdb[:, in_band], [80, 20], axis=1)
         v[f"aud.contrast.b{k + 1}"] = np.where(has_pow, np.tanh((q[0] - q[1]) / 40.0), 0.0)
     chroma_bins = (freqs >= 50.0) & (freqs <= 5000.0)
     cpc = np.mod(np.round(69.0 + 12.0 * np.log2(np.where(chroma_bins, freqs, 440.0) / 440.0)), 12).astype(int)

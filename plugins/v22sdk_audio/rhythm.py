@@ -86,9 +86,9 @@ def tempo(env: np.ndarray, n_valid: int, n_onsets: int) -> tuple[float, float]:
         else:
             break
     lag = float(i)
-    l, c, r = acf[i - 1], acf[i], acf[i + 1]
-    curv = l - 2 * c + r
+    left, c, r = acf[i - 1], acf[i], acf[i + 1]
+    curv = left - 2 * c + r
     if curv < 0:
-        lag += float(np.clip(0.5 * (l - r) / curv, -0.5, 0.5))
+        lag += float(np.clip(0.5 * (left - r) / curv, -0.5, 0.5))
     conf = float(np.clip(acf[i] / acf[0], 0.0, 1.0))
     return 60.0 * FPS / lag, conf

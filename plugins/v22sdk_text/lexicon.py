@@ -15,7 +15,7 @@ FLAG_NAMES = ("alt", "so", "be", "have", "zai", "jiang", "hui", "causative", "im
 @functools.cache
 def load_lexicon(lang: str) -> dict[str, tuple[dict[int, float], frozenset[str]]]:
     """``lang`` ("zh" or "en") -> {word: ({column: value}, {flag names})}. Phrases use "_"."""
-    text = resources.files(__package__).joinpath("data", f"lexicon_{lang}.tsv").read_text("utf-8")
+    text = resources.files(__package__).joinpath("data").joinpath(f"lexicon_{lang}.tsv").read_text("utf-8")
     out: dict[str, tuple[dict[int, float], set[str]]] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):

@@ -132,7 +132,8 @@ def dominant_colours(rgb: np.ndarray) -> dict[str, float]:
         lab = np.resize(lab, (KMEANS_K * n, 3))
     cv2.setRNGSeed(KMEANS_SEED)  # k-means++ draws from OpenCV's RNG: seed it for bit-reproducibility
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
-    _, labels, centres = cv2.kmeans(lab, KMEANS_K, None, criteria, 1, cv2.KMEANS_PP_CENTERS)
+    # OpenCV takes None for bestLabels (it allocates them); its type stubs do not say so
+    _, labels, centres = cv2.kmeans(lab, KMEANS_K, None, criteria, 1, cv2.KMEANS_PP_CENTERS)  # type: ignore[call-overload]
     counts = np.bincount(labels.ravel(), minlength=KMEANS_K).astype(np.float64)
     shares = counts / counts.sum()
     # largest first; equal shares are ordered by lightness, then a, then b (deterministic)

@@ -181,7 +181,7 @@ def hog_blocks(img: np.ndarray) -> np.ndarray:
     ncr, ncc = x.shape[0] // HOG_CELL, x.shape[1] // HOG_CELL
     hh, ww = ncr * HOG_CELL, ncc * HOG_CELL
     index = _hog_cell_base(hh, ww) + b[:hh, :ww]
-    hist = np.bincount(index.ravel(), weights=mag[:hh, :ww].ravel(), minlength=ncr * ncc * HOG_ORIENTATIONS)
+    hist: np.ndarray = np.bincount(index.ravel(), weights=mag[:hh, :ww].ravel(), minlength=ncr * ncc * HOG_ORIENTATIONS)
     hist = hist.reshape(ncr, ncc, HOG_ORIENTATIONS) / (HOG_CELL * HOG_CELL)
     from numpy.lib.stride_tricks import sliding_window_view
 

@@ -87,7 +87,7 @@ def test_default_invalid_inputs_raise_input_error(audio):
     labels = {label for label, _ in cases}
     assert {"wrong_dtype", "wrong_rank", "empty", "non_finite", "missing_units", "channels_first",
             "non_integer_rate", "rate_out_of_range", "bool_dtype"} <= labels
-    for label, case in cases:
+    for _label, case in cases:
         with pytest.raises(InputError):
             audio.tokenize(case)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from threadpoolctl import threadpool_limits
 
 from v22sdk.blas import _blas_controllers, single_blas_thread

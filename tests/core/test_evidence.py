@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -91,7 +90,7 @@ def test_every_result_file_is_well_formed():
         doc = json.loads(f.read_text(encoding="utf-8"))
         prov = doc.get("provenance", {})
         assert prov.get("command") and prov.get("date") and "machine" in prov, f
-        for name, table in doc.get("tables", {}).items():
+        for table in doc.get("tables", {}).values():
             markdown_table(table)  # raises on a malformed table
         assert all(isinstance(v, str) for v in doc.get("values", {}).values()), f
         # the commit that wrote it is one of this repository's commits (the command can be rerun there)

@@ -71,7 +71,7 @@ def test_default_invalid_inputs_cover_the_contract():
     cases = default_invalid_inputs(m.input_spec, valid)
     labels = {label for label, _ in cases}
     assert labels == {"wrong_dtype", "wrong_rank", "empty", "non_finite", "missing_units"}
-    for label, sample in cases:
+    for _label, sample in cases:
         with pytest.raises(InputError):
             m.tokenize(sample)
 

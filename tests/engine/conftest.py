@@ -79,14 +79,16 @@ class Blip(Modality):
 
 
 def toy_registry() -> Registry:
-    """A registry of the toy modalities and the built-in engines only."""
+    """A registry of the toy modalities, the built-in engines and the built-in memory backends only."""
     reg = Registry(entry_points=False)
     mod = types.SimpleNamespace(v22sdk_register_modalities=hookimpl(lambda: [ToyText, Blip]))
     mod.__name__ = "toy_plugin"
     reg.register(mod, "toy")
     import v22sdk.engine.plugin as engines
+    import v22sdk.memory.plugin as memory  # the Runner finds its persistent memory ("tiered") here
 
     reg.register(engines, "engines")
+    reg.register(memory, "memory")
     return reg
 
 

@@ -14,7 +14,7 @@ from torch import nn
 
 from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
 from v22sdk.engine.explain import (IG_TOLERANCE, NotDifferentiable, Objective, cut_regions, explain_batch,
-                                   integrated_gradients, occlude, slot_attribution, token_attribution)
+                                   occlude, slot_attribution, token_attribution)
 
 # held-out inputs of the bundled checkpoint (data suite test split; examples/README.md), and a photo it never
 # learned to read (the old demo's apple: run calls it unfamiliar)

@@ -81,7 +81,7 @@ def test_a_short_run_writes_a_result_file_and_its_figure(script, tmp_path, monke
     inputs = doc["data"]["inputs"]
     assert sorted(r["part"] for r in inputs) == ["handwriting", "instruments", "speech", "text"]
     for r in inputs:
-        for level, curves in r["curves"].items():
+        for curves in r["curves"].values():
             firsts = [c[0] for c in curves.values()]  # k = 0 is the input itself for every ranking
             assert max(firsts) - min(firsts) < 1e-6
             assert all(0.0 <= p <= 1.0 for c in curves.values() for p in c)

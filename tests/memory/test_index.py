@@ -16,7 +16,6 @@ from v22sdk.errors import InputError, MemoryStoreError  # noqa: E402
 from v22sdk.memory.index import AnnIndex, make_index  # noqa: E402
 from v22sdk.memory.scoring import AttrVocab, search_block, unit_rows  # noqa: E402
 from v22sdk.memory.tiered import TieredMemory  # noqa: E402
-from v22sdk.memory.turn import Turn  # noqa: E402
 from v22sdk.testing.memory_workload import NAMES, Workload  # noqa: E402
 
 N = 6000

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_TSV = ROOT / "v22sdk" / "engine" / "data" / "demo" / "text.tsv"

@@ -81,7 +81,7 @@ def test_invalid_inputs_raise_input_error(text, bad):
 
 def test_invalid_inputs_declared_by_the_modality_raise(text):
     from v22sdk import Sample
-    for label, sample in text.invalid_inputs(Sample("好", {}, "<text>")):
+    for _label, sample in text.invalid_inputs(Sample("好", {}, "<text>")):
         with pytest.raises(InputError):
             text.tokenize(sample)
 

@@ -75,7 +75,7 @@ def _token_nll(lp_fn, targets: np.ndarray) -> Any:
     return loss
 
 
-def fit_temperature(logits, correct: Sequence[bool] | None = None, targets=None, *,
+def fit_temperature(logits, correct: Sequence[bool] | np.ndarray | None = None, targets=None, *,
                     objective: str = "string") -> float:
     """The temperature that minimises the calibration split's log loss.
 
@@ -121,7 +121,7 @@ def fit_temperature(logits, correct: Sequence[bool] | None = None, targets=None,
     return best if loss(best) <= values[i] else float(grid[i])
 
 
-def reliability(confidence, correct, bins: int = ECE_BINS) -> list[dict[str, float]]:
+def reliability(confidence, correct, bins: int = ECE_BINS) -> list[dict[str, Any]]:
     """Per equal-width confidence bin (the last one closed): n, mean confidence, accuracy (None when empty)."""
     c = np.asarray(confidence, dtype=np.float64)
     y = np.asarray(correct, dtype=np.float64)

@@ -54,7 +54,8 @@ def save_checkpoint(path, model, cfg: EngineConfig, vocab: OutputVocab, *, split
         return t.to(dtype) if t.is_floating_point() and name not in _EXACT else t
 
     mem = getattr(model, "memory", None)
-    mem_state = mem.state_dict() if hasattr(mem, "state_dict") else None
+    state_dict = getattr(mem, "state_dict", None)
+    mem_state = state_dict() if state_dict is not None else None
     if mem_state is not None:
         mem_state = {k: narrow(k, v) if isinstance(v, torch.Tensor) else v for k, v in mem_state.items()}
     doc = {

@@ -6,60 +6,20 @@ Errors are :class:`~v22sdk.errors.V22Error` subclasses; the main CLI prints them
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 
 import click
 
 from ..errors import InputError
-
-
-#: config fields with an option of their own: ``--set`` refuses them and names the option
-_OWN_OPTION = {"engine": "--engine NAME", "preset": "--preset NAME", "seed": "--seed N", "epochs": "--epochs N"}
-
-
-def _overrides(pairs: tuple[str, ...]) -> dict:
-    """``--set key=value`` pairs, typed after the EngineConfig field they name."""
-    return _parse_sets(pairs)[0]
-
-
-def _parse_sets(pairs: tuple[str, ...]) -> tuple[dict, dict]:
-    """The ``--set`` values by field, and for error messages the ``--set`` text that gave each."""
-    from .config import EngineConfig
-
-    fields = {f.name: f for f in dataclasses.fields(EngineConfig)}
-    out: dict = {}
-    given: dict = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or key not in fields:
-            settable = sorted(set(fields) - set(_OWN_OPTION))
-            raise InputError(f"--set {pair}", f"expected KEY=VALUE with KEY one of {', '.join(settable)}")
-        if key in _OWN_OPTION:
-            raise InputError(f"--set {pair}", f"{key} has its own option: use {_OWN_OPTION[key]}")
-        default = getattr(EngineConfig(), key)
-        try:
-            if isinstance(default, bool):
-                if raw.lower() not in ("1", "0", "true", "false", "on", "off", "yes", "no"):
-                    raise ValueError(raw)
-                value = raw.lower() in ("1", "true", "on", "yes")
-            elif isinstance(default, (int, float, str)):
-                value = type(default)(raw)
-            else:
-                value = json.loads(raw)
-        except (ValueError, json.JSONDecodeError):
-            raise InputError(f"--set {pair}", f"{raw!r} is not a valid {type(default).__name__}") from None
-        out[key] = value
-        given[key] = f"--set {pair}"
-    return out, given
+from .config import parse_sets  # no torch; scale.ddp's ranks parse --set the same way
 
 
 def build_config(preset_name: str, engine: str, seed: int, epochs: int | None, sets: tuple[str, ...]):
     """The EngineConfig ``train`` would use; a bad value is an InputError naming the option that set it."""
     from .config import ConfigError, preset
 
-    changes, given = _parse_sets(sets)
+    changes, given = parse_sets(sets)
     given.update(seed="--seed", engine="--engine", preset="--preset")
     if epochs is not None:
         changes["epochs"] = epochs

@@ -10,6 +10,7 @@ A config round-trips through :meth:`EngineConfig.to_dict` / :meth:`EngineConfig.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -206,3 +207,42 @@ def preset(name: str, **overrides: Any) -> EngineConfig:
     else:
         raise ConfigError("preset", f"preset {name!r} is unknown; presets are {', '.join(PRESETS)}")
     return cfg.replace(**overrides).check()
+
+
+#: config fields with an option of their own: ``--set`` refuses them and names the option
+OWN_OPTION = {"engine": "--engine NAME", "preset": "--preset NAME", "seed": "--seed N", "epochs": "--epochs N"}
+
+
+def set_overrides(pairs: tuple[str, ...]) -> dict:
+    """``--set key=value`` pairs, typed after the EngineConfig field they name."""
+    return parse_sets(pairs)[0]
+
+
+def parse_sets(pairs: tuple[str, ...]) -> tuple[dict, dict]:
+    """The ``--set`` values by field, and for error messages the ``--set`` text that gave each."""
+    fields = {f.name: f for f in dataclasses.fields(EngineConfig)}
+    out: dict = {}
+    given: dict = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or key not in fields:
+            settable = sorted(set(fields) - set(OWN_OPTION))
+            raise InputError(f"--set {pair}", f"expected KEY=VALUE with KEY one of {', '.join(settable)}")
+        if key in OWN_OPTION:
+            raise InputError(f"--set {pair}", f"{key} has its own option: use {OWN_OPTION[key]}")
+        default = getattr(EngineConfig(), key)
+        value: Any
+        try:
+            if isinstance(default, bool):
+                if raw.lower() not in ("1", "0", "true", "false", "on", "off", "yes", "no"):
+                    raise ValueError(raw)
+                value = raw.lower() in ("1", "true", "on", "yes")
+            elif isinstance(default, (int, float, str)):
+                value = type(default)(raw)
+            else:
+                value = json.loads(raw)
+        except (ValueError, json.JSONDecodeError):
+            raise InputError(f"--set {pair}", f"{raw!r} is not a valid {type(default).__name__}") from None
+        out[key] = value
+        given[key] = f"--set {pair}"
+    return out, given

@@ -133,7 +133,7 @@ class Objective:
             with torch.enable_grad():
                 y = self._forward(part)
                 if not y.requires_grad:
-                    raise NotDifferentiable(f"the engine's answer does not depend differentiably on its input "
+                    raise NotDifferentiable("the engine's answer does not depend differentiably on its input "
                                             "tokens, so integrated gradients cannot explain it; use "
                                             "method 'occlusion'")
                 (g,) = torch.autograd.grad(y.sum(), part, allow_unused=True)

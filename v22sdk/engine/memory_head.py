@@ -74,5 +74,5 @@ class MemoryHead(abc.ABC):
     def __len__(self) -> int:  # pragma: no cover - trivial default
         return 0
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (optional hook: a default that releases nothing)
         """Release files and connections. Idempotent."""

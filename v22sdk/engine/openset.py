@@ -280,7 +280,7 @@ class ConfidenceScorer(Scorer):
 
 def scorer_from_state(state: dict[str, Any]) -> Scorer:
     """The scorer a checkpoint stores (its ``open_set`` entry)."""
-    kinds = {"mahalanobis": GaussianScorer, "knn": NeighbourScorer, "msp": ConfidenceScorer,
+    kinds: dict[str, Any] = {"mahalanobis": GaussianScorer, "knn": NeighbourScorer, "msp": ConfidenceScorer,
              "energy": ConfidenceScorer}
     if state.get("method") not in kinds:
         from ..errors import CheckpointError

@@ -9,8 +9,16 @@ and provides ``stage_groups()``, ``update_loss_state(acc, ce)`` and ``memory``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..hookspecs import hookimpl
 from .fifo import FifoMemory
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from .config import EngineConfig
 
 
 class V22EngineSpec:
@@ -20,7 +28,7 @@ class V22EngineSpec:
     description = "V22 white-box engine: P7 → P3-L → ABC' → A/B/C/D/E → gate → tied P6 decoder"
 
     @staticmethod
-    def build_model(cfg, vocab_emb):
+    def build_model(cfg: EngineConfig, vocab_emb: torch.Tensor) -> nn.Module:
         from .v22 import build_model
 
         return build_model(cfg.replace(engine="v22"), vocab_emb)
@@ -33,17 +41,17 @@ class BaselineEngineSpec:
     description = "baseline: 640→256 projection, transformer encoder, mean pool, the same tied P6 decoder"
 
     @staticmethod
-    def build_model(cfg, vocab_emb):
+    def build_model(cfg: EngineConfig, vocab_emb: torch.Tensor) -> nn.Module:
         from .v22 import build_model
 
         return build_model(cfg.replace(engine="baseline"), vocab_emb)
 
 
 @hookimpl
-def v22sdk_register_engines():
+def v22sdk_register_engines() -> list[type]:
     return [V22EngineSpec, BaselineEngineSpec]
 
 
 @hookimpl
-def v22sdk_register_memory_backends():
+def v22sdk_register_memory_backends() -> list[type]:
     return [FifoMemory]

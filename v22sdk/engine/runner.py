@@ -71,9 +71,9 @@ class Runner:
         self.memory = None
         if memory is not False and self.stage_e is not None:
             if memory is True or isinstance(memory, (str, Path)):
-                from ..memory import TieredMemory
-
-                memory = TieredMemory(None if memory is True else memory)
+                # the built-in backend, found through the registry: the engine does not import the memory package
+                tiered = self.registry.get_class("memory_backends", "tiered")
+                memory = tiered(None if memory is True else memory)
             self.memory = memory
             self.stage_e.memory = memory
 

@@ -108,7 +108,7 @@ def set_fused(model: nn.Module, fused: bool) -> nn.Module:
     reference formulation (same maths; the tests compare them, the benchmark counts FLOPs on it)."""
     for module in model.modules():
         if hasattr(module, "fused"):
-            module.fused = fused
+            module.fused = fused  # type: ignore[assignment]  # torch types attributes as Tensor | Module
     return model
 
 

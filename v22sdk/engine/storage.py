@@ -134,8 +134,10 @@ def write_image_variant(name: str, rgb: np.ndarray, stem: str | os.PathLike[str]
     img = rescale_image(np.ascontiguousarray(rgb, dtype=np.uint8), variant.scale)
     params: list[int] = []
     if variant.suffix == ".jpg":
+        assert variant.quality is not None, variant  # every lossy variant names its quality
         params = [cv2.IMWRITE_JPEG_QUALITY, int(variant.quality)]
     elif variant.suffix == ".webp":
+        assert variant.quality is not None, variant
         params = [cv2.IMWRITE_WEBP_QUALITY, int(variant.quality)]
     path = Path(str(stem) + variant.suffix)
     ok, buf = cv2.imencode(variant.suffix, img[:, :, ::-1].copy(), params)

@@ -33,6 +33,7 @@ class V22Model(nn.Module):
         self.register_buffer("vocab_emb", vocab_emb.float().clone())
         # [accuracy, CE] of the last training batch: P7's gate input at training AND inference
         self.register_buffer("loss_state", torch.zeros(12))
+        self.loss_state: torch.Tensor
         self.input = InputProjection()
         self.p7 = P7CrossSentence(cfg)
         self.p3l = P3LAttributeLinkage(cfg)
@@ -112,6 +113,7 @@ class BaselineModel(nn.Module):
         self.cfg = cfg.check()
         self.register_buffer("vocab_emb", vocab_emb.float().clone())
         self.register_buffer("loss_state", torch.zeros(12))
+        self.loss_state: torch.Tensor
         self.input = InputProjection()
         self.pos_embed = nn.Parameter(torch.randn(cfg.max_len, 256) * 0.02)
         layer = nn.TransformerEncoderLayer(256, cfg.base_heads, cfg.base_ff, dropout=0.0, batch_first=True,

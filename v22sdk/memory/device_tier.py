@@ -57,4 +57,4 @@ class DeviceTier(RingTier):
         return self.mem_dev[idx]
 
     def clear(self) -> None:
-        self.__init__(self.capacity, self.vocab, self.device)
+        self.__init__(self.capacity, self.vocab, self.device)  # type: ignore[misc]  # reset in place

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -130,7 +130,7 @@ class AnnIndex:
         self.stats = {"queries": 0, "jaccard_reads": 0, "jaccard_candidates": 0, "count_scans": 0}
 
     def _reset(self, capacity: int, words: int) -> None:
-        self.ivf = None
+        self.ivf: Any = None  # a faiss IndexIVFFlat once built
         self.units = np.zeros((capacity, SENT_DIM), np.float32)   # row = turn id
         self.masks = np.zeros((capacity, words), np.uint64)  # rows: gathered per candidate
         self.counts = np.zeros(capacity, np.int32)
@@ -189,7 +189,9 @@ class AnnIndex:
         """(Re)build from every turn of an L3 store (anything with ``iter_blocks``)."""
         ids, units, masks = [], [], []
         for block in store.iter_blocks(chunk):
-            ids.append(block[0]), units.append(block[1]), masks.append(block[2])
+            ids.append(block[0])
+            units.append(block[1])
+            masks.append(block[2])
         words = max([m.shape[1] for m in masks] + [1])
         masks = [np.pad(m, ((0, 0), (0, words - m.shape[1]))) for m in masks]
         if ids:

@@ -109,8 +109,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[Turn]:
                 raise InputError(where, "contains a NUL byte; is this a JSONL export?")
             try:
                 rec = json.loads(line)
-            except ValueError as e:
-                raise InputError(where, f"not valid JSON ({e.msg})") from e
+            except ValueError as e:  # JSONDecodeError has .msg; an over-long integer is a plain ValueError
+                raise InputError(where, f"not valid JSON ({getattr(e, 'msg', e)})") from e
             except RecursionError:
                 raise InputError(where, "not valid JSON (nested too deeply)") from None
             yield record_to_turn(rec, where)

@@ -113,7 +113,7 @@ def redact(dsn: str) -> str:
         parts = conninfo_to_dict(dsn)
         if "password" in parts:
             parts["password"] = "***"
-        return make_conninfo(**parts)
+        return make_conninfo("", **parts)
     except Exception:  # a malformed DSN: show nothing secret
         return "<dsn>"
 
@@ -350,7 +350,7 @@ class PostgresTier(SQLTurnStore):
         if [r[0] for r in rows] != list(range(len(rows))):
             raise MemoryStoreCorrupt(self.path, "attribute vocabulary has gaps")
         with self._lock:
-            self.vocab.__init__([r[1] for r in rows])  # in place: L1/L2 share this object
+            self.vocab.__init__([r[1] for r in rows])  # type: ignore[misc]  # in place: L1/L2 share this object
 
     def _refresh_vocab(self) -> None:
         def body(cur):

@@ -161,7 +161,9 @@ class RingTier(MemoryTier):
         s = self.slot.get(int(turn_id))
         if s is None:
             return None
-        conv, mod, digest, summary = self.text[s]
+        text = self.text[s]
+        assert text is not None, s  # a slot in self.slot holds a turn
+        conv, mod, digest, summary = text
         attrs = self.vocab.names_of(self.masks[s])  # masks hold every name (vocab covers all)
         return Turn(self.sent[s].copy(), self.mem[s].copy(), attrs, int(self.ids[s]),
                     float(self.times[s]), conv, mod, digest, summary, int(self.touched[s]))
@@ -199,4 +201,4 @@ class RingTier(MemoryTier):
         return out_ids, out_sc
 
     def clear(self) -> None:
-        self.__init__(self.capacity, self.vocab)
+        self.__init__(self.capacity, self.vocab)  # type: ignore[misc]  # reset in place (callers hold this object)

@@ -27,7 +27,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from v22sdk.errors import InputError, MemoryStoreCorrupt, MemoryStoreError
-from v22sdk.memory.scoring import (AttrVocab, blob_to_mask, int_to_blob, mask_to_blob, merge_topk, search_block,
+from v22sdk.memory.scoring import (AttrVocab, blob_to_mask, int_to_blob, merge_topk, search_block,
                                    unit_rows)
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
@@ -330,7 +330,7 @@ class SQLiteTier(SQLTurnStore):
         if [r[0] for r in rows] != list(range(len(rows))):
             raise MemoryStoreCorrupt(self.path, "attribute vocabulary has gaps")
         # In place: L1/L2 share this object.
-        self.vocab.__init__([r[1] for r in rows])
+        self.vocab.__init__([r[1] for r in rows])  # type: ignore[misc]  # in place
 
     # -- transactions ------------------------------------------------------------------------
 

@@ -9,7 +9,10 @@ by hybrid score. Keys are turn ids (ints assigned by L3 at commit).
 from __future__ import annotations
 
 import abc
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11
 
 import numpy as np
 
@@ -64,11 +67,11 @@ class MemoryTier(abc.ABC):
     def batched_remove(self, turn_ids: Iterable[int]) -> list[bool]:
         return [self.remove(i) for i in turn_ids]
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (optional hook: a default that releases nothing)
         """Release resources. Idempotent."""
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -14,6 +14,7 @@ import math
 import re
 import time as _time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,7 @@ def check_time(value: object, source: str = "time", now: float | None = None) ->
     return t
 
 
-def as_vector(value, dim: int, what: str) -> np.ndarray:
+def as_vector(value: Any, dim: int, what: str) -> np.ndarray:
     """Return ``value`` as a read-only C-contiguous float32 array of shape ``(dim,)``.
 
     Raises :class:`InputError` naming ``what`` when the shape is wrong or a value is not finite.
@@ -104,7 +105,7 @@ class Turn:
         self._check_fields()
 
     @classmethod
-    def from_rows(cls, sent_vec: np.ndarray, mem_emb: np.ndarray, attrs, conversation: str = "default",
+    def from_rows(cls, sent_vec: np.ndarray, mem_emb: np.ndarray, attrs: frozenset[str], conversation: str = "default",
                   modality: str = "", digest: str = "", summary: str = "") -> "Turn":
         """A new turn from vectors the caller has checked already: read-only float32 rows of
         shapes (256,) and (384,) with finite values, owned by no one else (``TieredMemory.write``

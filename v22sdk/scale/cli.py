@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import click
 
+from .._options import parse_config
 from ..errors import InputError
 
 
@@ -26,8 +27,6 @@ def _config(pairs: Sequence[str], modality: str | None) -> dict[str, Any]:
         return {}
     if modality is None:
         raise InputError("--config", "with --backend ray, --config needs --modality (one configuration per modality)")
-    from ..cli import parse_config
-
     out = parse_config(pairs)
     return {modality: out}
 

@@ -216,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of each rank (``torchrun ... -m v22sdk.scale.ddp``)."""
     import torch.distributed as dist
 
-    from ..engine.cli import _overrides
+    from ..engine.config import set_overrides
     from ..errors import V22Error
 
     args = _parse(argv)
@@ -227,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     dist.init_process_group("gloo")
     try:
         metrics = train(args.data, args.out, preset_name=args.preset, engine=args.engine, epochs=args.epochs,
-                        seed=args.seed, sample=args.sample, sets=_overrides(tuple(args.sets)),
+                        seed=args.seed, sample=args.sample, sets=set_overrides(tuple(args.sets)),
                         val_frac=args.val_frac, test_frac=args.test_frac, log_path=args.log_path,
                         threads=args.threads, report=args.report)
     except V22Error as exc:

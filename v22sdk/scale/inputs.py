@@ -26,7 +26,7 @@ from ..inputs import looks_like_path, special_kind
 from ..errors import InputError, UnknownNameError
 
 
-def list_items(source: str | Path, modality: str | None = None, registry=None
+def list_items(source: str | os.PathLike[str], modality: str | None = None, registry=None
                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(items, errors)`` of ``source``; errors are records ``{input, stage, error}``."""
     from ..plugins import get_registry

@@ -46,7 +46,8 @@ class _Tokenizer:
     """Ray actor body: the registry and modality instances live as long as the actor."""
 
     def __init__(self, out_dir: str, config: dict[str, Any]):
-        self.out_dir, self.config, self.cache = out_dir, config, {}
+        self.out_dir, self.config = out_dir, config
+        self.cache: dict[str, Any] = {}
 
     def __call__(self, batch):
         import pandas as pd

@@ -109,7 +109,7 @@ def load_shards(out_dir: str | os.PathLike) -> tuple[list[TokenBatch], list[dict
         raise InputError(str(path), f"cannot read the shard manifest: {exc}") from None
     if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
         raise InputError(str(path), f"not a {FORMAT} v{VERSION} manifest")
-    pairs = []
+    pairs: list[Any] = []
     for shard in manifest["shards"]:
         batches = load_batches(out_dir / shard["file"])
         if len(batches) != len(shard["items"]) or any(

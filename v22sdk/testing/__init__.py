@@ -39,7 +39,25 @@ not pull in pytest-side helpers, the checks or hypothesis.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ below imports on first use
+    from ._format import load_example as load_example
+    from ._format import save_example as save_example
+    from ._registry import CONTRACT_VERSION as CONTRACT_VERSION
+    from ._registry import CheckFailure as CheckFailure
+    from ._registry import CheckSkipped as CheckSkipped
+    from ._registry import ContractWarning as ContractWarning
+    from ._settings import KitSettings as KitSettings
+    from .catalog import get_check as get_check
+    from .catalog import list_checks as list_checks
+    from . import checks as checks
+    from .pytest_api import ModalityContractTests as ModalityContractTests
+    from .pytest_api import configuration_id as configuration_id
+    from .pytest_api import parametrize_with_checks as parametrize_with_checks
+    from .report import CheckResult as CheckResult
+    from .report import ContractReport as ContractReport
+    from .report import check_modality as check_modality
 
 _NAMES = {
     "CONTRACT_VERSION": "._registry", "CheckFailure": "._registry", "CheckSkipped": "._registry",

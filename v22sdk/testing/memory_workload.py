@@ -26,6 +26,8 @@ from the vocabulary): an approximate index has nothing to exploit there.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 DIM = 256
@@ -38,7 +40,8 @@ KEEP = 0.6
 
 def _unit(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, np.float64)
-    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
+    out: np.ndarray = (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
+    return out
 
 
 class Workload:
@@ -60,7 +63,7 @@ class Workload:
 
     # -- turns ---------------------------------------------------------------------------------
 
-    def _draw(self, rng: np.random.Generator, n: int, topic: np.ndarray | None = None):
+    def _draw(self, rng: np.random.Generator, n: int, topic: np.ndarray | None = None) -> tuple[np.ndarray, Any]:
         """(sent (n, 256) float32, attribute bit lists) of n new inputs."""
         if self.uniform:
             sent = _unit(rng.standard_normal((n, DIM)))
@@ -89,37 +92,42 @@ class Workload:
 
     _as_masks = False
 
-    def block_masks(self, start: int, n: int):
+    def block_masks(self, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         """``(sent (n, 256) float32, masks (n, 12) uint64 over NAMES' order)`` of the same turns as
         :meth:`block` (the same random draws), without building name sets: 1M turns in seconds."""
-        sents, masks = [], []
+        sents: list[np.ndarray] = []
+        masks: list[np.ndarray] = []
         self._as_masks = True
         try:
             for b0 in range((start // 10_000) * 10_000, start + n, 10_000):
                 rng = np.random.default_rng([self.seed, 2, b0])
                 s, mk = self._draw(rng, 10_000)
                 lo, hi = max(start, b0) - b0, min(start + n, b0 + 10_000) - b0
-                sents.append(s[lo:hi]), masks.append(mk[lo:hi])
+                sents.append(s[lo:hi])
+                masks.append(mk[lo:hi])
         finally:
             self._as_masks = False
         return np.concatenate(sents), np.concatenate(masks)
 
-    def block(self, start: int, n: int):
+    def block(self, start: int, n: int) -> tuple[np.ndarray, np.ndarray, list[frozenset[str]]]:
         """Turns ``start .. start+n-1`` (ids ``start+1 ..``): ``(sent (n, 256) float32, mem (n, 384)
         float32, attrs [frozenset])``; a turn depends only on (seed, its number's 10k block)."""
-        sents, mems, attrs = [], [], []
+        sents: list[np.ndarray] = []
+        mems: list[np.ndarray] = []
+        attrs: list[frozenset[str]] = []
         for b0 in range((start // 10_000) * 10_000, start + n, 10_000):
             rng = np.random.default_rng([self.seed, 2, b0])
             s, bits = self._draw(rng, 10_000)
             m = rng.standard_normal((10_000, 384)).astype(np.float32)
             lo, hi = max(start, b0) - b0, min(start + n, b0 + 10_000) - b0
-            sents.append(s[lo:hi]), mems.append(m[lo:hi])
+            sents.append(s[lo:hi])
+            mems.append(m[lo:hi])
             attrs += [frozenset(NAMES[j] for j in bb) for bb in bits[lo:hi]]
         return np.concatenate(sents), np.concatenate(mems), attrs
 
     # -- queries -------------------------------------------------------------------------------
 
-    def queries(self, kind: str, n: int, stored: int, seed: int = 0):
+    def queries(self, kind: str, n: int, stored: int, seed: int = 0) -> tuple[np.ndarray, list[frozenset[str]], np.ndarray | None]:
         """``n`` queries of ``kind`` (``near`` or ``fresh``) against a memory of the first ``stored``
         turns: ``(sent (n, 256) float32, attrs [frozenset], source turn ids or None)``."""
         rng = np.random.default_rng([self.seed, 3, seed, {"near": 0, "fresh": 1}[kind]])
@@ -128,8 +136,8 @@ class Workload:
             return s, [frozenset(NAMES[j] for j in b) for b in bits], None
         src = np.sort(rng.choice(stored, n, replace=False)) if n <= stored else rng.integers(0, stored, n)
         sent = np.empty((n, DIM), np.float32)
-        attrs = []
-        blocks: dict[int, tuple] = {}  # each 10k block generated once
+        attrs: list[frozenset[str]] = []
+        blocks: dict[int, tuple[Any, ...]] = {}  # each 10k block generated once
         for i, j in enumerate(src.tolist()):
             b0 = (j // 10_000) * 10_000
             if b0 not in blocks:

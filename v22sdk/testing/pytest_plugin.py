@@ -33,10 +33,10 @@ active_max_examples: int | None = None
 #: failures_dir), read by :mod:`v22sdk.testing._settings`.
 active_options: dict[str, Any] = {}
 
-_PREVIOUS = pytest.StashKey[tuple]()
-_XFAILS = pytest.StashKey[dict]()
-_KIT_ITEMS = pytest.StashKey[set]()
-_TALLY = pytest.StashKey[dict]()
+_PREVIOUS = pytest.StashKey[tuple[Any, ...]]()
+_XFAILS = pytest.StashKey[dict[str, Any]]()
+_KIT_ITEMS = pytest.StashKey[set[Any]]()
+_TALLY = pytest.StashKey[dict[str, Any]]()
 
 
 def pytest_addoption(parser: Any) -> None:

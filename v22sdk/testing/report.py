@@ -147,7 +147,8 @@ class ContractReport:
 
 def as_modality(modality_or_class: Any) -> Modality:
     """An instance: a class is instantiated with no arguments (its default config)."""
-    return modality_or_class() if isinstance(modality_or_class, type) else modality_or_class
+    modality: Modality = modality_or_class() if isinstance(modality_or_class, type) else modality_or_class
+    return modality
 
 
 def validate_expected(expected_failed_checks: Mapping[str, str] | None) -> dict[str, str]:
