@@ -49,7 +49,7 @@ def test_help_imports_neither_numpy_nor_a_subsystem():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     # v22sdk.inputs (main's one rule for file or text) is standard library only
-    assert out.stdout.strip() == "['v22sdk._paths', 'v22sdk.cli', 'v22sdk.errors', 'v22sdk.inputs']", out.stderr
+    assert out.stdout.strip() == "['v22sdk._options', 'v22sdk.cli', 'v22sdk.errors', 'v22sdk.inputs']", out.stderr
 
 
 def test_lazy_help_is_each_commands_own_first_paragraph():
