@@ -141,13 +141,7 @@ def resample_poly_upfirdn(x: np.ndarray, up: int, down: int) -> np.ndarray:
     call (a Kaiser window and a sinc of 8,821 taps for 44.1 kHz: about 1-5 ms per call)."""
     from scipy.signal import upfirdn
 
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 1:
-        raise ValueError("resample_poly takes a 1-D signal")
-    if up < 1 or down < 1:
-        raise ValueError("up and down must be >= 1")
-    g = math.gcd(up, down)
-    up, down = up // g, down // g
+    x, up, down = _checked(x, up, down)
     if up == down == 1:
         return x.copy()
     pre, post, first, n_out = _padding(up, down, x.shape[0])
@@ -155,15 +149,20 @@ def resample_poly_upfirdn(x: np.ndarray, up: int, down: int) -> np.ndarray:
     return y[first:first + n_out]
 
 
-def resample_poly_numpy(x: np.ndarray, up: int, down: int) -> np.ndarray:
-    """:func:`resample_poly` in numpy (the same bits as scipy's C loop, tested)."""
+def _checked(x: np.ndarray, up: int, down: int) -> tuple[np.ndarray, int, int]:
+    """``x`` as a 1-D float64 array and the ratio ``up / down`` in lowest terms (both must be >= 1)."""
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1:
         raise ValueError("resample_poly takes a 1-D signal")
     if up < 1 or down < 1:
         raise ValueError("up and down must be >= 1")
     g = math.gcd(up, down)
-    up, down = up // g, down // g
+    return x, up // g, down // g
+
+
+def resample_poly_numpy(x: np.ndarray, up: int, down: int) -> np.ndarray:
+    """:func:`resample_poly` in numpy (the same bits as scipy's C loop, tested)."""
+    x, up, down = _checked(x, up, down)
     if up == down == 1:
         return x.copy()
     n_in = x.shape[0]
