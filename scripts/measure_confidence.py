@@ -60,6 +60,9 @@ def main() -> None:
     ap.add_argument("--plot", type=Path, default=None, help="draw the reliability diagram (PNG) from --from")
     ap.add_argument("--from", dest="source", type=Path, default=None, help="the result file to plot")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     if args.plot:
         plot(args.source or args.out, args.plot)
         return

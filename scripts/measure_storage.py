@@ -65,6 +65,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="at most N examples per modality (quick runs)")
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
 
     import torch
 

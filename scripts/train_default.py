@@ -125,6 +125,9 @@ def main() -> None:
     ap.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT, help="where to write the checkpoint")
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
 
     torch.set_num_threads(1)
     start = time.perf_counter()

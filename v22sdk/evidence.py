@@ -32,6 +32,13 @@ Where a figure was measured is quoted the same way, from the file's provenance: 
 
 Markers inside fenced code blocks (```) are examples, not markers: they are left alone.
 
+The commit a result names is the one its run *started* at. A long run calls :func:`begin` first
+(``v22sdk specdec run`` and the ``scripts/`` that write result files do), and
+:func:`write_result` records that snapshot: a commit made while the run trains does not pass for
+the code it ran. When HEAD (or the tree's dirtiness) changed between the start and the write, the
+provenance says so with ``commit_at_write`` / ``dirty_at_write``. Without :func:`begin` the
+snapshot is taken at write time, and ``started`` is absent.
+
 Tables and values hold strings formatted by the script that measured them (the script knows the
 precision its intervals justify); rendering is plain and the same for every table.
 """
@@ -48,7 +55,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["provenance", "write_result", "read_result", "markdown_table", "render_doc",
+__all__ = ["begin", "provenance", "write_result", "read_result", "markdown_table", "render_doc",
            "table_markers", "value_markers", "ROOT"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,9 +83,38 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _snapshot() -> dict[str, Any]:
+    """The git commit of the working tree now, whether the tree is dirty, and the UTC date."""
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": _git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None,
+            "date": _now()}
+
+
+_START: dict[str, Any] | None = None
+
+
+def begin() -> dict[str, Any]:
+    """Record the commit and dirtiness the run starts at; :func:`provenance` reports these.
+
+    Call it at the start of a long run, before anything is measured. Calling it again keeps the
+    first snapshot (a script may call it in ``main`` and again in a helper)."""
+    global _START
+    if _START is None:
+        _START = _snapshot()
+    return dict(_START)
+
+
 def provenance(command: str | Sequence[str] | None = None) -> dict[str, Any]:
     """Where a result came from: the command, the git commit (and whether the tree was dirty),
-    the UTC date, the machine and the versions of the libraries that were loaded."""
+    the UTC date, the machine and the versions of the libraries that were loaded.
+
+    The commit and dirtiness are those recorded by :func:`begin` when the run called it (with
+    ``started``, its date, and ``commit_at_write`` / ``dirty_at_write`` when they changed since);
+    otherwise they are read now."""
     if command is None:
         command = [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python", *sys.argv[1:]]
         if sys.argv and sys.argv[0].endswith(".py"):
@@ -88,7 +124,8 @@ def provenance(command: str | Sequence[str] | None = None) -> dict[str, Any]:
                 command[0] = sys.argv[0]
             command = ["python", *command]
     cmd = command if isinstance(command, str) else " ".join(str(c) for c in command)
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    now = _snapshot()
+    start = _START or now
     versions = {"python": platform.python_version()}
     for mod in ("numpy", "torch", "scipy", "sklearn", "cv2", "faiss", "librosa", "hypothesis"):
         m = sys.modules.get(mod)
@@ -98,11 +135,19 @@ def provenance(command: str | Sequence[str] | None = None) -> dict[str, Any]:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         load = None
+    moved = {}
+    if _START is not None:
+        moved["started"] = _START["date"]
+        if now["commit"] != _START["commit"]:
+            moved["commit_at_write"] = now["commit"]
+        if now["dirty"] != _START["dirty"]:
+            moved["dirty_at_write"] = now["dirty"]
     return {
         "command": cmd,
-        "commit": _git("rev-parse", "HEAD"),
-        "dirty": bool(status) if status is not None else None,
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": start["commit"],
+        "dirty": start["dirty"],
+        "date": now["date"],
+        **moved,
         "machine": {"cpu": _cpu_model(), "cores": os.cpu_count(), "system": platform.system(),
                     "arch": platform.machine(), "loadavg": load},
         "versions": versions,

@@ -112,3 +112,52 @@ def test_every_marker_in_the_docs_names_a_committed_result_file():
         # an opening marker without its closing one would silently not render
         prose = re.sub(r"^(```|~~~).*?^\1[^\n]*$", "", text, flags=re.MULTILINE | re.DOTALL)
         assert len(re.findall(r"<!-- (table|value): ", prose)) == len(table_markers(text) + value_markers(text)), doc
+
+
+def _git_in(repo, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=repo,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_run_records_the_commit_it_started_at_not_the_one_at_write(tmp_path, monkeypatch):
+    """A commit made while a long run trains must not pass for the code the run measured."""
+    import v22sdk.evidence as evidence
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git_in(repo, "init", "-q")
+    (repo / "code.py").write_text("x = 1\n")
+    _git_in(repo, "add", "code.py")
+    _git_in(repo, "commit", "-q", "-m", "first")
+    first = _git_in(repo, "rev-parse", "HEAD")
+    monkeypatch.setattr(evidence, "ROOT", repo)
+    monkeypatch.setattr(evidence, "_START", None)
+
+    started = evidence.begin()
+    assert started["commit"] == first and started["dirty"] is False
+    (repo / "code.py").write_text("x = 2\n")  # the run goes on while the code changes and is committed
+    _git_in(repo, "commit", "-q", "-am", "second")
+    second = _git_in(repo, "rev-parse", "HEAD")
+    (repo / "code.py").write_text("x = 3\n")  # and the tree is dirty when the result is written
+    assert evidence.begin() == started  # a second call keeps the first snapshot
+
+    prov = read_result(evidence.write_result(tmp_path / "r.json", {}, command="python long.py"))["provenance"]
+    assert prov["commit"] == first and prov["dirty"] is False
+    assert prov["commit_at_write"] == second and prov["dirty_at_write"] is True
+    assert prov["started"] == started["date"] <= prov["date"]
+
+
+def test_without_begin_the_commit_is_read_at_write(tmp_path, monkeypatch):
+    import v22sdk.evidence as evidence
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git_in(repo, "init", "-q")
+    (repo / "a").write_text("a\n")
+    _git_in(repo, "add", "a")
+    _git_in(repo, "commit", "-q", "-m", "only")
+    monkeypatch.setattr(evidence, "ROOT", repo)
+    monkeypatch.setattr(evidence, "_START", None)
+    prov = evidence.provenance("python short.py")
+    assert prov["commit"] == _git_in(repo, "rev-parse", "HEAD") and prov["dirty"] is False
+    assert not {"started", "commit_at_write", "dirty_at_write"} & set(prov)
