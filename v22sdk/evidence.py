@@ -10,8 +10,9 @@ by the command that measured it. A result file holds what was measured and where
       "criterion": {...},            # optional: what was fixed before the run (pre-registration)
       "data": {...},                 # the raw figures, as the script computed them
       "tables": {"accuracy": {"columns": [...], "align": "lrr", "rows": [[...], ...]}},
-      "values": {"exact_all": "0.929"}   # optional: single figures that prose quotes
-    }
+      "values": {"exact_all": "0.929"},  # optional: single figures that prose quotes
+      "values_provenance": {...}     # only when the values were derived later from "data"
+    }                                # (add_values: no new measurement; see its docstring)
 
 A doc embeds a table between two markers, and ``python scripts/render_docs.py`` rewrites what
 lies between them from the file (``--check`` only reports; ``tests/core/test_evidence.py`` fails
@@ -55,7 +56,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["begin", "provenance", "write_result", "read_result", "markdown_table", "render_doc",
+__all__ = ["begin", "provenance", "write_result", "add_values", "read_result", "markdown_table", "render_doc",
            "table_markers", "value_markers", "ROOT"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,10 +177,7 @@ def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str
     tables = dict(tables or {})
     for tname, table in tables.items():
         _check_table(tname, table)
-    values = {str(k): _cell(v) for k, v in (values or {}).items()}
-    for k, v in values.items():
-        if not re.fullmatch(r"[\w.-]+", k) or "\n" in v:
-            raise ValueError(f"value {k!r}: names are letters, digits, '_', '.', '-'; values are one line")
+    values = _checked_values(values)
     path = Path(path)
     doc: dict[str, Any] = {"name": name or path.stem, "provenance": provenance(command)}
     if criterion is not None:
@@ -195,6 +193,37 @@ def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _checked_values(values: Mapping[str, Any] | None) -> dict[str, str]:
+    out = {str(k): _cell(v) for k, v in (values or {}).items()}
+    for k, v in out.items():
+        if not re.fullmatch(r"[\w.-]+", k) or "\n" in v:
+            raise ValueError(f"value {k!r}: names are letters, digits, '_', '.', '-'; values are one line")
+    return out
+
+
+def add_values(path: str | os.PathLike[str], values: Mapping[str, str],
+               command: str | Sequence[str] | None = None) -> Path:
+    """Give a committed result file the ``values`` its prose quotes, derived from its own ``data``
+    without measuring again.
+
+    The file's ``provenance`` (the run that measured) is kept as it is; ``values_provenance``
+    records the command, commit and date that derived the values. Values the file already had
+    are replaced; ``data`` and ``tables`` are left alone."""
+    path = Path(path)
+    doc = read_result(path)
+    if "provenance" not in doc or "data" not in doc:
+        raise ValueError(f"{path}: not a result file (no provenance or data)")
+    checked = _checked_values(values)
+    prov = provenance(command)
+    out = {k: v for k, v in doc.items() if k not in ("values", "values_provenance")}
+    out["values"] = checked
+    out["values_provenance"] = {k: prov[k] for k in ("command", "commit", "dirty", "date")}
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(out, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
 

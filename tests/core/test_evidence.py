@@ -161,3 +161,23 @@ def test_without_begin_the_commit_is_read_at_write(tmp_path, monkeypatch):
     prov = evidence.provenance("python short.py")
     assert prov["commit"] == _git_in(repo, "rev-parse", "HEAD") and prov["dirty"] is False
     assert not {"started", "commit_at_write", "dirty_at_write"} & set(prov)
+
+
+def test_add_values_derives_prose_figures_without_touching_the_measurement(tmp_path):
+    from v22sdk.evidence import add_values
+
+    p = write_result(tmp_path / "r.json", {"rate": 0.0572}, tables={"t": TABLE}, command="python measure.py",
+                     criterion={"target": 0.05})
+    before = read_result(p)
+    add_values(p, {"rate": f"{before['data']['rate']:.1%}"}, command="python measure.py --from-result r.json")
+    after = read_result(p)
+    assert after["values"] == {"rate": "5.7%"}
+    assert after["values_provenance"]["command"] == "python measure.py --from-result r.json"
+    assert {k: after[k] for k in before} == before  # provenance, criterion, data and tables as measured
+    add_values(p, {"rate": "5.72%"})  # deriving again replaces the values, not the measurement
+    assert read_result(p)["values"] == {"rate": "5.72%"} and read_result(p)["provenance"] == before["provenance"]
+    with pytest.raises(ValueError, match="one line"):
+        add_values(p, {"rate": "a\nb"})
+    (tmp_path / "bare.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a result file"):
+        add_values(tmp_path / "bare.json", {"x": "1"})
