@@ -181,3 +181,23 @@ def test_add_values_derives_prose_figures_without_touching_the_measurement(tmp_p
     (tmp_path / "bare.json").write_text("{}")
     with pytest.raises(ValueError, match="not a result file"):
         add_values(tmp_path / "bare.json", {"x": "1"})
+
+
+@pytest.mark.parametrize("script,result", [("measure_confidence.py", "results/engine/confidence.json"),
+                                           ("measure_storage.py", "results/engine/storage.json"),
+                                           ("train_default.py", "results/engine/default-checkpoint.json")])
+def test_derived_values_are_what_the_script_derives_from_the_committed_data(script, result, tmp_path):
+    """The prose figures of these files were derived after the run (values_provenance): deriving
+    them again from the committed data gives the committed values, and leaves the measurement alone."""
+    import shutil
+
+    committed = read_result(ROOT / result)
+    copy = tmp_path / "r.json"
+    shutil.copy(ROOT / result, copy)
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--from-result", str(copy)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    again = read_result(copy)
+    assert again["values"] == committed["values"]
+    assert {k: again[k] for k in ("provenance", "data", "tables")} == {k: committed[k] for k in
+                                                                       ("provenance", "data", "tables")}
