@@ -27,6 +27,11 @@ line; what lies between the markers is rewritten from the file):
 
     held-out exact match <!-- value: results/engine/default-checkpoint.json#exact_all -->0.929<!-- /value -->
 
+A figure that is a cell of one of the file's tables is quoted by its table, row and column, the
+row named by its first cell and the column by its header, so prose cannot drift from the table:
+
+    <!-- value: results/benchmarks/bench_cold.json#tables.cold[v22sdk --help][CPU median (s)] -->0.089<!-- /value -->
+
 Where a figure was measured is quoted the same way, from the file's provenance: ``#provenance.date``
 (the day), ``.commit`` (12 hex digits), ``.command``, ``.loadavg`` (1, 5 and 15 min), ``.cpu``,
 ``.cores``, ``.torch`` (its version).
@@ -63,7 +68,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 _MARKER = re.compile(r"<!-- table: (?P<file>[^#\s]+)#(?P<table>[\w.-]+) -->\n(?P<body>.*?)<!-- /table -->",
                      re.DOTALL)
-_VALUE = re.compile(r"<!-- value: (?P<file>[^#\s]+)#(?P<value>[\w.-]+) -->(?P<body>[^\n]*?)<!-- /value -->")
+_VALUE = re.compile(r"<!-- value: (?P<file>[^#\s]+)#(?P<value>[\w.-]+(?:\[[^\]\n]+\])*) -->(?P<body>[^\n]*?)<!-- /value -->")
+_CELL = re.compile(r"tables\.(?P<table>[\w.-]+)\[(?P<row>[^\]\n]+)\]\[(?P<column>[^\]\n]+)\]")
 
 
 def _git(*args: str) -> str | None:
@@ -281,6 +287,22 @@ def _provenance_values(prov: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _table_cell(file: str, doc: Mapping[str, Any], table: str, row: str, column: str) -> str:
+    """The cell of ``table`` in the row whose first cell is ``row``, under the header ``column``."""
+    tables = doc.get("tables", {})
+    if table not in tables:
+        raise ValueError(f"{file} has no table {table!r} (it has: {', '.join(tables) or 'none'})")
+    t = tables[table]
+    if column not in t["columns"]:
+        raise ValueError(f"{file}, table {table!r}: no column {column!r} (it has: {', '.join(t['columns'])})")
+    rows = [r for r in t["rows"] if r and r[0] == row]
+    if len(rows) != 1:
+        have = "; ".join(r[0] for r in t["rows"] if r)
+        raise ValueError(f"{file}, table {table!r}: {'no' if not rows else 'more than one'} row {row!r} "
+                         f"(rows: {have})")
+    return str(rows[0][t["columns"].index(column)])
+
+
 def value_markers(text: str) -> list[tuple[str, str]]:
     """The ``(result file, value name)`` pairs a doc quotes inline, in order (code blocks excluded)."""
     return [(m["file"], m["value"]) for prose, piece in _prose(text) if prose for m in _VALUE.finditer(piece)]
@@ -310,6 +332,9 @@ def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
 
     def sub_value(m: re.Match[str]) -> str:
         doc = load(m["file"], "value")
+        cell = _CELL.fullmatch(m["value"])
+        if cell:
+            return f"<!-- value: {m['file']}#{m['value']} -->{_table_cell(m['file'], doc, **cell.groupdict())}<!-- /value -->"
         values = dict(doc.get("values", {}))
         values.update(_provenance_values(doc.get("provenance", {})))
         if m["value"] not in values:

@@ -201,3 +201,18 @@ def test_derived_values_are_what_the_script_derives_from_the_committed_data(scri
     assert again["values"] == committed["values"]
     assert {k: again[k] for k in ("provenance", "data", "tables")} == {k: committed[k] for k in
                                                                        ("provenance", "data", "tables")}
+
+
+def test_a_value_can_quote_a_table_cell_by_row_and_column(tmp_path):
+    """Prose that quotes a table's cell names it, so a rerun that changes the table changes the prose."""
+    write_result(tmp_path / "results" / "r.json", {}, tables={"t": TABLE})
+    doc = "exact <!-- value: results/r.json#tables.t[default][exact] -->0.80 ± 0.05<!-- /value --> here\n"
+    new = render_doc(doc, tmp_path)
+    assert new == "exact <!-- value: results/r.json#tables.t[default][exact] -->0.90 ± 0.05<!-- /value --> here\n"
+    assert value_markers(new) == [("results/r.json", "tables.t[default][exact]")]
+    with pytest.raises(ValueError, match="no row 'other'.*rows: default; a\\|b"):
+        render_doc(doc.replace("[default]", "[other]"), tmp_path)
+    with pytest.raises(ValueError, match="no column 'wall'"):
+        render_doc(doc.replace("[exact]", "[wall]"), tmp_path)
+    with pytest.raises(ValueError, match="no table 'u'"):
+        render_doc(doc.replace("tables.t", "tables.u"), tmp_path)
