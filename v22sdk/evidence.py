@@ -28,7 +28,8 @@ line; what lies between the markers is rewritten from the file):
     held-out exact match <!-- value: results/engine/default-checkpoint.json#exact_all -->0.929<!-- /value -->
 
 A figure that is a cell of one of the file's tables is quoted by its table, row and column, the
-row named by its first cell and the column by its header, so prose cannot drift from the table:
+row named by its first cell (or its first cells, ``|``-separated: ``[image|1]``) and the column
+by its header, so prose cannot drift from the table:
 
     <!-- value: results/benchmarks/bench_cold.json#tables.cold[v22sdk --help][CPU median (s)] -->0.089<!-- /value -->
 
@@ -288,7 +289,8 @@ def _provenance_values(prov: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _table_cell(file: str, doc: Mapping[str, Any], table: str, row: str, column: str) -> str:
-    """The cell of ``table`` in the row whose first cell is ``row``, under the header ``column``."""
+    """The cell of ``table`` in the row whose first cell is ``row`` (or whose first cells are the
+    ``|``-separated parts of ``row``), under the header ``column``."""
     tables = doc.get("tables", {})
     if table not in tables:
         raise ValueError(f"{file} has no table {table!r} (it has: {', '.join(tables) or 'none'})")
@@ -296,6 +298,9 @@ def _table_cell(file: str, doc: Mapping[str, Any], table: str, row: str, column:
     if column not in t["columns"]:
         raise ValueError(f"{file}, table {table!r}: no column {column!r} (it has: {', '.join(t['columns'])})")
     rows = [r for r in t["rows"] if r and r[0] == row]
+    if not rows and "|" in row:  # several leading cells: "image|1" is the row starting image, 1
+        key = row.split("|")
+        rows = [r for r in t["rows"] if r[:len(key)] == key]
     if len(rows) != 1:
         have = "; ".join(r[0] for r in t["rows"] if r)
         raise ValueError(f"{file}, table {table!r}: {'no' if not rows else 'more than one'} row {row!r} "

@@ -210,6 +210,12 @@ def test_a_value_can_quote_a_table_cell_by_row_and_column(tmp_path):
     new = render_doc(doc, tmp_path)
     assert new == "exact <!-- value: results/r.json#tables.t[default][exact] -->0.90 ± 0.05<!-- /value --> here\n"
     assert value_markers(new) == [("results/r.json", "tables.t[default][exact]")]
+    two = {"columns": ["input", "batch", "ms"], "rows": [["image", "1", "7.6"], ["image", "32", "0.6"]]}
+    write_result(tmp_path / "results" / "b.json", {}, tables={"infer": two})
+    assert render_doc("<!-- value: results/b.json#tables.infer[image|32][ms] --><!-- /value -->", tmp_path) == \
+        "<!-- value: results/b.json#tables.infer[image|32][ms] -->0.6<!-- /value -->"
+    with pytest.raises(ValueError, match="more than one row 'image'"):
+        render_doc("<!-- value: results/b.json#tables.infer[image][ms] --><!-- /value -->", tmp_path)
     with pytest.raises(ValueError, match="no row 'other'.*rows: default; a\\|b"):
         render_doc(doc.replace("[default]", "[other]"), tmp_path)
     with pytest.raises(ValueError, match="no column 'wall'"):
