@@ -127,6 +127,9 @@ def main() -> None:
     ap.add_argument("--out", "--json", default=str(Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "bench_audio.json"))
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
 
     import statistics
 

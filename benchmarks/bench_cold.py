@@ -94,6 +94,9 @@ def main() -> None:
     ap.add_argument("--out", default=str(RESULT))
     ap.add_argument("--no-write", action="store_true", help="print only")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
 
     with tempfile.TemporaryDirectory(prefix="v22-bench-cold-") as tmp_s:
         tmp = Path(tmp_s)

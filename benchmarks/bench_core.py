@@ -60,6 +60,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=15, help="fresh processes per command (median)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as a result file here")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     rows = [
         (f"`v22sdk --help` cold start (median of {args.repeat})", cold_start(["--help"], args.repeat), 0.3),
         (f"`v22sdk plugins list` cold start (median of {args.repeat})", cold_start(["plugins", "list"], args.repeat), 0.3),

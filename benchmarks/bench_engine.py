@@ -160,6 +160,9 @@ def main() -> None:
     ap.add_argument("--breakdown", action="store_true", help="per-stage forward/backward ms of the v22 engine")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as a result file here")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     torch.set_num_threads(args.threads)
     peer0 = matmul_flops()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())

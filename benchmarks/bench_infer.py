@@ -46,6 +46,9 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "results" / "benchmarks" / "bench_infer.json"))
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
 
     import torch
     from torch.utils.flop_counter import FlopCounterMode

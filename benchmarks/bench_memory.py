@@ -543,6 +543,9 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(SECTIONS))
     ap.add_argument("--out", default=RESULT)
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     only = args.only.split(",")
     quick = args.quick
     max_n = min(args.max_n, 30_000) if quick else args.max_n

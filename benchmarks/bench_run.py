@@ -79,6 +79,9 @@ def main() -> None:
     ap.add_argument("--cold-reps", type=int, default=3, help="fresh processes per input")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as a result file here")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{os.cpu_count()} CPU(s), load average {load}"
           + ("; PYTHONDONTWRITEBYTECODE is set: modules without a .pyc are compiled at every start"

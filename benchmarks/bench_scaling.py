@@ -145,6 +145,9 @@ def main() -> None:
     ap.add_argument("--only", choices=["tokenize", "train", "memory"], default=None)
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as a result file here")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     rows = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)

@@ -40,6 +40,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=200)
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as a result file here")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
 
     import torch
 

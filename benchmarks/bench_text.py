@@ -82,6 +82,9 @@ def main() -> None:
                                                   "results", "benchmarks", "bench_text.json"))
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     corpus, used = build_corpus(args.bytes)
     n = len(corpus)
     han = sum("\u4e00" <= c <= "\u9fff" for c in corpus)

@@ -38,6 +38,9 @@ def main() -> None:
     parser.add_argument("--out", "--json", default=str(Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "bench_vision.json"))
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)  # before numpy is imported
 

@@ -47,6 +47,9 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--out", default=None, help="also write a result file (v22sdk.evidence)")
     args = ap.parse_args(argv)
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     import torch
 
     from v22sdk.engine.explain import DEFAULT_METHOD

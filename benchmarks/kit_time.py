@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", default=None, metavar="PATH")
     args = ap.parse_args(argv)
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     rows, data = [], []
     for name, config in CONFIGS:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -236,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None,
                     help="write every run's figures and the table here (a result file, v22sdk.evidence)")
     args = ap.parse_args(argv)
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in names if v not in VARIANTS]
     if unknown:

@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=lab.DEFAULT_WORK)
     ap.add_argument("--out", type=Path, default=lab.ROOT / "results" / "engine" / "suite-ablation.json")
     args = ap.parse_args(argv)
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in names if v not in all_variants]
     if unknown:

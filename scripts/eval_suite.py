@@ -173,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--combine", type=Path, nargs="+", default=None, metavar="RESULT",
                     help="train nothing: merge the seeds of these result files (same size and epochs) into --out")
     args = ap.parse_args(argv)
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     from v22sdk.evidence import markdown_table, write_result
 
     planned = list(range(args.seeds))

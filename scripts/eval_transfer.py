@@ -143,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--combine", type=Path, nargs="+", default=None, metavar="RESULT",
                     help="train nothing: merge the runs of these result files (same settings) into --out")
     args = ap.parse_args(argv)
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     ks = [int(k) for k in args.k.split(",")]
     if args.combine:
         runs, sources = combine(args.combine, args)

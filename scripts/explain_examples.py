@@ -84,6 +84,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / "results" / "explain" / "examples.json"))
     ap.add_argument("--top", type=int, default=5)
     args = ap.parse_args(argv)
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     import torch
 
     from v22sdk.engine.explain_view import write_plot

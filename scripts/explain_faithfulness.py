@@ -652,6 +652,9 @@ def main(argv=None) -> int:
     ap.add_argument("--figure", default=None, help="also draw the deletion curves (PNG) from the result file")
     ap.add_argument("--figure-only", metavar="RESULT", default=None, help="only draw --figure from RESULT")
     args = ap.parse_args(argv)
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     if args.figure_only:
         if not args.figure:
             ap.error("--figure-only needs --figure OUT.png")

@@ -30,7 +30,7 @@ Every error is one line on stderr, never a traceback (`v22sdk --debug ...` shows
 | 0 | success |
 | 1 | a runtime error: a contract violation, a bad or damaged checkpoint, a memory store error (`MemoryCommitInDoubt` when a write's outcome is unknown), an output that cannot be written (`OutputError`: a full disk, a file-size limit), a missing external tool (`MissingDependency`, e.g. espeak-ng for `data build-suite`), an internal error; also a closed pipe (`... \\| head`), which prints nothing |
 | 2 | bad input or usage: unreadable, empty or malformed input, missing units, unknown modality/engine/backend name, bad options |
-| 3 | a plugin failed to load (only with `--strict` / `V22SDK_STRICT_PLUGINS=1`) |
+| 3 | a plugin failed to load (only with `--strict` / `V22SDK_STRICT_PLUGINS=1`), or a plugin engine's forward pass lacks an output that training reads (`EngineOutputError`, e.g. no `sent_vec`) |
 | 4 | `run`: the answer was computed and printed, but could not be stored in the memory (a full disk, a damaged store): it is not a turn, and the error line says why (`AnswerNotStored`) |
 | 5 | `memory salvage`: the new store was written with every turn that could be recovered, but fewer than the damaged store held (`SalvageIncomplete`); the summary line on stdout says how many were lost |
 | 130 | interrupted |

@@ -148,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="these seeds' models only (comma-separated)")
     ap.add_argument("--out", type=Path, default=lab.ROOT / "results" / "engine" / "suite-knockouts.json")
     args = ap.parse_args(argv)
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     lab.one_thread()
     work = lab.use_work(args.work)
     demo = knockouts(args.demo) if args.demo else None

@@ -253,6 +253,9 @@ def main() -> None:
     ap.add_argument("--results", type=Path, default=None,
                     help="run upstream's verification table (V22 and baseline) and write it as a result file here")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     with tempfile.TemporaryDirectory(prefix="make-demo-data-") as tmp:
         os.environ["V22SDK_CACHE"] = str(Path(tmp) / "cache")  # never the user's token cache
         _main(args)

@@ -20,6 +20,9 @@ Measured on inputs no choice was made on (the criterion, fixed before the run, i
   accuracy with Wilson intervals, and how many are called unfamiliar.
 
 ``--plot`` draws the reliability diagram from a result file (so the picture is the figures).
+``--from-result FILE`` gives a result file the ``values`` the prose of docs/results.md quotes,
+derived from the file's own ``data`` by :func:`doc_values` (nothing is measured again; the file
+records the deriving command under ``values_provenance``). A measuring run writes them itself.
 """
 
 from __future__ import annotations
@@ -59,9 +62,20 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
     ap.add_argument("--plot", type=Path, default=None, help="draw the reliability diagram (PNG) from --from")
     ap.add_argument("--from", dest="source", type=Path, default=None, help="the result file to plot")
+    ap.add_argument("--from-result", type=Path, default=None,
+                    help="add the values docs quote to this result file, derived from its data (no measurement)")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     if args.plot:
         plot(args.source or args.out, args.plot)
+        return
+    if args.from_result:
+        from v22sdk.evidence import add_values, read_result
+
+        add_values(args.from_result, doc_values(read_result(args.from_result)["data"]))
+        print(f"added values to {args.from_result}")
         return
     if not (args.suite and args.ood):
         ap.error("--suite and --ood are needed to measure")
@@ -196,7 +210,7 @@ def measure(args) -> None:
               "false_alarms": false_alarms, "other_scores_test_auroc": others, "real_voices": voices}
     print(json.dumps(summary, ensure_ascii=False, indent=1))
     if args.out:
-        write_result(args.out, result, criterion=CRITERION, tables={
+        write_result(args.out, result, criterion=CRITERION, values=doc_values(result), tables={
             "calibration": {"columns": ["test split", "n", "accuracy", "raw: mean conf.", "raw: ECE", "95 % CI",
                                         "calibrated: mean conf.", "calibrated: ECE", "95 % CI"],
                             "align": "lrrrrrrrr", "rows": cal_rows},
@@ -210,6 +224,56 @@ def measure(args) -> None:
             "real_voices": {"columns": ["language/voice", "n", "accuracy", "95 % CI", "called unfamiliar"],
                             "align": "lrrrr", "rows": voice_rows}})
         print(f"wrote {args.out}")
+
+
+def _slug(name: str) -> str:
+    """A score's name as a value name: ``knn(k=5, sent_vec)`` -> ``knn_k_5_sent_vec``."""
+    import re
+
+    return re.sub(r"[^\w.-]+", "_", name).strip("_")
+
+
+def _ci(pair, digits: int = 3, scale: float = 1.0) -> str:
+    return f"[{pair[0] * scale:.{digits}f}, {pair[1] * scale:.{digits}f}]"
+
+
+def doc_values(result: dict) -> dict[str, str]:
+    """The single figures docs/results.md quotes in prose, from a run's figures (``data``)."""
+    out: dict[str, str] = {}
+    summary = result["summary"]
+    out["test_examples"] = f"{summary['test_examples']:,}"
+    out["ood_test_inputs"] = f"{summary['ood_test_inputs']:,}"
+    out["temperature"] = f"{summary['calibration']['temperature']:.2f}"
+    for m, c in result["calibration"].items():
+        out[f"{m}.n"] = str(c["n"])
+        out[f"{m}.accuracy"] = f"{c['accuracy']:.3f}"
+        for kind in ("raw", "calibrated"):
+            e = c[kind]
+            out[f"{m}.{kind}.ece"] = f"{e['ece']:.3f}"
+            out[f"{m}.{kind}.ece_ci"] = _ci(e["ece_ci95"])
+            out[f"{m}.{kind}.ece_hi"] = f"{e['ece_ci95'][1]:.3f}"
+            out[f"{m}.{kind}.mean_conf"] = f"{e['mean_confidence']:.3f}"
+    # the raw confidence's middle bins (0.4-0.9): how often their answers were right
+    mid = [r for r in result["reliability"]["raw"] if r["n"] and r["lo"] >= 0.4 - 1e-9 and r["hi"] <= 0.9 + 1e-9]
+    if mid:
+        acc = [r["accuracy"] for r in mid]
+        out["raw_mid.accuracy_range"] = f"{100 * min(acc):.0f}–{100 * max(acc):.0f} %"
+        out["raw_mid.below"] = f"{sum(r['accuracy'] < r['confidence'] for r in mid)} of {len(mid)}"
+    for cat, v in result["open_set"].items():
+        out[f"open_set.{cat}.detected"] = f"{v['detected']} of {v['n']}"
+        out[f"open_set.{cat}.auroc"] = f"{v['auroc']:.3f}"
+    for m, v in result["false_alarms"].items():
+        out[f"false_alarms.{m}.rate"] = f"{100 * v['rate']:.1f} %"
+        out[f"false_alarms.{m}.ci"] = _ci(v["ci95"], 1, 100)
+    for score, aurocs in result["other_scores_test_auroc"].items():
+        for cat, a in aurocs.items():
+            out[f"other.{_slug(score)}.{cat}"] = f"{a:.3f}"
+    for group, v in result["real_voices"].items():
+        g = _slug(group.replace("/", "_"))
+        out[f"voices.{g}.correct"] = f"{v['correct']} of {v['n']}"
+        out[f"voices.{g}.accuracy"] = f"{v['accuracy']:.3f} {_ci(v['ci95'])}"
+        out[f"voices.{g}.unfamiliar"] = f"{v['unfamiliar']} of the {v['n']}"
+    return out
 
 
 def _same(name: str, scorer) -> bool:

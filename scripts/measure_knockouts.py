@@ -440,6 +440,9 @@ def main() -> None:
     ap.add_argument("--experiment", choices=["knockouts", "e-offset"], default="knockouts",
                     help="knockouts: every knock-out and the nearest neighbour; e-offset: the follow-up on E")
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     if not (args.suite / "suite.jsonl").is_file():
         ap.error(f"{args.suite}: no suite.jsonl (v22sdk data build-suite {args.suite} --size full --seed 0)")
     with tempfile.TemporaryDirectory(prefix="knockouts-") as tmp:

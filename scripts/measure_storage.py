@@ -13,6 +13,10 @@ intervals. The criterion (fixed before the run) is ``CRITERION``.
 
 A second table measures the tokens themselves on the examples: the mean and smallest cosine
 between a variant's embedding and the original's, and the mean absolute change of the attributes.
+
+``--from-result FILE`` gives a result file the ``values`` the prose of docs/results.md quotes,
+derived from the file's own ``data`` by :func:`doc_values` (nothing is measured again; the file
+records the deriving command under ``values_provenance``). A measuring run writes them itself.
 """
 
 from __future__ import annotations
@@ -51,6 +55,39 @@ def read_signal(path: str, modality: str):
     return img[:, :, ::-1].copy(), None
 
 
+#: the variants docs/results.md groups in its prose: copies that keep every sample, and copies
+#: that change the samples a little (resampled, stereo, JPEG, WebP, rescaled; Ogg and 8-bit apart)
+LOSSLESS = ("audio/wav24", "audio/float", "audio/flac", "vision/webp_lossless")
+NEAR = ("audio/r16k", "audio/r22k", "audio/r44k", "audio/stereo", "vision/jpeg95", "vision/jpeg90", "vision/webp",
+        "vision/half", "vision/double")
+
+
+def doc_values(result: dict) -> dict[str, str]:
+    """The single figures docs/results.md quotes in prose, from a run's figures (``data``)."""
+    variants = result["variants"]
+    out: dict[str, str] = {"examples": f"{result['summary']['examples']:,}"}
+    for key, v in variants.items():
+        k = key.replace("/", ".")
+        lo, hi = v["agreement_ci95"]
+        out[f"{k}.agreement"] = f"{v['agreement']:.3f}"
+        out[f"{k}.agreement_ci"] = f"[{lo:.3f}, {hi:.3f}]"
+        out[f"{k}.agreement_pct"] = f"{100 * v['agreement']:.1f} %"
+        out[f"{k}.changed_pct"] = f"{100 * (1 - v['agreement']):.1f} %"
+        out[f"{k}.accuracy"] = f"{v['accuracy']:.3f}"
+        out[f"{k}.reference_accuracy"] = f"{v['reference_accuracy']:.3f}"
+        out[f"{k}.cos_min"] = f"{v['token_min_cos_min']:.3f}"
+    lossless = [variants[k] for k in LOSSLESS if k in variants]
+    out["lossless.changed"] = str(sum(v["n"] - v["agree"] for v in lossless))
+    out["lossless.n"] = f"{sum(v['n'] for v in lossless):,}"
+    near = [variants[k] for k in NEAR if k in variants]
+    if near:
+        agree = [100 * v["agreement"] for v in near]
+        out["near.agreement_range"] = f"{min(agree):.1f}–{max(agree):.1f} %"
+        cos = [v["token_min_cos_mean"] for v in near + ([variants["audio/ogg"]] if "audio/ogg" in variants else [])]
+        out["near_and_ogg.cos_range"] = f"{min(cos):.3f}–{max(cos):.3f}"
+    return out
+
+
 def main() -> None:
     from v22sdk.engine.calibration import wilson_interval
     from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
@@ -59,12 +96,23 @@ def main() -> None:
     from v22sdk.evidence import write_result
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--suite", type=Path, required=True, help="a data suite folder (v22sdk data build-suite)")
+    ap.add_argument("--suite", type=Path, default=None, help="a data suite folder (v22sdk data build-suite)")
     ap.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT)
     ap.add_argument("--split", default="test", choices=["val", "test"])
     ap.add_argument("--limit", type=int, default=None, help="at most N examples per modality (quick runs)")
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
+    ap.add_argument("--from-result", type=Path, default=None,
+                    help="add the values docs quote to this result file, derived from its data (no measurement)")
     args = ap.parse_args()
+    from v22sdk.evidence import add_values, begin, read_result
+
+    begin()  # the result file names the commit this run starts at
+    if args.from_result:
+        add_values(args.from_result, doc_values(read_result(args.from_result)["data"]))
+        print(f"added values to {args.from_result}")
+        return
+    if args.suite is None:
+        ap.error("--suite is needed to measure")
 
     import torch
 
@@ -139,7 +187,8 @@ def main() -> None:
     for row in table:
         print(" | ".join(row))
     if args.out:
-        write_result(args.out, {"summary": summary, "variants": data}, criterion=CRITERION, tables={
+        result = {"summary": summary, "variants": data}
+        write_result(args.out, result, criterion=CRITERION, values=doc_values(result), tables={
             "agreement": {"columns": ["modality", "variant", "stored as", "n", "agreement", "95 % CI",
                                       "accuracy", "familiar"], "align": "lllrrrrr", "rows": table},
             "tokens": {"columns": ["modality", "variant", "emb cos (mean of per-input minimum)", "emb cos (smallest)",

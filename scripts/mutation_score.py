@@ -177,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", help=argparse.SUPPRESS)
     ap.add_argument("--old-kit", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     if args.worker:
         worker(args)
         return 0

@@ -217,6 +217,9 @@ def main() -> None:
     ap.add_argument("--work", default=None, help="folder for the stores (default: a temporary one)")
     ap.add_argument("--out", default=str(ROOT / "results" / "memory" / "salvage-sweep.json"))
     args = ap.parse_args()
+    from v22sdk.evidence import begin
+
+    begin()  # the result file names the commit this run starts at
     rng = np.random.default_rng(2222)
     work = Path(args.work or tempfile.mkdtemp(prefix="salvage-sweep-"))
     work.mkdir(parents=True, exist_ok=True)

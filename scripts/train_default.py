@@ -99,6 +99,21 @@ def augment(suite: Path, out: Path, per_example: int, seed: int = 0) -> Path:
     return manifest
 
 
+def doc_values(result: dict) -> dict[str, str]:
+    """The single figures docs/results.md quotes in prose, from a run's figures (``data``);
+    ``--from-result`` adds them to a result file written before this function existed."""
+    summary, cal = result["summary"], result["calibration"]
+    out = {"checkpoint_mb": f"{summary['bytes'] / 1e6:.2f} MB", "epochs": str(summary["epochs"]),
+           "best_epoch": str(summary["best_epoch"]), "val_n": f"{cal['n']:,}",
+           "temperature": f"{cal['temperature']:.2f}",
+           "dev_inputs": f"{sum(result['open_set']['dev_counts'].values()):,}"}
+    for part, c in summary["suite"]["counts"].items():
+        out[f"{part}.val_n"] = str(c["by_split"]["val"])
+    for part, v in result["test_accuracy_by_part"].items():
+        out[f"{part}.exact"] = f"{v['exact']:.3f}"
+    return out
+
+
 def main() -> None:
     import torch
 
@@ -124,7 +139,16 @@ def main() -> None:
                     help="N stored-differently copies of each training sound and image (0: none)")
     ap.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT, help="where to write the checkpoint")
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
+    ap.add_argument("--from-result", type=Path, default=None,
+                    help="add the values docs quote to this result file, derived from its data (no training)")
     args = ap.parse_args()
+    from v22sdk.evidence import add_values, begin, read_result
+
+    begin()  # the result file names the commit this run starts at
+    if args.from_result:
+        add_values(args.from_result, doc_values(read_result(args.from_result)["data"]))
+        print(f"added values to {args.from_result}")
+        return
 
     torch.set_num_threads(1)
     start = time.perf_counter()
@@ -218,7 +242,7 @@ def main() -> None:
         print(json.dumps(result, ensure_ascii=False, indent=1))
         if args.out:
             cats = sorted(next(iter(table.values())).keys() - {"mean"})
-            write_result(args.out, result, criterion=CRITERION, tables={
+            write_result(args.out, result, criterion=CRITERION, values=doc_values(result), tables={
                 "accuracy": {"columns": ["test split", "n", "exact match", "95 % CI (Wilson)"], "align": "lrrr",
                              "rows": acc_rows + [[f"{p} (part)", str(v["n"]), f"{v['exact']:.3f}",
                                                   f"[{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]"]

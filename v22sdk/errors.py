@@ -74,6 +74,20 @@ class UnknownNameError(PluginError, LookupError):
     exit_code = 2
 
 
+class EngineOutputError(PluginError):
+    """An engine's forward pass lacks an output the SDK reads: ``engine`` names the engine,
+    ``output`` the missing key, ``needed_for`` what reads it, ``returned`` the keys it did return."""
+
+    def __init__(self, engine: str, output: str, needed_for: str, returned: Any = ()):
+        self.engine = engine
+        self.output = output
+        self.needed_for = needed_for
+        self.returned = sorted(returned)
+        got = ", ".join(self.returned) or "nothing"
+        super().__init__(f"engine '{engine}': its forward pass returned no '{output}' (it returned: {got}); "
+                         f"{needed_for} reads it")
+
+
 class OutputError(V22Error):
     """An output cannot be written: ``path`` names it, ``problem`` says why (a missing folder, a
     full disk ...). Whatever was at ``path`` before is left as it was."""

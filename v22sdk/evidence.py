@@ -10,8 +10,9 @@ by the command that measured it. A result file holds what was measured and where
       "criterion": {...},            # optional: what was fixed before the run (pre-registration)
       "data": {...},                 # the raw figures, as the script computed them
       "tables": {"accuracy": {"columns": [...], "align": "lrr", "rows": [[...], ...]}},
-      "values": {"exact_all": "0.929"}   # optional: single figures that prose quotes
-    }
+      "values": {"exact_all": "0.929"},  # optional: single figures that prose quotes
+      "values_provenance": {...}     # only when the values were derived later from "data"
+    }                                # (add_values: no new measurement; see its docstring)
 
 A doc embeds a table between two markers, and ``python scripts/render_docs.py`` rewrites what
 lies between them from the file (``--check`` only reports; ``tests/core/test_evidence.py`` fails
@@ -26,11 +27,24 @@ line; what lies between the markers is rewritten from the file):
 
     held-out exact match <!-- value: results/engine/default-checkpoint.json#exact_all -->0.929<!-- /value -->
 
+A figure that is a cell of one of the file's tables is quoted by its table, row and column, the
+row named by its first cell (or its first cells, ``|``-separated: ``[image|1]``) and the column
+by its header, so prose cannot drift from the table:
+
+    <!-- value: results/benchmarks/bench_cold.json#tables.cold[v22sdk --help][CPU median (s)] -->0.089<!-- /value -->
+
 Where a figure was measured is quoted the same way, from the file's provenance: ``#provenance.date``
 (the day), ``.commit`` (12 hex digits), ``.command``, ``.loadavg`` (1, 5 and 15 min), ``.cpu``,
 ``.cores``, ``.torch`` (its version).
 
 Markers inside fenced code blocks (```) are examples, not markers: they are left alone.
+
+The commit a result names is the one its run *started* at. A long run calls :func:`begin` first
+(``v22sdk specdec run`` and the ``scripts/`` that write result files do), and
+:func:`write_result` records that snapshot: a commit made while the run trains does not pass for
+the code it ran. When HEAD (or the tree's dirtiness) changed between the start and the write, the
+provenance says so with ``commit_at_write`` / ``dirty_at_write``. Without :func:`begin` the
+snapshot is taken at write time, and ``started`` is absent.
 
 Tables and values hold strings formatted by the script that measured them (the script knows the
 precision its intervals justify); rendering is plain and the same for every table.
@@ -48,14 +62,15 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["provenance", "write_result", "read_result", "markdown_table", "render_doc",
+__all__ = ["begin", "provenance", "write_result", "add_values", "read_result", "markdown_table", "render_doc",
            "table_markers", "value_markers", "ROOT"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
 _MARKER = re.compile(r"<!-- table: (?P<file>[^#\s]+)#(?P<table>[\w.-]+) -->\n(?P<body>.*?)<!-- /table -->",
                      re.DOTALL)
-_VALUE = re.compile(r"<!-- value: (?P<file>[^#\s]+)#(?P<value>[\w.-]+) -->(?P<body>[^\n]*?)<!-- /value -->")
+_VALUE = re.compile(r"<!-- value: (?P<file>[^#\s]+)#(?P<value>[\w.-]+(?:\[[^\]\n]+\])*) -->(?P<body>[^\n]*?)<!-- /value -->")
+_CELL = re.compile(r"tables\.(?P<table>[\w.-]+)\[(?P<row>[^\]\n]+)\]\[(?P<column>[^\]\n]+)\]")
 
 
 def _git(*args: str) -> str | None:
@@ -76,9 +91,38 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _snapshot() -> dict[str, Any]:
+    """The git commit of the working tree now, whether the tree is dirty, and the UTC date."""
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": _git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None,
+            "date": _now()}
+
+
+_START: dict[str, Any] | None = None
+
+
+def begin() -> dict[str, Any]:
+    """Record the commit and dirtiness the run starts at; :func:`provenance` reports these.
+
+    Call it at the start of a long run, before anything is measured. Calling it again keeps the
+    first snapshot (a script may call it in ``main`` and again in a helper)."""
+    global _START
+    if _START is None:
+        _START = _snapshot()
+    return dict(_START)
+
+
 def provenance(command: str | Sequence[str] | None = None) -> dict[str, Any]:
     """Where a result came from: the command, the git commit (and whether the tree was dirty),
-    the UTC date, the machine and the versions of the libraries that were loaded."""
+    the UTC date, the machine and the versions of the libraries that were loaded.
+
+    The commit and dirtiness are those recorded by :func:`begin` when the run called it (with
+    ``started``, its date, and ``commit_at_write`` / ``dirty_at_write`` when they changed since);
+    otherwise they are read now."""
     if command is None:
         command = [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python", *sys.argv[1:]]
         if sys.argv and sys.argv[0].endswith(".py"):
@@ -88,7 +132,8 @@ def provenance(command: str | Sequence[str] | None = None) -> dict[str, Any]:
                 command[0] = sys.argv[0]
             command = ["python", *command]
     cmd = command if isinstance(command, str) else " ".join(str(c) for c in command)
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    now = _snapshot()
+    start = _START or now
     versions = {"python": platform.python_version()}
     for mod in ("numpy", "torch", "scipy", "sklearn", "cv2", "faiss", "librosa", "hypothesis"):
         m = sys.modules.get(mod)
@@ -98,11 +143,19 @@ def provenance(command: str | Sequence[str] | None = None) -> dict[str, Any]:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         load = None
+    moved = {}
+    if _START is not None:
+        moved["started"] = _START["date"]
+        if now["commit"] != _START["commit"]:
+            moved["commit_at_write"] = now["commit"]
+        if now["dirty"] != _START["dirty"]:
+            moved["dirty_at_write"] = now["dirty"]
     return {
         "command": cmd,
-        "commit": _git("rev-parse", "HEAD"),
-        "dirty": bool(status) if status is not None else None,
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": start["commit"],
+        "dirty": start["dirty"],
+        "date": now["date"],
+        **moved,
         "machine": {"cpu": _cpu_model(), "cores": os.cpu_count(), "system": platform.system(),
                     "arch": platform.machine(), "loadavg": load},
         "versions": versions,
@@ -131,10 +184,7 @@ def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str
     tables = dict(tables or {})
     for tname, table in tables.items():
         _check_table(tname, table)
-    values = {str(k): _cell(v) for k, v in (values or {}).items()}
-    for k, v in values.items():
-        if not re.fullmatch(r"[\w.-]+", k) or "\n" in v:
-            raise ValueError(f"value {k!r}: names are letters, digits, '_', '.', '-'; values are one line")
+    values = _checked_values(values)
     path = Path(path)
     doc: dict[str, Any] = {"name": name or path.stem, "provenance": provenance(command)}
     if criterion is not None:
@@ -150,6 +200,37 @@ def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _checked_values(values: Mapping[str, Any] | None) -> dict[str, str]:
+    out = {str(k): _cell(v) for k, v in (values or {}).items()}
+    for k, v in out.items():
+        if not re.fullmatch(r"[\w.-]+", k) or "\n" in v:
+            raise ValueError(f"value {k!r}: names are letters, digits, '_', '.', '-'; values are one line")
+    return out
+
+
+def add_values(path: str | os.PathLike[str], values: Mapping[str, str],
+               command: str | Sequence[str] | None = None) -> Path:
+    """Give a committed result file the ``values`` its prose quotes, derived from its own ``data``
+    without measuring again.
+
+    The file's ``provenance`` (the run that measured) is kept as it is; ``values_provenance``
+    records the command, commit and date that derived the values. Values the file already had
+    are replaced; ``data`` and ``tables`` are left alone."""
+    path = Path(path)
+    doc = read_result(path)
+    if "provenance" not in doc or "data" not in doc:
+        raise ValueError(f"{path}: not a result file (no provenance or data)")
+    checked = _checked_values(values)
+    prov = provenance(command)
+    out = {k: v for k, v in doc.items() if k not in ("values", "values_provenance")}
+    out["values"] = checked
+    out["values_provenance"] = {k: prov[k] for k in ("command", "commit", "dirty", "date")}
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(out, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
 
@@ -207,6 +288,26 @@ def _provenance_values(prov: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _table_cell(file: str, doc: Mapping[str, Any], table: str, row: str, column: str) -> str:
+    """The cell of ``table`` in the row whose first cell is ``row`` (or whose first cells are the
+    ``|``-separated parts of ``row``), under the header ``column``."""
+    tables = doc.get("tables", {})
+    if table not in tables:
+        raise ValueError(f"{file} has no table {table!r} (it has: {', '.join(tables) or 'none'})")
+    t = tables[table]
+    if column not in t["columns"]:
+        raise ValueError(f"{file}, table {table!r}: no column {column!r} (it has: {', '.join(t['columns'])})")
+    rows = [r for r in t["rows"] if r and r[0] == row]
+    if not rows and "|" in row:  # several leading cells: "image|1" is the row starting image, 1
+        key = row.split("|")
+        rows = [r for r in t["rows"] if r[:len(key)] == key]
+    if len(rows) != 1:
+        have = "; ".join(r[0] for r in t["rows"] if r)
+        raise ValueError(f"{file}, table {table!r}: {'no' if not rows else 'more than one'} row {row!r} "
+                         f"(rows: {have})")
+    return str(rows[0][t["columns"].index(column)])
+
+
 def value_markers(text: str) -> list[tuple[str, str]]:
     """The ``(result file, value name)`` pairs a doc quotes inline, in order (code blocks excluded)."""
     return [(m["file"], m["value"]) for prose, piece in _prose(text) if prose for m in _VALUE.finditer(piece)]
@@ -236,6 +337,9 @@ def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
 
     def sub_value(m: re.Match[str]) -> str:
         doc = load(m["file"], "value")
+        cell = _CELL.fullmatch(m["value"])
+        if cell:
+            return f"<!-- value: {m['file']}#{m['value']} -->{_table_cell(m['file'], doc, **cell.groupdict())}<!-- /value -->"
         values = dict(doc.get("values", {}))
         values.update(_provenance_values(doc.get("provenance", {})))
         if m["value"] not in values:

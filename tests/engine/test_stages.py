@@ -146,3 +146,21 @@ def test_every_stage_in_an_optimiser_group():
     grouped = {id(p) for ps in m.stage_groups().values() for p in ps}
     assert grouped == {id(p) for p in m.parameters()}
     assert parameter_count(m) == sum(p.numel() for p in m.parameters())
+
+
+def test_the_committed_parameter_counts_are_the_models_of_today():
+    """docs/engine.md's stage table renders from results/engine/parameters.json: a change to a
+    stage's size must come with the file rewritten (python scripts/count_parameters.py --out ...)."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("count_parameters", root / "scripts" / "count_parameters.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    committed = json.loads((root / "results" / "engine" / "parameters.json").read_text(encoding="utf-8"))
+    now = mod.count()
+    assert committed["data"] == now
+    assert now["small"]["v22_total"] == sum(now["small"]["stages"].values()) == 3_257_922
+    assert committed["tables"]["stages"] == mod.table(now)

@@ -125,3 +125,82 @@ def test_metrics_log_is_jsonl(setup, tmp_path):
     Trainer(preset("tiny", batch_size=4), ds, split, vocab, log_path=log).fit(epochs=2)
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert [x["epoch"] for x in lines] == [1, 2] and all("loss" in x and "aux" in x for x in lines)
+
+
+def _logits_only_engine(registry, *, sent_vec: bool):
+    """Register 'lean', a stranger's engine whose forward pass returns ``logits`` (and ``sent_vec``
+    when asked); returns a counter of its forward passes."""
+    import types
+
+    from torch import nn
+
+    from v22sdk import hookimpl
+
+    calls = {"n": 0}
+
+    class Lean(nn.Module):
+        memory = None
+
+        def __init__(self, cfg, vocab_emb):
+            super().__init__()
+            self.register_buffer("vocab_emb", vocab_emb.float().clone())
+            self.proj = nn.Linear(640, 256)
+            self.pos = nn.Parameter(torch.randn(cfg.out_positions, 256) * 0.1)
+
+        def stage_groups(self):
+            return {"input": list(self.parameters())}
+
+        def update_loss_state(self, acc, ce):
+            pass
+
+        def forward(self, tokens, mask, attr_sets=None):
+            calls["n"] += 1
+            m = mask.to(tokens.dtype).unsqueeze(-1)
+            h = torch.tanh(self.proj((tokens * m).sum(1) / m.sum(1).clamp_min(1)))
+            out = {"logits": (h.unsqueeze(1) + self.pos) @ self.vocab_emb.t()}
+            return out | {"sent_vec": h} if sent_vec else out
+
+    class LeanSpec:
+        name = "lean"
+        description = "mean of the tokens, one linear map"
+
+        @staticmethod
+        def build_model(cfg, vocab_emb):
+            return Lean(cfg, vocab_emb)
+
+    mod = types.SimpleNamespace(v22sdk_register_engines=hookimpl(lambda: [LeanSpec]))
+    mod.__name__ = "lean_plugin"
+    registry.register(mod, "lean")
+    return calls
+
+
+def test_an_engine_without_sent_vec_is_refused_before_training_when_a_validation_split_needs_it(
+        registry, text_manifest, tmp_path):
+    """Calibration and the open set are fitted on ``sent_vec`` after training: an engine that does
+    not return it is named with the missing output at the first step, not after the whole run."""
+    from v22sdk.engine.pipeline import train_engine
+    from v22sdk.errors import EngineOutputError, PluginError
+
+    calls = _logits_only_engine(registry, sent_vec=False)
+    cfg = preset("tiny", engine="lean", epochs=50, batch_size=4, loss_a=False, loss_b=False, loss_c=False,
+                 loss_d=False)
+    with pytest.raises(EngineOutputError, match=r"engine 'lean'.*no 'sent_vec' \(it returned: logits\)") as err:
+        train_engine(text_manifest, cfg, tmp_path / "lean.pt", registry=registry, use_text_plugin=False)
+    assert isinstance(err.value, PluginError) and err.value.output == "sent_vec" and "open set" in str(err.value)
+    assert calls["n"] == 1 and not (tmp_path / "lean.pt").exists()
+    # without a validation split nothing reads sent_vec: logits are enough
+    result = train_engine(text_manifest, cfg.replace(epochs=2), tmp_path / "lean.pt", registry=registry,
+                          use_text_plugin=False, val_frac=0.0)
+    assert (tmp_path / "lean.pt").is_file() and result["metrics"]["epochs"] == 2
+
+
+def test_an_engine_with_sent_vec_trains_and_gets_its_open_set(registry, text_manifest, tmp_path):
+    from v22sdk.engine.checkpoint import load_checkpoint
+    from v22sdk.engine.pipeline import train_engine
+
+    _logits_only_engine(registry, sent_vec=True)
+    cfg = preset("tiny", engine="lean", epochs=2, batch_size=4, loss_a=False, loss_b=False, loss_c=False,
+                 loss_d=False)
+    train_engine(text_manifest, cfg, tmp_path / "lean.pt", registry=registry, use_text_plugin=False)
+    _, _, _, doc = load_checkpoint(tmp_path / "lean.pt")
+    assert doc["open_set"]["method"] and doc["calibration"]["temperature"] > 0

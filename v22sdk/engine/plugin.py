@@ -3,8 +3,10 @@
 Registered classes are light specs: importing this module does not import torch (``v22sdk
 plugins list`` must stay fast). ``build_model(cfg, vocab_emb)`` imports the model when it is used.
 An engine spec from another distribution implements the same three attributes; its model takes
-``(tokens (B, L, 640), mask (B, L), attr_sets)`` and returns at least ``{"logits": (B, P, V)}``,
-and provides ``stage_groups()``, ``update_loss_state(acc, ce)`` and ``memory``.
+``(tokens (B, L, 640), mask (B, L), attr_sets)`` and returns ``{"logits": (B, P, V), "sent_vec":
+(B, D), ...}`` (``sent_vec`` is needed whenever training has a validation split: calibration and
+the open set are fitted on it; docs/engine.md, "Engines as plugins"), and provides
+``stage_groups()``, ``update_loss_state(acc, ce)`` and ``memory``.
 """
 
 from __future__ import annotations

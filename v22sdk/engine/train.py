@@ -30,6 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..errors import EngineOutputError
 from .config import EngineConfig
 from .data import Dataset, to_tensors
 from .vocab import PAD, OutputVocab, normalise
@@ -158,6 +159,10 @@ class Trainer:
         model.aux = self.aux
         batch = self.data["train"].take(rows)
         out = model(batch["tokens"], batch["mask"], batch["attr_sets"])
+        if self.step == 0:  # fail before training, not after it, when a plugin engine lacks an output
+            val = self.data.get("val")
+            require_outputs(model, out, ("logits", "sent_vec") if val is not None and val.size else ("logits",),
+                            cfg.engine)
         logits = out["logits"]
         ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch["targets"].reshape(-1), ignore_index=PAD)
         parts = {"ce": ce, **aux_losses(out, batch, cfg)}
@@ -328,6 +333,23 @@ def predict(model, tokens: torch.Tensor, mask: torch.Tensor, vocab: OutputVocab,
     return decode(forward_eval(model, tokens, mask, attr_sets, write_memory)["logits"], vocab, temperature)
 
 
+#: what reads each output of an engine's forward pass beyond ``logits`` (docs/engine.md, "Engines as plugins")
+OUTPUT_NEEDED_FOR = {
+    "logits": "training and decoding",
+    "sent_vec": "fitting calibration and the open set after training (any run with a validation split) and "
+                "the familiarity score of v22sdk run",
+}
+
+
+def require_outputs(model, out: dict, keys: Sequence[str], engine: str | None = None) -> None:
+    """Raise :class:`~v22sdk.errors.EngineOutputError` naming the first of ``keys`` that the
+    forward pass ``out`` of ``model`` (of the engine named ``engine``) lacks."""
+    for k in keys:
+        if k not in out:
+            engine = engine or getattr(getattr(model, "cfg", None), "engine", None) or type(model).__name__
+            raise EngineOutputError(engine, k, OUTPUT_NEEDED_FOR.get(k, "the SDK"), out.keys())
+
+
 def collect_outputs(model, data: Split, keys: Sequence[str] = ("logits", "sent_vec"),
                     batch_size: int = 64) -> dict[str, torch.Tensor]:
     """The named outputs of every example of a split, in order (memory read, not written)."""
@@ -335,6 +357,7 @@ def collect_outputs(model, data: Split, keys: Sequence[str] = ("logits", "sent_v
     for s in range(0, data.size, batch_size):
         b = data.take(range(s, min(s + batch_size, data.size)))
         out = forward_eval(model, b["tokens"], b["mask"], b["attr_sets"], write_memory=False)
+        require_outputs(model, out, keys)
         for k in keys:
             parts[k].append(out[k].float())
     return {k: torch.cat(v) for k, v in parts.items()}

@@ -52,8 +52,10 @@ def run_cmd(experiment: str, quick: bool, seeds: int | None, corpora: tuple[str,
     from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    from v22sdk.evidence import begin
     from v22sdk.specdec.experiments import get, with_overrides
 
+    begin()  # results.json names the commit this run starts at, not the one it ends at
     exp = get(experiment)
     mod = exp.load()
     out_dir = out_dir if out_dir is not None else Path(exp.default_out)
