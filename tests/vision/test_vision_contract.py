@@ -93,9 +93,9 @@ def test_projection_is_orthonormal_and_seeded():
     assert projection() is q  # cached
 
 
-def test_shipped_projection_is_the_derivation_bit_for_bit():
-    """data/projection.npy is exactly derive_projection() (the QR that earlier releases ran at
-    first use), so every vision embedding keeps its bits."""
+def test_shipped_projection_is_the_derivation():
+    """data/projection.npy is derive_projection() (the QR that earlier releases ran at first
+    use) to a few ulps; shipping its bits is what lets every vision embedding keep its bits."""
     from threadpoolctl import threadpool_limits
 
     from v22sdk_vision.embed import derive_projection
@@ -103,7 +103,10 @@ def test_shipped_projection_is_the_derivation_bit_for_bit():
     with threadpool_limits(1):
         derived = derive_projection()
     assert derived.dtype == projection().dtype == np.float64
-    assert np.array_equal(derived, projection())
+    # The shipped file is the reference: tokens take their bits from it, never from a QR at run
+    # time. The QR's last bits follow the CPU's BLAS kernels (an AVX-512 machine differs from an
+    # AVX2 one by about 1 ulp), so the derivation is held to a few ulps, not to every bit.
+    assert np.abs(derived - projection()).max() <= 4e-15
 
 
 def test_black_image_gets_the_grey_direction():
