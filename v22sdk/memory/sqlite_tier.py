@@ -29,6 +29,7 @@ import numpy as np
 from v22sdk.errors import InputError, MemoryStoreCorrupt, MemoryStoreError
 from v22sdk.memory.scoring import (AttrVocab, blob_to_mask, int_to_blob, merge_topk, search_block,
                                    unit_rows)
+from v22sdk.memory.sqlite_checks import ABSENT_KEY, AckMark, inspect_before_open, parse_created
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
 
@@ -242,8 +243,6 @@ class SQLiteTier(SQLTurnStore):
         # Read-only, before SQLite touches the file: a non-empty file that is not SQLite must
         # not be reinitialised, and another program's SQLite database must not be switched to
         # WAL mode (nor its WAL checkpointed) only to be refused afterwards.
-        from v22sdk.memory.recovery import inspect_before_open
-
         try:
             facts = inspect_before_open(self.path)
         except InputError as e:
@@ -296,8 +295,6 @@ class SQLiteTier(SQLTurnStore):
 
     def _check_acknowledged(self) -> None:
         """MemoryStoreCorrupt when turns acknowledged earlier are missing (see AckMark)."""
-        from v22sdk.memory.recovery import AckMark, parse_created
-
         c = self._conn
         created = c.execute("SELECT value FROM meta WHERE key = 'created'").fetchone()
         self._ack = AckMark(self.path, parse_created(created[0]) if created else None)
@@ -446,8 +443,6 @@ class SQLiteTier(SQLTurnStore):
             pass
 
     def batched_remove(self, turn_ids) -> list[bool]:
-        from v22sdk.memory.recovery import ABSENT_KEY
-
         ids = [int(i) for i in turn_ids]
 
         def body(c: sqlite3.Connection) -> list[bool]:
