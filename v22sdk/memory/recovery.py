@@ -21,6 +21,7 @@ import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field
+from typing import Literal
 
 from v22sdk.errors import InputError, MemoryStoreError
 from v22sdk.inputs import check_regular_file
@@ -68,7 +69,7 @@ class _Scan:
     pages_read: int = 0
 
 
-def _turn_row(rowid: int, vals: list):
+def _turn_row(rowid: int, vals: list) -> tuple[int, tuple] | Literal[False] | None:
     """``(id, row values for INSERT)`` of a turns record whose checksum verifies; ``False`` for a
     turns-shaped record that fails it; None for a record of another table."""
     if len(vals) != 12 or vals[0] is not None:
@@ -100,7 +101,7 @@ def _rows_under(path: str, size: int, limit: int = 8 << 20) -> int:
             if data is None or sf.page_kind(image, pgno, data) != sf.TABLE_LEAF:
                 continue
             found += sum(1 for rowid, vals in sf.cells(image, pgno, data)
-                         if vals is not None and _turn_row(rowid, vals))
+                         if rowid is not None and vals is not None and _turn_row(rowid, vals))
     return found
 
 
@@ -146,7 +147,7 @@ def _scan_into(image: sf.PageImage, sink, batch: int = 2000) -> _Scan:
                 if vals is not None and len(vals) == 2 and all(type(v) is int for v in vals):
                     scan.listed.add(vals[1])  # an entry (touched, id) of the recency index
                 continue
-            if vals is None:
+            if vals is None or rowid is None:  # a table leaf's cell has a rowid when it parsed
                 if rowid is not None and rowid > 0:
                     scan.damaged.add(rowid)
                 continue

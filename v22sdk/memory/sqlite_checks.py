@@ -63,7 +63,9 @@ def inspect_before_open(path: str) -> FileFacts | None:
 
 def table_rows(image: sf.PageImage, root: int, limit: int = 10_000) -> list[list]:
     """The records of the table B-tree at ``root`` (a small one: the schema), walked from the top."""
-    out, stack, seen = [], [root], set()
+    out: list[list] = []
+    stack = [root]
+    seen: set[int] = set()
     while stack and len(seen) < limit:
         pgno = stack.pop()
         data = image.page(pgno)
