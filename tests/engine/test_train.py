@@ -125,3 +125,17 @@ def test_metrics_log_is_jsonl(setup, tmp_path):
     Trainer(preset("tiny", batch_size=4), ds, split, vocab, log_path=log).fit(epochs=2)
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert [x["epoch"] for x in lines] == [1, 2] and all("loss" in x and "aux" in x for x in lines)
+
+
+def test_an_engine_model_without_the_training_surface_is_refused(setup, monkeypatch):
+    """The trainer reads stage_groups(), update_loss_state() and memory of the engine's model
+    (EngineModel); a model without them is an InputError naming the engine, not an AttributeError."""
+    from torch import nn
+
+    from v22sdk.engine import train
+    from v22sdk.errors import InputError
+
+    monkeypatch.setattr(train, "build_model", lambda cfg, emb: nn.Linear(640, 256))
+    with pytest.raises(InputError, match=r"engine 'v22'.*stage_groups\(\)"):
+        _trainer(setup)
+    assert not train.is_engine_model(nn.Linear(2, 2))
