@@ -271,9 +271,10 @@ class Trainer:
                         losses.append(r)
                 mean = {k: float(np.mean([r[k] for r in losses])) for k in ("loss", "ce", "acc", "la", "lb", "lc", "ld")} \
                     if losses else {"loss": float("nan")}
-                rec: dict[str, Any] = {"epoch": epoch, "step": self.step, **mean, "aux": self.aux, "cool_down": self.cool_down,
-                       "spikes": self.spikes, "rollbacks": self.rollbacks, "ac_alarms": self.ac_alarms,
-                       "seconds": round(time.perf_counter() - start, 3)}
+                rec: dict[str, Any] = {
+                    "epoch": epoch, "step": self.step, **mean, "aux": self.aux, "cool_down": self.cool_down,
+                    "spikes": self.spikes, "rollbacks": self.rollbacks, "ac_alarms": self.ac_alarms,
+                    "seconds": round(time.perf_counter() - start, 3)}
                 if clean and losses and self.step - self.snapshot_step >= self.snapshot_every:
                     self._snapshot()
                 done = bool(losses) and mean["loss"] < cfg.stop_loss
