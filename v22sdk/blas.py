@@ -18,17 +18,27 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from typing import Iterator
+from typing import Iterator, Protocol
 
 __all__ = ["single_blas_thread"]
 
 _lock = threading.Lock()
 _depth = 0
-_saved: list[tuple[object, int]] = []
+
+
+class _ThreadCount(Protocol):
+    """What is used of a threadpoolctl library controller (threadpoolctl ships no types)."""
+
+    def get_num_threads(self) -> int: ...
+
+    def set_num_threads(self, num_threads: int) -> None: ...
+
+
+_saved: list[tuple[_ThreadCount, int]] = []
 
 
 @functools.cache
-def _blas_controllers() -> tuple:
+def _blas_controllers() -> tuple[_ThreadCount, ...]:
     """threadpoolctl's controllers of the BLAS libraries loaded at the first use: numpy's OpenBLAS
     (numpy is loaded before any tokenizer runs), the one its matrix products use. A BLAS that a
     library loads later (scipy's own OpenBLAS) is not touched."""

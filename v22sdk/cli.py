@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import click
 
@@ -21,6 +21,9 @@ from . import __version__
 from ._options import parse_config
 from .errors import InputError, V22Error
 from .inputs import TEXT_SOURCE
+
+if TYPE_CHECKING:
+    from .modality import Sample
 
 #: Subcommands that live in their own subsystem, imported only when used: name -> "module:attr".
 LAZY_COMMANDS = {
@@ -173,7 +176,7 @@ def _columns(rows: Sequence[Sequence[str]]) -> str:
 
 
 # -- tokenize / explain -------------------------------------------------------------------------
-def _resolve_inputs(items: Sequence[str], modality: str | None, text: bool = False) -> list[tuple[str, Any]]:
+def _resolve_inputs(items: Sequence[str], modality: str | None, text: bool = False) -> list[tuple[str, Path | Sample]]:
     """Pair each CLI argument with its modality: a file, or a literal text (the rule of
     :mod:`v22sdk.inputs`: a missing path, a folder or a special file is an error)."""
     from .inputs import resolve
@@ -183,16 +186,17 @@ def _resolve_inputs(items: Sequence[str], modality: str | None, text: bool = Fal
     registry = get_registry()
     if modality is not None:
         registry.get_class("modalities", modality)  # unknown name -> one-line error listing choices
-    out = []
+    out: list[tuple[str, Path | Sample]] = []
     for item in items:
         got = resolve(item, text=text, extensions=registry.extensions())
-        if got.is_file:
-            choice = None
-            if modality is None:   # several readers of one extension: content, the user's default, priority
+        if got.path is not None:
+            name = modality
+            if name is None:   # several readers of one extension: content, the user's default, priority
                 choice = registry.resolve_path(got.path)
                 if choice.notice:
                     click.echo(choice.notice, err=True)
-            out.append((modality or choice.modality, got.path))
+                name = choice.modality
+            out.append((name, got.path))
             continue
         name = modality or "text"
         if name not in registry.names("modalities") or \
@@ -201,7 +205,7 @@ def _resolve_inputs(items: Sequence[str], modality: str | None, text: bool = Fal
                 raise InputError(got.source if got.source != TEXT_SOURCE else item,
                                  f"the {name} modality reads files, not text")
             raise InputError(item, f"no such file (the {name} modality reads files)" if modality else "no such file")
-        out.append((name, Sample(got.text, source=got.source)))
+        out.append((name, Sample(got.literal, source=got.source)))
     return out
 
 
@@ -316,7 +320,7 @@ def explain(input: str, modality: str | None, as_text: bool, config: tuple[str, 
         import unicodedata
 
         text = unicodedata.normalize("NFC", item.data)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, named in enumerate(explained):
         label = text[int(batch.offsets["char"][i])] if text is not None else _offset_label(batch, i)
         rows.append({"token": i, "at": label, "attributes": dict(named)})

@@ -53,6 +53,13 @@ class Input:
     def is_file(self) -> bool:
         return self.path is not None
 
+    @property
+    def literal(self) -> str:
+        """The text of a text input (a file input has none: ValueError)."""
+        if self.text is None:
+            raise ValueError(f"{self.source} is a file input, not a text")
+        return self.text
+
 
 def special_kind(mode: int) -> str | None:
     """What a file that is not a regular file or folder is, for messages; None for those two."""

@@ -184,7 +184,7 @@ def apply(A: np.ndarray, flags: np.ndarray, words: list[str]) -> np.ndarray:
     tcols = [COL["lang.tense.past"], COL["lang.tense.present"], COL["lang.tense.future"]]
     T = A[:, tcols]
     clause_max = np.maximum.reduceat(T, c_starts, axis=0)[cid]
-    A[np.ix_(content, tcols)] = np.maximum(T[content], 0.5 * clause_max[content])
+    A[np.ix_(content, np.asarray(tcols, np.intp))] = np.maximum(T[content], 0.5 * clause_max[content])
 
     # -- syntactic role (one per content word, later rules take precedence) -------------------------
     big = np.where(is_verb, idx, _BIG)
@@ -213,5 +213,6 @@ def apply(A: np.ndarray, flags: np.ndarray, words: list[str]) -> np.ndarray:
     # -- domain and register: lexicon words 0.9/0.8, the rest of their sentence 0.3 ------------------
     dcols = [COL[n] for n in COL if n.startswith(("lang.domain.", "lang.register."))]
     smax = np.maximum.reduceat(A[:, dcols], s_starts, axis=0)[sid]
-    A[np.ix_(content, dcols)] = np.maximum(A[np.ix_(content, dcols)], np.where(smax[content] > 0, 0.3, 0.0))
+    dsel = np.ix_(content, np.asarray(dcols, np.intp))
+    A[dsel] = np.maximum(A[dsel], np.where(smax[content] > 0, 0.3, 0.0))
     return sid

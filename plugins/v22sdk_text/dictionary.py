@@ -34,6 +34,7 @@ import tempfile
 import threading
 from bisect import bisect_left
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -175,6 +176,7 @@ class JiebaDictionary:
         return None if i < 0 else self.freq[i]
 
     def _cut_block(self, sentence: str) -> list[str]:
+        freq_get: Callable[[str], int | None]
         if self._dict is None and self._cut_chars < DICT_AFTER:
             self._cut_chars += len(sentence)
             freq_get = self._freq_get_bisect
@@ -235,7 +237,9 @@ def _load_or_build(path_dict: Path) -> dict[str, np.ndarray]:
         index.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=index.name + ".", suffix=".tmp", dir=index.parent)
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
+            # numpy's stub: a str-keyed ** may hold "allow_pickle" (bool); passing it explicitly is
+            # no fix, numpy < 2.1 (allowed by our numpy>=1.24) would save it as an array
+            np.savez(fh, **arrays)  # type: ignore[arg-type]
         os.replace(tmp, index)
     except OSError:
         pass   # a read-only temporary folder: rebuild next time

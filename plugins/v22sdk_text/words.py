@@ -72,7 +72,7 @@ _CONST_SPECS = (*_JIEBA_TAGS.values(), *(spec for _, spec in _EN_SUFFIX),
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Za-z][0-9]|_")
 
 _PUNCT: dict[str, tuple[str, tuple[str, ...]]] = {}
-for _chars, _slot, _flags in (
+for _chars, _slot, _names in (
     ("。．｡", "period", ("period", "sent_end", "clause_end")), (".", "period", ("dot",)),
     ("，,﹐", "comma", ("clause_end",)), ("、", "enumeration", ()),
     ("；;", "semicolon", ("clause_end",)), ("：:", "colon", ("clause_end",)),
@@ -82,7 +82,7 @@ for _chars, _slot, _flags in (
     ("…", "other", ("sent_end", "clause_end")),
 ):
     for _c in _chars:
-        _PUNCT[_c] = (_slot, _flags)
+        _PUNCT[_c] = (_slot, _names)
 
 
 def _build_row(values: dict[str, float] | None = None) -> np.ndarray:
@@ -92,7 +92,7 @@ def _build_row(values: dict[str, float] | None = None) -> np.ndarray:
     return row
 
 
-_TEMPLATES: dict[int, tuple[dict, np.ndarray]] = {}
+_TEMPLATES: dict[int, tuple[dict[str, float] | None, np.ndarray]] = {}
 
 
 def _row(values: dict[str, float] | None = None) -> np.ndarray:

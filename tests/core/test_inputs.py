@@ -84,3 +84,13 @@ def test_standard_input_is_text_bounded_and_utf8():
         read_stdin_text(10, io.BytesIO(b"\xff\xfe"))
     with pytest.raises(InputError, match="<stdin>: is empty"):
         read_stdin_text(10, io.BytesIO(b""))
+
+
+def test_literal_is_the_text_of_a_text_input_only(tmp_path):
+    assert resolve("hello there", text=True).literal == "hello there"
+    f = tmp_path / "a.txt"
+    f.write_text("x", encoding="utf-8")
+    got = resolve(str(f))
+    assert got.path is not None
+    with pytest.raises(ValueError, match="a file input, not a text"):
+        _ = got.literal

@@ -204,3 +204,17 @@ def test_an_engine_with_sent_vec_trains_and_gets_its_open_set(registry, text_man
     train_engine(text_manifest, cfg, tmp_path / "lean.pt", registry=registry, use_text_plugin=False)
     _, _, _, doc = load_checkpoint(tmp_path / "lean.pt")
     assert doc["open_set"]["method"] and doc["calibration"]["temperature"] > 0
+
+
+def test_an_engine_model_without_the_training_surface_is_refused(setup, monkeypatch):
+    """The trainer reads stage_groups(), update_loss_state() and memory of the engine's model
+    (EngineModel); a model without them is an InputError naming the engine, not an AttributeError."""
+    from torch import nn
+
+    from v22sdk.engine import train
+    from v22sdk.errors import InputError
+
+    monkeypatch.setattr(train, "build_model", lambda cfg, emb: nn.Linear(640, 256))
+    with pytest.raises(InputError, match=r"engine 'v22'.*stage_groups\(\)"):
+        _trainer(setup)
+    assert not train.is_engine_model(nn.Linear(2, 2))

@@ -126,3 +126,21 @@ def test_exhaustive_search_is_the_global_best(db):
     assert r.ids[0] in (5, 27, 28, 29, 30) and not bounded.l2.contains(10)  # 5: promoted above
     assert bounded.search(q, [turns[9].attrs], exhaustive=True)[0][0, 0] == 10
     bounded.close()
+
+
+def test_a_turn_removed_between_search_and_recall_is_a_store_error(db, monkeypatch):
+    """A read fetches from L3 the turns that neither L1 nor L2 holds; one that another process
+    removed after the search found it is a MemoryStoreError naming it (not an AttributeError)."""
+    from v22sdk.errors import MemoryStoreError
+
+    mem = TieredMemory(db, l1_size=2, l2_size=4)
+    turns = [make_turn(i) for i in range(1, 11)]
+    mem.write(*_batch(turns))
+    assert not mem.l1.contains(3) and not mem.l2.contains(3)
+    cpu = torch.device("cpu")
+    found = mem._recall(np.array([[3]]), np.array([[0.95]]), cpu)  # read from L3
+    assert found.ids == [3] and np.allclose(found.values[0].numpy(), turns[2].mem_emb)
+    monkeypatch.setattr(mem.l3, "get", lambda turn_id: None)  # what L3 answers once turn 3 is gone
+    with pytest.raises(MemoryStoreError, match="turn 3 was removed while it was being read"):
+        mem._recall(np.array([[3]]), np.array([[0.95]]), cpu)
+    mem.close()

@@ -71,7 +71,7 @@ def test_document_memory_recalls_only_what_was_read(tmp_path, monkeypatch):
     j = rec["memory"][t_rep]
     assert text[j - 8 : j] == text[t_rep - 8 : t_rep], (j, text[j - 8 : j], text[t_rep - 8 : t_rep])
     assert not (tmp_path / "user-memory.db").exists()
-    assert mem.stats["writes"] > 0 and mem.stats["documents"] == 1
+    assert mem.stats.writes > 0 and mem.stats.documents == 1
 
 
 def test_view_inputs_and_equal_draft_sizes():

@@ -444,10 +444,10 @@ def _regions(objective: Objective, batch, max_len: int, modality, sample, grid: 
 def method_doc(method: str, steps: int | None = None, temperature: float = 1.0) -> dict[str, Any]:
     """The method's name and baselines, as reported with every explanation."""
     calibrated = f", logits divided by the calibration temperature {temperature:.4g}" if temperature != 1.0 else ""
-    doc = {"key": method, "name": _METHOD_NAMES[method],
-           "slot_baseline": "the slot at 0 in every token (embeddings kept)",
-           "token_baseline": "the all-zero token (kept in place)",
-           "explained": f"log-probability of the decoded answer (held fixed){calibrated}"}
+    doc: dict[str, Any] = {"key": method, "name": _METHOD_NAMES[method],
+                           "slot_baseline": "the slot at 0 in every token (embeddings kept)",
+                           "token_baseline": "the all-zero token (kept in place)",
+                           "explained": f"log-probability of the decoded answer (held fixed){calibrated}"}
     if method == "ig" and steps:
         doc["steps"] = steps
     return doc
@@ -490,13 +490,13 @@ def explain_input(runner, source: str, modality: str | None = None, *, method: s
 
     got = resolve(source, text=text, extensions=runner.registry.extensions())
     # tokenized from what was resolved: standard input ("-") is read once
-    batch = runner.tokenize(str(got.path), modality) if got.is_file else runner.tokenize(got.text, modality, text=True)
+    batch = runner.tokenize(str(got.path), modality) if got.is_file else runner.tokenize(got.literal, modality, text=True)
     plugin = runner.registry.modality(batch.modality)
     schema = type(plugin).schema
     sample = None
     if got.is_file and (regions or (regions is None and len(batch) < REGION_BELOW_TOKENS)):
         sample = plugin.load(got.path)
-    chars = None if got.is_file else unicodedata.normalize("NFC", got.text)
+    chars = None if got.is_file else unicodedata.normalize("NFC", got.literal)
     out = {"input": display(source), "modality": batch.modality, "engine": runner.cfg.engine,
            "checkpoint": str(runner.path)}
     temperature = runner.temperature_of(batch.modality) if hasattr(runner, "temperature_of") else 1.0

@@ -10,7 +10,7 @@ Red supports the answer (positive attribution), blue works against it. No torch 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 #: size of the picture in inches at :data:`PLOT_DPI`: 1100 × 440 pixels
 PLOT_SIZE = (11.0, 4.4)
@@ -50,7 +50,9 @@ def render(expl: dict[str, Any], top: int = 10):
     if slots:
         scale = max(abs(s["attribution"]) for s in slots)
         table = Table(box=None, pad_edge=False, show_edge=False, title_justify="left")
-        for col, justify in (("named slot", "left"), ("value", "right"), ("attribution", "right"), ("", "left")):
+        columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
+            ("named slot", "left"), ("value", "right"), ("attribution", "right"), ("", "left"))
+        for col, justify in columns:
             table.add_column(col, justify=justify)
         for s in slots:
             table.add_row(s["name"], f"{s['value']:+.3f}", f"{s['attribution']:+.4g}",

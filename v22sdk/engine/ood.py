@@ -150,6 +150,8 @@ def _vision(out: Path, seed: int) -> tuple[list[dict], dict]:
         shutil.copyfile(path, dest)                                      # the file as shipped
         rows.append(_row(dest, out, "photo", group, group.split(":")[0]))
         img = cv2.imdecode(np.frombuffer(dest.read_bytes(), np.uint8), cv2.IMREAD_COLOR)
+        if img is None:
+            raise InputError(str(path), "OpenCV cannot decode this bundled photograph")
         h, w = img.shape[:2]
         s = min(h, w) // 2
         for k, (y, x) in enumerate(((0, 0), (0, w - s), (h - s, 0), (h - s, w - s), ((h - s) // 2, (w - s) // 2))):
@@ -180,8 +182,10 @@ def _vision(out: Path, seed: int) -> tuple[list[dict], dict]:
             dest = out / "letter" / f"{letter}_{f_i}.png"
             dest.write_bytes(render_digit(counts))
             rows.append(_row(dest, out, "letter", f"letter:{letter}", "opencv"))
+    # skimage's __init__.pyi lists __version__ in __all__ but does not declare it (a gap in its stub)
+    sk_version: str = skimage.__version__  # type: ignore[attr-defined]
     sources = {
-        "skimage": {"name": "scikit-image's bundled sample images", "version": f"scikit-image {skimage.__version__}",
+        "skimage": {"name": "scikit-image's bundled sample images", "version": f"scikit-image {sk_version}",
                     "licence": "scikit-image: BSD-3-Clause; each image's own licence (public domain or CC) is in "
                                "the docstring of its skimage.data function",
                     "files": list(SKIMAGE_PHOTOS + SKIMAGE_DRAWINGS) + ["lfw_subset.npy"],
@@ -387,7 +391,10 @@ def _texts(out: Path, seed: int) -> tuple[list[dict], dict]:
 
     rows: list[dict] = []
     # the Zen of Python, read from the 'this' module's source (importing it would print it)
-    source = Path(importlib.util.find_spec("this").origin).read_text(encoding="utf-8")
+    spec = importlib.util.find_spec("this")
+    if spec is None or spec.origin is None:
+        raise MissingDependency("the standard library's 'this' module", "reinstall Python with its full standard library")
+    source = Path(spec.origin).read_text(encoding="utf-8")
     coded = next(ast.literal_eval(node.value) for node in ast.parse(source).body
                  if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "s")
     zen = [line.strip() for line in codecs.decode(coded, "rot13").splitlines()[2:] if line.strip()]

@@ -67,6 +67,10 @@ class Scorer:
     def score(self, features: dict[str, Any], modalities: Sequence[str]) -> tuple[np.ndarray, list[str | None]]:
         raise NotImplementedError
 
+    def to_state(self) -> dict[str, Any]:
+        """What the checkpoint keeps of the fitted scorer (read back by :func:`scorer_from_state`)."""
+        raise NotImplementedError
+
     def set_thresholds(self, scores: np.ndarray, modalities: Sequence[str], quantile: float = QUANTILE) -> None:
         """Each modality's threshold: the ``quantile`` quantile of its (validation) scores; a modality
         with fewer than :data:`MIN_THRESHOLD_EXAMPLES` finite scores gets none (not judged)."""

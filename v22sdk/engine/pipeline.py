@@ -47,7 +47,8 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
             raise OutputError(str(log_path), exc.strerror or str(exc)) from None
     trainer = Trainer(cfg, ds, split, vocab, hooks=hooks, log_path=log_path)
     trainer.fit(progress=progress, on_epoch=on_epoch, keep_best=keep_best, eval_every=eval_every)
-    metrics = {name: trainer.evaluate(name) for name in ("train", "val", "test") if trainer.data[name].size}
+    metrics: dict[str, Any] = {name: trainer.evaluate(name) for name in ("train", "val", "test")
+                               if trainer.data[name].size}
     last = trainer.history[-1] if trainer.history else {}
     metrics["final_loss"] = last.get("loss")
     metrics["epochs"] = last.get("epoch")

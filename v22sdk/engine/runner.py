@@ -93,13 +93,13 @@ class Runner:
         from ..inputs import resolve
 
         got = resolve(source, text=text, extensions=self.registry.extensions())
-        if got.is_file:
+        if got.path is not None:
             name = modality or self.modality_for(got.path)
             self.check_modality(source, name)
             return self.registry.modality(name).tokenize_file(got.path)
         if modality is None or modality == "text" or _takes_text(self.registry, modality):
-            self.check_modality(got.text, modality or "text")
-            return self.registry.modality(modality or "text").tokenize(got.text)
+            self.check_modality(got.literal, modality or "text")
+            return self.registry.modality(modality or "text").tokenize(got.literal)
         if text:
             raise InputError(_clip(source, 60), f"the {modality} modality reads files, not text")
         raise InputError(source, f"no such file (the {modality} modality reads files)")
@@ -218,7 +218,8 @@ class Runner:
                 texts += t
                 confs += c
             parts.append(features_of(out, tokens, mask, confs, texts))
-        feats = {k: np.concatenate([p[k] for p in parts]) for k in ("sent_vec", "tokens", "logits", "confidence")}
+        feats: dict[str, Any] = {k: np.concatenate([p[k] for p in parts])
+                                 for k in ("sent_vec", "tokens", "logits", "confidence")}
         feats["decoded"] = [t for p in parts for t in p["decoded"]]
         feats["modalities"] = [b.modality for b in batches]
         return feats
@@ -242,7 +243,7 @@ class Runner:
         if self.open_set is None:
             return [None] * len(modalities)
         scores, nearest = self.open_set.score(feats, modalities)
-        verdicts = []
+        verdicts: list[dict[str, Any] | None] = []
         for score, near, mod in zip(scores.tolist(), nearest, modalities):
             threshold = self.open_set.thresholds.get(mod)
             verdicts.append({"score": round(score, 4) if score != float("inf") else None,
@@ -324,9 +325,10 @@ def format_result(r: dict[str, Any]) -> str:
         tokens = f"{r['tokens']} tokens, the engine read the first {r['truncated_to']}"
     o = r.get("open_set")
     if r.get("familiar") is False:
+        v = r["open_set"]  # only the open-set verdict says unfamiliar
         lines = ["unfamiliar input: unlike anything this checkpoint was trained on ('v22sdk run --knows' lists it)",
-                 f"  open-set score {o['score'] if o['score'] is not None else 'inf'} > threshold {o['threshold']} "
-                 f"({o['method']}); nearest label {o['nearest_label'] or '-'}; the decoder would say "
+                 f"  open-set score {v['score'] if v['score'] is not None else 'inf'} > threshold {v['threshold']} "
+                 f"({v['method']}); nearest label {v['nearest_label'] or '-'}; the decoder would say "
                  f"{r['decoded'] or '(empty)'} (confidence {r['confidence']:.3f})"]
     else:
         kind = "confidence" if r.get("calibrated", True) else "confidence (uncalibrated)"

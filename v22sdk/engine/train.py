@@ -24,15 +24,17 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence, TypeGuard
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from ..errors import EngineOutputError
 from .config import EngineConfig
 from .data import Dataset, to_tensors
+from .memory_head import MemoryHead
 from .vocab import PAD, OutputVocab, normalise
 from .v22 import build_model
 
@@ -97,6 +99,39 @@ def _clone_state(obj) -> Any:
     return clone(obj.state_dict())
 
 
+class EngineModel(Protocol):
+    """What training uses of an engine's model besides ``nn.Module`` (``v22sdk/engine/plugin.py``
+    says what an engine from another distribution provides): its optimiser groups, the loss-state
+    input, its memory head (None without one), and ``aux``, the self-heal factor that the trainer
+    sets before each step (a model may ignore it)."""
+
+    aux: float
+
+    @property
+    def memory(self) -> MemoryHead | None: ...
+
+    def stage_groups(self) -> dict[str, list[nn.Parameter]]: ...
+
+    def update_loss_state(self, accuracy: float, ce: float) -> None: ...
+
+
+def is_engine_model(model: nn.Module) -> TypeGuard[EngineModel]:
+    """Whether ``model`` has what :class:`EngineModel` names (``aux`` is the trainer's to set)."""
+    return (callable(getattr(model, "stage_groups", None)) and callable(getattr(model, "update_loss_state", None))
+            and hasattr(model, "memory"))
+
+
+def _memory_state(mem: MemoryHead | None) -> dict | None:
+    """A copy of the memory head's own state (FifoMemory has one; a store-backed memory keeps its
+    turns in its store), for a rollback."""
+    return copy.deepcopy(mem.state_dict()) if mem is not None and hasattr(mem, "state_dict") else None
+
+
+def _restore_memory(mem: MemoryHead | None, state: dict | None) -> None:
+    if state is not None and mem is not None and hasattr(mem, "load_state_dict"):
+        mem.load_state_dict(copy.deepcopy(state))
+
+
 class Trainer:
     """Fits one engine on a data set's train split; evaluates any split.
 
@@ -109,8 +144,14 @@ class Trainer:
                  *, hooks: dict[str, Callable] | None = None, log_path: str | Path | None = None):
         torch.manual_seed(cfg.seed)
         self.cfg, self.ds, self.split, self.vocab = cfg, ds, split, vocab
-        self.model = build_model(cfg, torch.from_numpy(vocab.embeddings))
-        groups = self.model.stage_groups()
+        self.model = model = build_model(cfg, torch.from_numpy(vocab.embeddings))
+        if not is_engine_model(model):
+            from ..errors import InputError
+
+            raise InputError(f"engine {cfg.engine!r}", "its model lacks stage_groups(), update_loss_state() or "
+                                                       "memory (see v22sdk/engine/plugin.py)")
+        self.engine: EngineModel = model
+        groups = self.engine.stage_groups()
         self.opt = torch.optim.Adam([{"params": ps, "lr": cfg.lr * cfg.lr_mult.get(name, 1.0), "name": name}
                                      for name, ps in groups.items() if ps], fused=True)
         self.data = {name: Split(ds, idx, cfg, vocab) for name, idx in split.items()}
@@ -127,28 +168,25 @@ class Trainer:
     # -- safeguard state ---------------------------------------------------------------------
     def _snapshot(self) -> None:
         """Hold the last good state in memory (model, optimiser, memory head)."""
-        mem = self.model.memory
         self.snapshot_step = self.step
-        self.good = (_clone_state(self.model), _clone_state(self.opt),
-                     copy.deepcopy(mem.state_dict()) if hasattr(mem, "state_dict") else None)
+        self.good = (_clone_state(self.model), _clone_state(self.opt), _memory_state(self.engine.memory))
 
     def _rollback(self) -> None:
         model_state, opt_state, mem_state = self.good
         self.model.load_state_dict(model_state)
         self.opt.load_state_dict(opt_state)
-        if mem_state is not None:
-            self.model.memory.load_state_dict(copy.deepcopy(mem_state))
+        _restore_memory(self.engine.memory, mem_state)
         self.opt.zero_grad(set_to_none=True)
         self.rollbacks += 1
 
     def _grad_norm(self) -> float:
         """Total gradient norm (NaN/inf when any gradient is), clipped to ``clip_grad`` when finite."""
-        params = [p for p in self.model.parameters() if p.grad is not None]
-        if not params:
+        grads = [p.grad for p in self.model.parameters() if p.grad is not None]
+        if not grads:
             return 0.0
-        norm = float(torch.linalg.vector_norm(torch.stack(torch._foreach_norm([p.grad for p in params]))))
+        norm = float(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))))
         if math.isfinite(norm) and self.cfg.clip_grad > 0 and norm > self.cfg.clip_grad:
-            torch._foreach_mul_([p.grad for p in params], self.cfg.clip_grad / (norm + 1e-6))
+            torch._foreach_mul_(grads, self.cfg.clip_grad / (norm + 1e-6))
         return norm
 
     # -- one step ----------------------------------------------------------------------------
@@ -156,7 +194,7 @@ class Trainer:
         """One optimiser step on train rows; None when the step was rolled back."""
         cfg, model = self.cfg, self.model
         model.train()
-        model.aux = self.aux
+        self.engine.aux = self.aux
         batch = self.data["train"].take(rows)
         out = model(batch["tokens"], batch["mask"], batch["attr_sets"])
         if self.step == 0:  # fail before training, not after it, when a plugin engine lacks an output
@@ -203,7 +241,7 @@ class Trainer:
         with torch.no_grad():
             valid = batch["targets"] != PAD
             acc = float(((logits.argmax(-1) == batch["targets"]) & valid).sum() / valid.sum().clamp_min(1))
-        model.update_loss_state(acc, ce_val)
+        self.engine.update_loss_state(acc, ce_val)
         return {"loss": float(total.detach()), "ce": ce_val, "acc": acc, "spike": spike,
                 **{k: float(v.detach()) for k, v in parts.items() if k != "ce"}}
 
@@ -238,9 +276,10 @@ class Trainer:
                         losses.append(r)
                 mean = {k: float(np.mean([r[k] for r in losses])) for k in ("loss", "ce", "acc", "la", "lb", "lc", "ld")} \
                     if losses else {"loss": float("nan")}
-                rec = {"epoch": epoch, "step": self.step, **mean, "aux": self.aux, "cool_down": self.cool_down,
-                       "spikes": self.spikes, "rollbacks": self.rollbacks, "ac_alarms": self.ac_alarms,
-                       "seconds": round(time.perf_counter() - start, 3)}
+                rec: dict[str, Any] = {
+                    "epoch": epoch, "step": self.step, **mean, "aux": self.aux, "cool_down": self.cool_down,
+                    "spikes": self.spikes, "rollbacks": self.rollbacks, "ac_alarms": self.ac_alarms,
+                    "seconds": round(time.perf_counter() - start, 3)}
                 if clean and losses and self.step - self.snapshot_step >= self.snapshot_every:
                     self._snapshot()
                 done = bool(losses) and mean["loss"] < cfg.stop_loss
@@ -248,9 +287,7 @@ class Trainer:
                     rec["val"] = self.evaluate("val")["all"]
                     key = (rec["val"]["exact"], rec["val"]["char"])
                     if keep_best and (best is None or key > best[0]):
-                        mem = self.model.memory
-                        best = (key, epoch, _clone_state(self.model),
-                                copy.deepcopy(mem.state_dict()) if hasattr(mem, "state_dict") else None)
+                        best = (key, epoch, _clone_state(self.model), _memory_state(self.engine.memory))
                 self._log(rec)
                 if on_epoch:
                     on_epoch(rec)
@@ -265,8 +302,7 @@ class Trainer:
         if best is not None:
             _, self.best_epoch, state, mem_state = best
             self.model.load_state_dict(state)
-            if mem_state is not None:
-                self.model.memory.load_state_dict(mem_state)
+            _restore_memory(self.engine.memory, mem_state)
         return self.history
 
     def _log(self, rec: dict[str, Any]) -> None:

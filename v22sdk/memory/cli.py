@@ -61,7 +61,7 @@ def load_query_file(path: str) -> tuple[np.ndarray, list[frozenset[str]]]:
     check_regular_file(path)
     if path.endswith(".npy"):
         arr = load_npy(path)
-        attrs_list: object = []
+        attrs_list: list[str] = []
     else:
         try:
             with open(path, encoding="utf-8") as f:
@@ -70,9 +70,10 @@ def load_query_file(path: str) -> tuple[np.ndarray, list[frozenset[str]]]:
             raise InputError(path, f"not a readable JSON query ({e})") from e
         if not isinstance(obj, dict) or "sent_vec" not in obj:
             raise InputError(path, "expected a JSON object with a 'sent_vec' list (and optional 'attrs')")
-        arr, attrs_list = obj["sent_vec"], obj.get("attrs", [])
-        if not isinstance(attrs_list, list) or not all(isinstance(a, str) for a in attrs_list):
+        arr, attrs = obj["sent_vec"], obj.get("attrs", [])
+        if not isinstance(attrs, list) or not all(isinstance(a, str) for a in attrs):
             raise InputError(path, "'attrs' must be a list of slot names")
+        attrs_list = attrs
     try:  # in float64 first: 1e308 is reported, not cast to inf with a numpy warning
         wide = np.atleast_2d(np.asarray(arr, np.float64))
     except (TypeError, ValueError, OverflowError):
@@ -200,13 +201,13 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
             with store:
                 qm = np.stack([store.vocab.mask(a) for a in attrs])
                 qc = np.array([len(a) for a in attrs], np.int32)
-                if index == "exhaustive":
+                from v22sdk.memory.index import make_index
+
+                t0 = time.perf_counter()
+                ann = make_index(index)  # None for "exhaustive": an exact scan of the store
+                if ann is None:
                     ids, scores = store.search(unit_rows(vecs), qm, qc, k)
                 else:
-                    from v22sdk.memory.index import make_index
-
-                    t0 = time.perf_counter()
-                    ann = make_index(index)
                     ann.build_from(store)
                     click.echo(f"(approximate search: {index} index over {len(ann)} turns, built in "
                                f"{time.perf_counter() - t0:.2f} s)", err=True)
@@ -246,8 +247,8 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
                 else:
                     if _same_file(out, store.path):
                         raise InputError(out, "is the memory store itself; choose another file")
-                    with atomic_output(out, "w", encoding="utf-8") as f:
-                        n = export_jsonl(store, f)
+                    with atomic_output(out, "w", encoding="utf-8") as dest:
+                        n = export_jsonl(store, dest)
                     click.echo(f"exported {n} turns to {out}", err=True)
 
     @memory.command("import")

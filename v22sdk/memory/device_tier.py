@@ -6,7 +6,7 @@ float64 re-score that makes results independent of device and layout.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable
 
 import numpy as np
 import torch
@@ -51,7 +51,7 @@ class DeviceTier(RingTier):
         q = torch.from_numpy(queries).to(self.device)
         return (q @ self.units_dev[:n].T).cpu().numpy()
 
-    def values(self, turn_ids: Sequence[int]) -> torch.Tensor:
+    def values(self, turn_ids: Iterable[int]) -> torch.Tensor:
         """Memory embeddings (len, 384) of turns held here, on the device."""
         idx = torch.tensor([self.slot[int(i)] for i in turn_ids], dtype=torch.long, device=self.device)
         return self.mem_dev[idx]

@@ -1,13 +1,9 @@
-"""Checking and recovering an SQLite memory store: what happens before a store is opened, when
-turns may have been lost, and after it was damaged.
+"""Checking and recovering an SQLite memory store: when turns may have been lost, and after it was
+damaged.
 
-* :func:`inspect_before_open` reads a file's header and schema page without SQLite, so a file
-  that is not a memory store (another program's SQLite database) is refused *unmodified*:
-  opening it with SQLite would switch it to WAL mode and could checkpoint its WAL.
-* :class:`AckMark` keeps, in a small ``-ack`` file next to the store, the highest turn id ever
-  acknowledged. Deleting the ``-wal`` file after a crash takes every turn committed since the
-  last checkpoint with it, silently for SQLite; the store compares its id sequence with the mark
-  when it opens and reports how many acknowledged turns are missing.
+The checks a store runs on itself when it opens (the header read without SQLite, the acknowledged
+mark of :class:`~.sqlite_checks.AckMark`) live in :mod:`.sqlite_checks`, below both modules.
+
 * :func:`salvage` copies every turn the file still holds into a new store. It does not ask
   SQLite to walk its B-trees (that fails when interior pages or the first page are lost): it reads
   every page of the file and of its WAL (:mod:`.sqlite_file`), decodes each row of the known
@@ -19,151 +15,21 @@ turns may have been lost, and after it was damaged.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import sqlite3
-import struct
 import tempfile
 from dataclasses import dataclass, field
+from typing import Literal
 
 from v22sdk.errors import InputError, MemoryStoreError
+from v22sdk.inputs import check_regular_file
 from v22sdk.memory import sqlite_file as sf
 from v22sdk.memory.scoring import mask_to_blob
+from v22sdk.memory.sqlite_checks import ABSENT_KEY, parse_created, read_ack, table_rows
+from v22sdk.memory.sqlite_tier import PAGE_SIZE, TURN_COLUMNS, SQLiteTier, row_crc
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM
-
-#: meta key: how many ids up to the id sequence the store does not hold (removed turns, and
-#: turns lost before a salvage), so that "held = sequence - absent" is exact.
-ABSENT_KEY = "absent_ids"
-
-
-# -- before opening -----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class FileFacts:
-    """What :func:`inspect_before_open` found: the schema version and table names of the newest
-    committed schema page (database file and WAL), read without SQLite."""
-
-    user_version: int
-    tables: tuple[str, ...]
-
-
-def inspect_before_open(path: str) -> FileFacts | None:
-    """The facts of the SQLite file ``path``; None when it is missing or empty. Raises
-    :class:`InputError` when it is not an SQLite file at all. Reads only; writes nothing.
-
-    When the database file's own header carries a schema version, its first page is read alone
-    (one read: this runs on every open); otherwise the WAL is read too, since a new store's
-    schema may not have been checkpointed yet.
-    """
-    try:
-        size = os.path.getsize(path)
-    except FileNotFoundError:
-        return None
-    if size == 0:
-        return None
-    header = sf.read_header(path)
-    if not header.valid:
-        raise InputError(path, "not an SQLite database (bad header)")
-    with sf.PageImage(path, use_wal=header.user_version == 0) as image:
-        first = image.page(1)
-        version = sf.Header.parse(first[:100]).user_version if first else 0
-        tables = tuple(r[1] for r in table_rows(image, 1) if len(r) == 5 and r[0] == "table")
-    return FileFacts(version, tables)
-
-
-def table_rows(image: sf.PageImage, root: int, limit: int = 10_000) -> list[list]:
-    """The records of the table B-tree at ``root`` (a small one: the schema), walked from the top."""
-    out, stack, seen = [], [root], set()
-    while stack and len(seen) < limit:
-        pgno = stack.pop()
-        data = image.page(pgno)
-        if pgno in seen or data is None:
-            continue
-        seen.add(pgno)
-        base = 100 if pgno == 1 else 0
-        kind = data[base]
-        if kind == sf.TABLE_INTERIOR:
-            n = int.from_bytes(data[base + 3:base + 5], "big")
-            stack.append(int.from_bytes(data[base + 8:base + 12], "big"))
-            for k in range(min(n, (image.usable - base - 12) // 2)):
-                ptr = int.from_bytes(data[base + 12 + 2 * k:base + 14 + 2 * k], "big")
-                stack.append(int.from_bytes(data[ptr:ptr + 4], "big"))
-        elif kind == sf.TABLE_LEAF:
-            out += [vals for _, vals in sf.cells(image, pgno, data) if vals is not None]
-    return out
-
-
-# -- the acknowledged high-water mark -----------------------------------------------------------
-
-class AckMark:
-    """The highest acknowledged turn id of the store at ``path``, kept in ``path-ack``.
-
-    The file holds 24 bytes: a magic string, the id (uint64) and the store's creation time (the
-    ``created`` row of its ``meta`` table, float64), so a mark left behind by a deleted store is
-    not taken for the mark of a new store created under the same name. :meth:`advance` is one
-    ``pwrite`` under an ``flock`` (so two writer processes keep the larger id), done after the
-    commit is durable; it is not fsynced (a mark that lags after a power cut only undercounts).
-    A mark that cannot be written (a read-only folder) is not kept: it is a detector, and its
-    failure never fails a write.
-    """
-
-    MAGIC = b"V22ACK\x00\x01"
-    _FORMAT = "<8sQd"
-
-    def __init__(self, store_path: str, created: float | None):
-        self.store_path = store_path
-        self.created = created
-        self._fd: int | None = None  # opened (created) by the first write, not by a reader
-
-    def read(self) -> int:
-        """The mark (0 when there is none, or it belongs to another store)."""
-        return read_ack(self.store_path, self.created)
-
-    def advance(self, turn_id: int) -> None:
-        try:
-            if self._fd is None:
-                self._fd = os.open(self.store_path + "-ack", os.O_RDWR | os.O_CREAT, 0o644)
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-            try:
-                if _parse_ack(os.pread(self._fd, 24, 0), self.created) < turn_id:
-                    os.pwrite(self._fd, struct.pack(self._FORMAT, self.MAGIC, turn_id, self.created or 0.0), 0)
-            finally:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
-def _parse_ack(raw: bytes, created: float | None) -> int:
-    if len(raw) != 24:
-        return 0
-    magic, mark, when = struct.unpack(AckMark._FORMAT, raw)
-    if magic != AckMark.MAGIC or (created is not None and when != created):
-        return 0
-    return mark
-
-
-def read_ack(store_path: str, created: float | None) -> int:
-    """The acknowledged mark next to ``store_path`` for the store created at ``created`` (None:
-    any store, when its creation time is unknown); 0 when absent or foreign."""
-    try:
-        with open(store_path + "-ack", "rb") as f:
-            return _parse_ack(f.read(24), created)
-    except OSError:
-        return 0
-
-
-def parse_created(value) -> float | None:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
 
 
 # -- full check ---------------------------------------------------------------------------------
@@ -171,8 +37,6 @@ def parse_created(value) -> float | None:
 def full_check(store) -> dict:
     """SQLite's ``integrity_check`` plus every row's checksum: ``{"integrity_check": [...],
     "rows_checked": n, "bad_ids": [...]}`` (``bad_ids``: rows whose content fails its checksum)."""
-    from v22sdk.memory.sqlite_tier import TURN_COLUMNS, row_crc
-
     integrity = store.integrity_check()
     bad, n, last = [], 0, 0
     while True:
@@ -205,11 +69,9 @@ class _Scan:
     pages_read: int = 0
 
 
-def _turn_row(rowid: int, vals: list):
+def _turn_row(rowid: int, vals: list) -> tuple[int, tuple] | Literal[False] | None:
     """``(id, row values for INSERT)`` of a turns record whose checksum verifies; ``False`` for a
     turns-shaped record that fails it; None for a record of another table."""
-    from v22sdk.memory.sqlite_tier import row_crc
-
     if len(vals) != 12 or vals[0] is not None:
         return None
     when, conv, mod, digest, summary, attrs, mask, sent, mem, touched, crc = vals[1:]
@@ -239,7 +101,7 @@ def _rows_under(path: str, size: int, limit: int = 8 << 20) -> int:
             if data is None or sf.page_kind(image, pgno, data) != sf.TABLE_LEAF:
                 continue
             found += sum(1 for rowid, vals in sf.cells(image, pgno, data)
-                         if vals is not None and _turn_row(rowid, vals))
+                         if rowid is not None and vals is not None and _turn_row(rowid, vals))
     return found
 
 
@@ -249,8 +111,6 @@ def _page_size(path: str, header: sf.Header) -> tuple[int | None, bool]:
     pages, and a damaged header any), or none, is checked by the rows it decodes (the true size
     decodes the most: a smaller one cuts the cells beyond its end, a larger one skips every
     other page)."""
-    from v22sdk.memory.sqlite_tier import PAGE_SIZE
-
     if header.valid and header.page_size == PAGE_SIZE:
         return None, True
     wal = sf.Wal.read(path + "-wal").page_size
@@ -287,7 +147,7 @@ def _scan_into(image: sf.PageImage, sink, batch: int = 2000) -> _Scan:
                 if vals is not None and len(vals) == 2 and all(type(v) is int for v in vals):
                     scan.listed.add(vals[1])  # an entry (touched, id) of the recency index
                 continue
-            if vals is None:
+            if vals is None or rowid is None:  # a table leaf's cell has a rowid when it parsed
                 if rowid is not None and rowid > 0:
                     scan.damaged.add(rowid)
                 continue
@@ -355,10 +215,6 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
     A file holding no SQLite header and no turn row raises :class:`InputError` ("nothing to
     salvage"); an SQLite file whose schema has no ``turns`` table, too.
     """
-    from v22sdk.memory.sqlite_tier import SQLiteTier
-
-    from v22sdk.inputs import check_regular_file
-
     src, dst = os.fspath(src), os.fspath(dst)
     if os.path.lexists(dst):
         raise MemoryStoreError(f"salvage target {dst} already exists; choose a new file")

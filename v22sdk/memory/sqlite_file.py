@@ -80,7 +80,7 @@ def _powers(n: int) -> np.ndarray:
     """``M**k mod 2**32`` for k in [0, n), M = [[1, 1], [1, 2]]: the matrix of one checksum step."""
     if n not in _POWERS:
         out = np.empty((n, 2, 2), np.uint64)
-        m = np.eye(2, dtype=np.uint64)
+        m: np.ndarray = np.eye(2, dtype=np.uint64)
         step = np.array([[1, 1], [1, 2]], np.uint64)
         for k in range(n):
             out[k] = m
@@ -177,7 +177,7 @@ class PageImage:
     def __init__(self, path: str, *, default_page_size: int = 4096, page_size: int | None = None,
                  use_wal: bool = True):
         self.path = path
-        self._fd = os.open(path, os.O_RDONLY)
+        self._fd: int | None = os.open(path, os.O_RDONLY)
         try:
             self.file_size = os.fstat(self._fd).st_size
             self.header = Header.parse(os.pread(self._fd, 100, 0))
@@ -212,12 +212,15 @@ class PageImage:
 
     def page(self, pgno: int) -> bytes | None:
         """Page ``pgno`` (1-based), zero-padded when the file ends inside it; None when absent."""
+        fd, wal_fd = self._fd, self._wal_fd
+        if fd is None:
+            raise ValueError(f"{self.path}: page image is closed")
         if pgno < 1:
             return None
         at = self.wal.frames.get(pgno)
-        if at is not None:
-            return os.pread(self._wal_fd, self.page_size, at)
-        data = os.pread(self._fd, self.page_size, (pgno - 1) * self.page_size)
+        if at is not None and wal_fd is not None:  # the WAL is open whenever it has frames
+            return os.pread(wal_fd, self.page_size, at)
+        data = os.pread(fd, self.page_size, (pgno - 1) * self.page_size)
         if not data:
             return None
         return data if len(data) == self.page_size else data.ljust(self.page_size, b"\0")
@@ -277,7 +280,8 @@ def record(payload: bytes) -> list:
     while i < size:
         t, i = varint(payload, i)
         types.append(t)
-    out, at = [], size
+    out: list[int | float | str | bytes | None] = []
+    at = size
     for t in types:
         if t == 0:
             out.append(None)

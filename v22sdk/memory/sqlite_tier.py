@@ -15,6 +15,7 @@ used in the attribute masks) and table ``meta``.
 
 from __future__ import annotations
 
+import abc
 import json
 import os
 import random
@@ -29,6 +30,7 @@ import numpy as np
 from v22sdk.errors import InputError, MemoryStoreCorrupt, MemoryStoreError
 from v22sdk.memory.scoring import (AttrVocab, blob_to_mask, int_to_blob, merge_topk, search_block,
                                    unit_rows)
+from v22sdk.memory.sqlite_checks import ABSENT_KEY, AckMark, inspect_before_open, parse_created
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
 
@@ -82,6 +84,8 @@ class SQLTurnStore(MemoryTier):
     """
 
     path: str
+    #: the slot names' bits in the attribute masks (shared in place with the L1 and L2 tiers)
+    vocab: AttrVocab
     _P = "?"
 
     def _query(self, sql: str, args=()) -> list[tuple]:  # pragma: no cover - abstract
@@ -92,6 +96,19 @@ class SQLTurnStore(MemoryTier):
 
     def commit(self, turns: Sequence[Turn]) -> list[Turn]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def touch(self, turn_ids: Sequence[int]) -> list[int]:  # pragma: no cover - abstract
+        """Mark turns as just used (promotion into L2); returns their new recency values."""
+        raise NotImplementedError
+
+    def stats(self) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @abc.abstractmethod
+    def search(self, queries: np.ndarray, qmasks: np.ndarray, qcounts: np.ndarray, k: int = 1,
+               exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`MemoryTier.search` over every row whose id is not in ``exclude`` (sorted int64
+        ids: the turns a cache tier above already holds)."""
 
     def put(self, turn: Turn) -> None:
         self.commit([turn])
@@ -214,7 +231,7 @@ class SQLiteTier(SQLTurnStore):
         self.lock_timeout_s = lock_timeout_s
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
-        self._ack = None
+        self._ack: AckMark | None = None
         self.vocab = AttrVocab()
         self._check_header()
         parent = os.path.dirname(os.path.abspath(self.path))
@@ -242,8 +259,6 @@ class SQLiteTier(SQLTurnStore):
         # Read-only, before SQLite touches the file: a non-empty file that is not SQLite must
         # not be reinitialised, and another program's SQLite database must not be switched to
         # WAL mode (nor its WAL checkpointed) only to be refused afterwards.
-        from v22sdk.memory.recovery import inspect_before_open
-
         try:
             facts = inspect_before_open(self.path)
         except InputError as e:
@@ -264,7 +279,7 @@ class SQLiteTier(SQLTurnStore):
                 f"(tables: {', '.join(facts.tables[:5])}); it was left unmodified")
 
     def _setup(self, check: str, synchronous: str) -> None:
-        c = self._conn
+        c = self._require()
         c.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_s * 1000)}")
         # A turn is ~2.7 KB: 4 KiB pages would hold one each and waste a third of the file.
         # (Only takes effect on a new, empty file, before WAL mode is set.)
@@ -296,14 +311,12 @@ class SQLiteTier(SQLTurnStore):
 
     def _check_acknowledged(self) -> None:
         """MemoryStoreCorrupt when turns acknowledged earlier are missing (see AckMark)."""
-        from v22sdk.memory.recovery import AckMark, parse_created
-
-        c = self._conn
+        c = self._require()
         created = c.execute("SELECT value FROM meta WHERE key = 'created'").fetchone()
-        self._ack = AckMark(self.path, parse_created(created[0]) if created else None)
-        seq = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'turns'").fetchone()
-        seq = int(seq[0]) if seq else 0
-        mark = self._ack.read()
+        ack = self._ack = AckMark(self.path, parse_created(created[0]) if created else None)
+        row = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'turns'").fetchone()
+        seq = int(row[0]) if row else 0
+        mark = ack.read()
         if mark > seq:
             lost = f"id {mark}" if mark == seq + 1 else f"ids {seq + 1}-{mark}"
             raise MemoryStoreCorrupt(
@@ -326,7 +339,7 @@ class SQLiteTier(SQLTurnStore):
         c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _load_vocab(self) -> None:
-        rows = self._conn.execute("SELECT bit, name FROM attr_vocab ORDER BY bit").fetchall()
+        rows = self._require().execute("SELECT bit, name FROM attr_vocab ORDER BY bit").fetchall()
         if [r[0] for r in rows] != list(range(len(rows))):
             raise MemoryStoreCorrupt(self.path, "attribute vocabulary has gaps")
         # In place: L1/L2 share this object.
@@ -446,8 +459,6 @@ class SQLiteTier(SQLTurnStore):
             pass
 
     def batched_remove(self, turn_ids) -> list[bool]:
-        from v22sdk.memory.recovery import ABSENT_KEY
-
         ids = [int(i) for i in turn_ids]
 
         def body(c: sqlite3.Connection) -> list[bool]:

@@ -30,12 +30,11 @@ if TYPE_CHECKING:  # torch is imported where it is used, so registering the back
     import torch
 
 from v22sdk.engine.memory_head import MEM_DIM, SENT_DIM, MemoryHead, Recall, TurnInfo
-from v22sdk.errors import InputError
+from v22sdk.errors import InputError, MemoryStoreError
 from v22sdk.memory.paths import default_memory_path
 from v22sdk.memory.ring import RingTier
 from v22sdk.memory.scoring import unit_rows
-from v22sdk.memory.sqlite_tier import SQLiteTier
-from v22sdk.memory.tier import MemoryTier
+from v22sdk.memory.sqlite_tier import SQLiteTier, SQLTurnStore
 from v22sdk.memory.turn import Turn, check_conversation
 
 
@@ -67,9 +66,9 @@ class TieredMemory(MemoryHead):
     def __init__(self, path: str | os.PathLike | None = None, *, l1_size: int = 50,
                  l2_size: int = 10_000, device: str | torch.device = "cpu",
                  hit_threshold: float = 0.9, synchronous: str = "FULL", check: str = "quick",
-                 scan_l3: bool = True, l3: MemoryTier | None = None, index=None):
-        """``l3``: another L3 tier (e.g. ``PostgresTier``) instead of SQLite at ``path``; it is
-        owned (and closed) by this memory from then on.
+                 scan_l3: bool = True, l3: SQLTurnStore | None = None, index=None):
+        """``l3``: another L3 tier (e.g. ``PostgresTier``: a :class:`~v22sdk.memory.sqlite_tier.SQLTurnStore`)
+        instead of SQLite at ``path``; it is owned (and closed) by this memory from then on.
 
         ``index``: how reads that L1/L2 do not answer search L3. ``None`` or ``"exhaustive"``
         (default): an exact scan of the store. ``"ivf"`` (or a
@@ -253,16 +252,18 @@ class TieredMemory(MemoryHead):
         for r in rest:
             i = int(top[r])
             s = self.l2.slot.get(i)
-            if s is None:
-                turns[i] = turns.get(i) or self.l3.get(i)
-            rows.append(self.l2.mem[s] if s is not None else turns[i].mem_emb)
+            rows.append(self.l2.mem[s] if s is not None else self._from_l3(i, turns).mem_emb)
         if rest:
             values[rest] = torch.from_numpy(np.stack(rows)).to(device)
-        info, times, out_ids = [], [], []
+        info: list[TurnInfo | None] = []
+        times: list[float | None] = []
+        out_ids: list[int | None] = []
         for r in range(b):
             i = int(top[r])
             if i < 0:
-                info.append(None), times.append(None), out_ids.append(None)
+                info.append(None)
+                times.append(None)
+                out_ids.append(None)
                 continue
             t = self._meta(i, turns)
             out_ids.append(i)
@@ -272,13 +273,22 @@ class TieredMemory(MemoryHead):
         sc = torch.from_numpy(np.where(top >= 0, scores[:, 0], 0.0).astype(np.float32)).to(device)
         return Recall(values=values, found=found, scores=sc, ids=out_ids, info=info, times=times)
 
-    def _meta(self, turn_id: int, cache: dict) -> tuple:
+    def _meta(self, turn_id: int, cache: dict[int, Turn]) -> tuple[str, str, str, str, float]:
         for tier in (self.l1, self.l2):
             s = tier.slot.get(turn_id)
-            if s is not None:
-                return (*tier.text[s], float(tier.times[s]))
-        t = cache.get(turn_id) or self.l3.get(turn_id)
+            if s is not None and (text := tier.text[s]) is not None:  # a held slot has its text
+                return (*text, float(tier.times[s]))
+        t = self._from_l3(turn_id, cache)
         return (t.conversation, t.modality, t.digest, t.summary, t.time)
+
+    def _from_l3(self, turn_id: int, cache: dict[int, Turn]) -> Turn:
+        """Turn ``turn_id`` from L3 (once per read: kept in ``cache``). It was found by this read's
+        search: gone now means another process removed it in between."""
+        t = cache.get(turn_id) or self.l3.get(turn_id)
+        if t is None:
+            raise MemoryStoreError(f"memory store {self.path}: turn {turn_id} was removed while it was being read")
+        cache[turn_id] = t
+        return t
 
     def get(self, turn_id: int) -> Turn | None:
         """A turn by id, L1 -> L2 -> L3."""

@@ -160,7 +160,8 @@ def train(data: str, out: str, *, preset_name: str = "small", engine: str = "v22
     rank, world = dist.get_rank(), dist.get_world_size()
     cfg = preset(preset_name, engine=engine, seed=seed, **(sets or {}), **({"epochs": epochs} if epochs else {}))
     # Rank 0 tokenizes first and fills the token cache; the others then read it instead of racing on it.
-    ds = load_dataset(data, sample=sample, seed=cfg.seed) if rank == 0 else None
+    if rank == 0:
+        ds = load_dataset(data, sample=sample, seed=cfg.seed)
     dist.barrier()
     if rank != 0:
         ds = load_dataset(data, sample=sample, seed=cfg.seed)

@@ -65,8 +65,12 @@ def run_cmd(experiment: str, quick: bool, seeds: int | None, corpora: tuple[str,
                TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console) as bar:
         task = bar.add_task(experiment, total=mod.total_ticks(cfg))
-        results = mod.run_experiment(cfg, out_dir, tick=lambda n: bar.advance(task, n),
-                                     say=lambda s: bar.update(task, description=escape(s[:60])) or console.log(s, markup=False))
+
+        def say(s: str) -> None:
+            bar.update(task, description=escape(s[:60]))
+            console.log(s, markup=False)
+
+        results = mod.run_experiment(cfg, out_dir, tick=lambda n: bar.advance(task, n), say=say)
     click.echo((out_dir / "report.md").read_text())
     runtime = results.get("runtime_s", results.get("data", {}).get("runtime_s", 0))
     click.echo(f"results: {out_dir / 'results.json'}  ({runtime:.0f} s)")

@@ -146,6 +146,8 @@ def _read_python(name: str) -> tuple[str, str]:
     parts = []
     for mod in _STDLIB_MODULES:
         spec = importlib.util.find_spec(mod)
+        if spec is None or spec.origin is None:
+            raise InputError(f"corpus {name!r}", f"the standard library module {mod} is missing from this Python")
         with open(spec.origin, encoding="utf-8") as fh:
             parts.append(fh.read())
     return "\n".join(parts)[:_STDLIB_LIMIT], "CPython stdlib sources: " + ", ".join(_STDLIB_MODULES)

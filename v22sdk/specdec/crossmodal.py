@@ -114,7 +114,8 @@ def load_examples(size: str = "small", seed: int = 0, limit: int | None = None, 
         lines = [json.loads(s) for s in manifest.read_text().splitlines() if s.strip()]
         lines = [rec for rec in lines if rec["split"] != "val"]
         if limit is not None:  # a balanced subset (quick mode): the first `limit` of each part and split
-            keep, count = [], {}
+            keep: list[dict] = []
+            count: dict[tuple[str, str], int] = {}
             for rec in lines:
                 k = (rec["part"], rec["split"])
                 if count.get(k, 0) < limit:
@@ -126,6 +127,7 @@ def load_examples(size: str = "small", seed: int = 0, limit: int | None = None, 
             batch = reg.modality(rec["modality"]).tokenize_file(path)
             unified = _slots(np.concatenate([batch.emb, batch.attr], axis=1).astype(np.float32))
             meta = rec["meta"]
+            props: dict[str, float | str]  # the properties the probes predict: numbers, and the language
             if rec["part"] == "handwriting":
                 specific, ink = image_features(path)
                 props = {"digit": int(meta["digit"]), "ink_value": ink}
@@ -176,7 +178,7 @@ class CondLM(nn.Module):
         for m in self.modules():
             if isinstance(m, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(m.weight, std=0.02)
-                if getattr(m, "bias", None) is not None:
+                if isinstance(m, nn.Linear) and m.bias is not None:  # an Embedding has none
                     nn.init.zeros_(m.bias)
 
     def n_params(self) -> int:

@@ -18,7 +18,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 ARMS = ("none", "rmsnorm", "sphere", "perlayer", "nofeat")
 COMPARISONS = (("sphere", "rmsnorm"), ("sphere", "none"), ("rmsnorm", "none"), ("perlayer", "rmsnorm"),
@@ -99,7 +99,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
         test_ctx = contexts_from(model, corpus.test, cfg.n_test_ctx, cfg.prefix, cfg.ctx_new, seed=30 + ci)
 
         def score(draft, seed_eval: int) -> dict:
-            out = {"analytic": {}, "alpha": {}, "empirical": {}, "_ctx_tau": {}, "_emp": {}}
+            out: dict[str, dict[str, Any]] = {"analytic": {}, "alpha": {}, "empirical": {}, "_ctx_tau": {}, "_emp": {}}
             for t in cfg.temperatures:
                 k = _tkey(t)
                 tau, alpha = analytic_tau(target, draft, test_ctx, cfg.gamma, t, seed=seed_eval)
@@ -114,8 +114,8 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
 
         # Common random numbers: every draft is scored with the same evaluation seed.
         controls = {}
-        for cname, d in (("P+ target-as-draft", TargetAsDraft(target)), ("P- uniform", UniformDraft(tcfg.vocab))):
-            s = score(d, seed_eval=1000)
+        for cname, control in (("P+ target-as-draft", TargetAsDraft(target)), ("P- uniform", UniformDraft(tcfg.vocab))):
+            s = score(control, seed_eval=1000)
             controls[cname] = {k: s[k] for k in ("analytic", "empirical")}
         res["controls"] = controls
 
@@ -190,7 +190,7 @@ def verdict(results: dict) -> dict:
     worse = [v["hi"] < 0 for v in cells.values()]
     complete = len(results["corpora"]) >= 2 and all(len(r["comparisons"]) >= 2 for r in results["corpora"].values())
     upper = {k: v["hi"] / v["mean_b"] for k, v in cells.items()}  # largest relative gain not excluded, per cell
-    bound_cell = max(upper, key=upper.get)
+    bound_cell = max(upper, key=lambda k: upper[k])
     bound = upper[bound_cell]
     not_excluded = (f"gains up to {100 * bound:+.1f}% are not excluded (upper 95% bound, {bound_cell})"
                     if bound > 0 else "no gain is within the intervals")

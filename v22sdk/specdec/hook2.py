@@ -199,7 +199,7 @@ def _evaluate_seed(cfg, target, runner, attributes, costs, val_ctx, test_ctx, se
     out["coef_signals"] = {SIGNAL_NAMES[i]: float(c) for i, c in zip(np.flatnonzero(both.keep), both.coef) if i < 3}
 
     # --- schedulers: tune on validation by cutting the fixed round, then run for real on test
-    def per_position(rec, a, model_past):
+    def per_position(rec, a, model_past) -> tuple[np.ndarray, np.ndarray]:
         sig = rec.signals.numpy()
         a_next = 1.0 - models["signals"].predict(sig)
         if model_past is None:

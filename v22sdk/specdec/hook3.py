@@ -281,13 +281,13 @@ def _run(cfg: Hook3Config, out_dir: Path, tick, say) -> dict:
         test_pass, test_ends = recalls_for(memory, test_docs, eval_pos, pad=V, tick=tick)
         st = memory.stats
         res["memory"] = {
-            "documents": st["documents"], "writes": st["writes"], "queries": st["queries"], "hits": st["hits"],
+            "documents": st.documents, "writes": st.writes, "queries": st.queries, "hits": st.hits,
             "recall_cpu_s": time.process_time() - c0,
             "encode_calls": encoder.calls, "encode_lookups": encoder.lookups,
             "encode_ms": 1000 * encoder.cpu_s / max(encoder.calls, 1),
-            "write_ms": 1000 * st["write_cpu_s"] / max(st["writes"], 1),
-            "search_ms": 1000 * st["search_cpu_s"] / max(st["queries"], 1),
-            "store_bytes_per_doc": float(np.mean(st["store_bytes"])) if st["store_bytes"] else 0.0,
+            "write_ms": 1000 * st.write_cpu_s / max(st.writes, 1),
+            "search_ms": 1000 * st.search_cpu_s / max(st.queries, 1),
+            "store_bytes_per_doc": float(np.mean(st.store_bytes)) if st.store_bytes else 0.0,
             "turns_per_doc": len(geo.turn_ends(L + g + 1)),
             "retrieval": _retrieval_quality(test_docs, test_ends, eval_pos, geo, cfg),
         }

@@ -292,7 +292,8 @@ def _run(cfg: Hook4Config, out_dir: Path, tick, say) -> dict:
             per[arm] = {}
             for ti, temp in enumerate(cfg.temperatures):
                 taus = np.zeros(len(test) * 0 + sum(len(r) for _, r in groups))
-                parts, ks = [], []
+                part_list: list[str] = []
+                k_list: list[int] = []
                 off = 0
                 for gi, (k, rows) in enumerate(groups):
                     ctx = sampled[rows, : 1 + k]
@@ -300,10 +301,10 @@ def _run(cfg: Hook4Config, out_dir: Path, tick, say) -> dict:
                     runner.feats = torch.from_numpy(feats_test[arm][rows])
                     tau, _ = analytic_tau(target, runner, ctx, cfg.gamma, temp, seed=5000 + 100 * seed + 10 * ti + gi)
                     taus[off : off + len(rows)] = tau.numpy()
-                    parts += part_of[rows].tolist()
-                    ks += [k] * len(rows)
+                    part_list += part_of[rows].tolist()
+                    k_list += [k] * len(rows)
                     off += len(rows)
-                parts, ks = np.array(parts), np.array(ks)
+                parts, ks = np.array(part_list), np.array(k_list)
                 per[arm][_tkey(temp)] = {
                     "tau": float(taus.mean()),
                     "by_part": {p: float(taus[parts == p].mean()) for p in PARTS},

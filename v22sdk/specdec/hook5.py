@@ -125,7 +125,7 @@ def _run(cfg: Hook5Config, out_dir: Path, tick, say) -> dict:
     import torch
 
     from v22sdk.specdec.corpus import CORPORA, load_corpus
-    from v22sdk.specdec.expansion import METHODS, expand
+    from v22sdk.specdec.expansion import METHODS, AdditiveExpansion, expand
     from v22sdk.specdec.metrics import analytic_tau
     from v22sdk.specdec.models import EagleDraftRunner, TargetConfig, TransformerTarget
     from v22sdk.specdec.train import (bits_per_char, build_distill_data, contexts_from, fit_draft, seed_everything,
@@ -179,7 +179,7 @@ def _run(cfg: Hook5Config, out_dir: Path, tick, say) -> dict:
                 fit_draft(draft, dd, gamma=cfg.gamma, steps=cfg.budget, batch=cfg.draft_batch, lr=cfg.finetune_lr,
                           seed=1000 + seed, tick=lambda: tick(1), on_step=on_step)
                 rec["after"] = tau(draft, seed)
-                if arm == "rfc-additive":
+                if arm == "rfc-additive" and isinstance(draft, AdditiveExpansion):
                     rec["gain_after"] = float(draft.new_gain.detach())
                 row["arms"][arm] = rec
                 say(f"[{name}] seed {seed} {arm}: tau T=1 before {row['before']['T=1']:.3f}, "

@@ -29,7 +29,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -80,7 +80,7 @@ class ViewDraft(nn.Module):
         for m in self.modules():
             if isinstance(m, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(m.weight, std=0.02)
-                if getattr(m, "bias", None) is not None:
+                if isinstance(m, nn.Linear) and m.bias is not None:  # an Embedding has none
                     nn.init.zeros_(m.bias)
 
     def n_params(self) -> int:
@@ -176,14 +176,26 @@ class KeyEncoder:
         return out
 
 
+@dataclass
+class MemoryStats:
+    """What :class:`DocumentMemory` counted over the documents it read."""
+
+    documents: int = 0
+    writes: int = 0
+    queries: int = 0
+    hits: int = 0
+    write_cpu_s: float = 0.0
+    search_cpu_s: float = 0.0
+    store_bytes: list[int] = field(default_factory=list)  # each document's store size on disk
+
+
 class DocumentMemory:
     """Recalls for documents read left to right, through a fresh :class:`TieredMemory` per document
     in a temporary folder (never the user's memory store)."""
 
     def __init__(self, geometry: Geometry, encoder: KeyEncoder):
         self.g, self.enc = geometry, encoder
-        self.stats = {"documents": 0, "writes": 0, "queries": 0, "write_cpu_s": 0.0, "search_cpu_s": 0.0,
-                      "store_bytes": [], "hits": 0}
+        self.stats = MemoryStats()
 
     def recall_doc(self, doc: np.ndarray, positions: list[int]) -> dict[str, dict[int, int]]:
         """For one document, the key end ``j`` recalled at each position (``-1``: nothing stored yet),
@@ -205,10 +217,10 @@ class DocumentMemory:
                         sent, attrs, me = self.enc(doc[j - g.key : j])
                         c0 = time.process_time()
                         [tid] = mem.write(sent[None], me[None], [attrs])
-                        self.stats["write_cpu_s"] += time.process_time() - c0
+                        self.stats.write_cpu_s += time.process_time() - c0
                         id_to_j[tid] = j
                         written += 1
-                        self.stats["writes"] += 1
+                        self.stats.writes += 1
                     if t < g.key:
                         out["memory"][t] = out["cosine"][t] = -1
                         continue
@@ -216,17 +228,17 @@ class DocumentMemory:
                     for view, qattrs in (("memory", attrs), ("cosine", frozenset())):
                         c0 = time.process_time()
                         ids, _ = mem.search(sent[None], [qattrs], k=1)
-                        self.stats["search_cpu_s"] += time.process_time() - c0
+                        self.stats.search_cpu_s += time.process_time() - c0
                         tid = int(ids[0, 0])
                         out[view][t] = id_to_j.get(tid, -1) if tid >= 0 else -1
-                        self.stats["queries"] += 1
-                        self.stats["hits"] += tid >= 0
+                        self.stats.queries += 1
+                        self.stats.hits += int(tid >= 0)
             finally:
                 mem.close()
-            self.stats["store_bytes"].append(sum(os.path.getsize(os.path.join(tmp, f)) for f in os.listdir(tmp)))
+            self.stats.store_bytes.append(sum(os.path.getsize(os.path.join(tmp, f)) for f in os.listdir(tmp)))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        self.stats["documents"] += 1
+        self.stats.documents += 1
         return out
 
     def passage(self, doc: np.ndarray, j: int, pad: int) -> np.ndarray:

@@ -138,7 +138,9 @@ def save_example(sample: Sample, path: str | os.PathLike[str], **meta: Any) -> P
         header["json"] = data
     arrays["header"] = np.frombuffer(json.dumps(header, default=repr).encode(), dtype=np.uint8)
     tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
+    # numpy's stub: a str-keyed ** may hold "allow_pickle" (a bool); an explicit allow_pickle is no
+    # fix, numpy < 2.1 (our numpy>=1.24 allows it) would save it as an array named so
+    np.savez(tmp, **arrays)  # type: ignore[arg-type]
     os.replace(tmp, path)
     return path
 
@@ -215,5 +217,5 @@ def _safe_config(modality: Any) -> Any:
 
 def _digest(data: Any) -> bytes:
     if isinstance(data, np.ndarray):
-        return data.dtype.str.encode() + repr(data.shape).encode() + np.ascontiguousarray(data).tobytes()
+        return str(data.dtype.str).encode() + repr(data.shape).encode() + np.ascontiguousarray(data).tobytes()
     return repr(data).encode("utf-8", "surrogatepass")

@@ -25,13 +25,16 @@ NaN/inf in every float dtype, units out of range), each of which must be an ``In
 from __future__ import annotations
 
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
 from ..modality import InputSpec, Modality, Sample
 from ._format import number
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 #: Concrete dtypes tried for each dtype kind.
 KIND_DTYPES: dict[str, tuple[str, ...]] = {"u": ("uint8", "uint16"), "i": ("int8", "int16", "int32", "int64"),
@@ -71,7 +74,7 @@ class KitInput:
 
 
 # -- bases ------------------------------------------------------------------------------------
-def draw_examples(modality: Modality, strategy: Any, count: int, key: bytes) -> list[Sample]:
+def draw_examples(modality: Modality, strategy: SearchStrategy[Sample], count: int, key: bytes) -> list[Sample]:
     """``count`` examples of ``strategy`` from a fixed seed stream (the kit's own inputs never vary
     between runs), without shrinking."""
     from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -113,7 +116,7 @@ def choose_bases(examples: list[Sample]) -> list[Sample]:
 
 # -- arrays -----------------------------------------------------------------------------------
 def _alternating(shape: tuple[int, ...], lo: Any, hi: Any, dtype: np.dtype) -> np.ndarray:
-    flat = np.where(np.arange(int(np.prod(shape))) % 2 == 0, lo, hi).astype(dtype)
+    flat: np.ndarray = np.where(np.arange(int(np.prod(shape))) % 2 == 0, lo, hi).astype(dtype)
     return flat.reshape(shape)
 
 
@@ -168,7 +171,7 @@ def _dtype_patterns(dtype_name: str, base: np.ndarray) -> list[tuple[str, np.nda
 def _take(x: np.ndarray, axis: int, n: int) -> np.ndarray:
     if x.shape[axis] >= n:
         return np.take(x, np.arange(n), axis=axis)
-    return np.take(x, np.arange(n) % max(x.shape[axis], 1), axis=axis)
+    return np.take(x, np.arange(n) % max(int(x.shape[axis]), 1), axis=axis)
 
 
 def _long(x: np.ndarray, axis: int) -> np.ndarray | None:
@@ -180,10 +183,11 @@ def _long(x: np.ndarray, axis: int) -> np.ndarray | None:
     reps = min(reps, max(2, LONG_ELEMENTS // x.size))
     tiles = [1] * x.ndim
     tiles[axis] = reps
-    return np.tile(x, tiles)
+    tiled: np.ndarray = np.tile(x, tiles)
+    return tiled
 
 
-def _twins(out: list[KitInput], label: str, data: np.ndarray, units: dict, src: Any, kind: str) -> list[KitInput]:
+def _twins(out: list[KitInput], label: str, data: np.ndarray, units: dict[str, Any], src: Any, kind: str) -> list[KitInput]:
     """The same values (the input just added to ``out``) read-only and, for multi-byte dtypes, in
     non-native byte order: they must give the very same tokens."""
     ref = len(out) - 1
@@ -348,7 +352,8 @@ def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
             above = float(np.nextafter(unit.maximum, np.inf))
             cases.append((f"{unit.name} above its maximum ({above!r})",
                           Sample(base.data, {**units, unit.name: above}, src)))
-        for bad in (float("nan"), float("inf"), "fast"):
-            cases.append((f"{unit.name} = {bad!r}", Sample(base.data, {**units, unit.name: bad}, src)))
+        for wrong in (float("nan"), float("inf"), "fast"):
+            wrong_units: dict[str, Any] = {**units, unit.name: wrong}  # "fast": not a number, on purpose
+            cases.append((f"{unit.name} = {wrong!r}", Sample(base.data, wrong_units, src)))
     cases.append(("an unknown unit", Sample(base.data, {**units, "kit_unknown_unit": 1.0}, src)))
     return cases

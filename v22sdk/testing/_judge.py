@@ -13,12 +13,12 @@ rule's finding, and :func:`judge_all` runs the rules in an order where it is met
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, TypeGuard
 
 import numpy as np
 
 from ..contract import ATTR_DIM, EMB_DIM, NORM_TOLERANCE, OFFSET_FIELDS
-from ..modality import Modality, Sample
+from ..modality import Encoding, Modality, Sample
 from ._format import number
 
 Rule = Callable[[Any, Sample, Modality], "str | None"]
@@ -46,7 +46,9 @@ def first_row(mask: np.ndarray) -> tuple[int, int]:
     return i, int(np.argmax(mask[i]))
 
 
-def is_encoding(enc: Any) -> bool:
+def is_encoding(enc: object) -> TypeGuard[Encoding]:
+    """Whether ``enc`` has the fields of an :class:`Encoding` (duck-typed: an author's own class
+    with them passes here; what the fields hold is judged by the rules)."""
     return all(hasattr(enc, field) for field in ("emb", "attr", "offsets"))
 
 
@@ -95,7 +97,7 @@ def attr_bounds(enc: Any, sample: Sample, modality: Modality) -> str | None:
     if bad.any():
         i, j = first_row(bad)
         schema = getattr(modality, "schema", None)
-        name = schema.name(j) if j < ATTR_DIM and hasattr(schema, "name") else None
+        name = schema.name(j) if j < ATTR_DIM and schema is not None and hasattr(schema, "name") else None
         value = raw[i, j] if raw is not None and raw.ndim == 2 else attr[i, j]
         return f"attr[{i}, {j}]{f' ({name})' if name else ''} = {number(value)} is outside [-1, 1]"
     return None
@@ -196,7 +198,7 @@ def signal_duration(sample: Sample, modality: Modality) -> float | None:
     for unit in modality.input_spec.units:
         if unit.symbol == "Hz" and unit.name in sample.units:
             try:
-                return max(data.shape) / float(sample.units[unit.name])
+                return int(max(data.shape)) / float(sample.units[unit.name])
             except (TypeError, ValueError, ZeroDivisionError):
                 return None
     return None

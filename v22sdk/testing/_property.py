@@ -10,11 +10,14 @@ frames are hidden from it (``__tracebackhide__``).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Container
+from typing import TYPE_CHECKING, Any, Callable, Container
 
 from ._format import describe, reproduction
 from ._registry import CheckFailure
 from ._settings import KitSettings, current, stream_key, stream_seed
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 
 class SkipExample(Exception):
@@ -47,7 +50,7 @@ def seeded(run: Any, inner: Any, settings: KitSettings, key: bytes) -> Any:
     return run
 
 
-def for_all(strategy: Any, body: Callable[[Any], None], *, check: str, modality: Any,
+def for_all(strategy: SearchStrategy[Any], body: Callable[[Any], None], *, check: str, modality: Any,
             max_examples: int | None = None, purpose: str = "", already: Container[str] = ()) -> None:
     """Run ``body(example)`` for examples of ``strategy``; raise :class:`CheckFailure` on the first
     rule broken, after shrinking, with the falsifying example and a reproduction in the message.

@@ -130,7 +130,8 @@ def resolve(*, max_examples: int | None = None, seed: Any = _UNSET, derandomize:
             else:
                 from hypothesis import settings as hypothesis_settings
 
-                base_database = hypothesis_settings.default.database
+                default = hypothesis_settings.default  # None only while hypothesis loads its profiles
+                base_database = default.database if default is not None else None
         base = KitSettings(
             max_examples=int(options.get("max_examples") or (author.max_examples if author is not None
                                                              else DEFAULT_MAX_EXAMPLES)),

@@ -40,7 +40,9 @@ def write_inputs(path: Path, samples: list[Sample], *, class_path: str, config: 
         items.append(item)
     header = {"class": class_path, "config": config, "threads": thread_limits, "items": items}
     arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-    np.savez(path, **arrays)
+    # numpy's stub: a str-keyed ** may hold "allow_pickle" (a bool); an explicit allow_pickle is no
+    # fix, numpy < 2.1 (our numpy>=1.24 allows it) would save it as an array named so
+    np.savez(path, **arrays)  # type: ignore[arg-type]
 
 
 def _read_inputs(path: Path) -> tuple[dict[str, Any], list[Sample]]:
@@ -94,7 +96,7 @@ def main(argv: list[str]) -> int:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 3
     arrays: dict[str, np.ndarray] = {}
-    items = []
+    items: list[dict[str, Any]] = []
     for i, sample in enumerate(samples):
         try:
             units = modality.check_units(sample.units, sample.source or "<input>")
@@ -109,7 +111,7 @@ def main(argv: list[str]) -> int:
             items.append({"error": f"{type(exc).__name__}: {exc}"})
     arrays["header"] = np.frombuffer(json.dumps({"items": items}).encode(), dtype=np.uint8)
     tmp = result.with_name(result.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
+    np.savez(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub, see write_inputs above
     os.replace(tmp, result)
     return 0
 

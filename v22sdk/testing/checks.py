@@ -34,7 +34,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -50,6 +50,9 @@ from ._property import SkipExample, finish, for_all
 from ._registry import CheckFailure, CheckSkipped, ContractWarning, contract_check
 from ._settings import configuration_key, current, stream_key
 
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
 _MODALITY_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -58,7 +61,7 @@ def _as_sample(value: Any) -> Sample:
     return value if isinstance(value, Sample) else Sample(value)
 
 
-def _samples(modality: Modality) -> Any:
+def _samples(modality: Modality) -> SearchStrategy[Sample]:
     """The plugin's strategy of valid inputs; bare values are wrapped in :class:`Sample`."""
     __tracebackhide__ = True
     from hypothesis.strategies import SearchStrategy
@@ -92,8 +95,8 @@ def _sample_copy(sample: Sample) -> Sample:
 
 def _data_equal(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        a, b = np.asarray(a), np.asarray(b)
-        return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+        x, y = np.asarray(a), np.asarray(b)
+        return x.shape == y.shape and x.dtype == y.dtype and x.tobytes() == y.tobytes()
     try:
         return bool(a == b)
     except Exception:
@@ -306,7 +309,7 @@ def _judge_kit_inputs(modality: Modality, check: str) -> None:
                          settings=current(), label=ki.label)
 
 
-def _for_all(strategy: Any, body: Any, check: str, modality: Modality, max_examples: int | None) -> None:
+def _for_all(strategy: SearchStrategy[Any], body: Any, check: str, modality: Modality, max_examples: int | None) -> None:
     """:func:`for_all`, skipping examples that break only rules already reported in this run."""
     __tracebackhide__ = True
     for_all(strategy, body, check=check, modality=modality, max_examples=max_examples,
@@ -489,10 +492,10 @@ def _batch_problem(modality: Modality, items: list[Sample]) -> CheckFailure | No
             return CheckFailure(f"batch {field}[{i}, {j}] = {number(x[i, j])} but the single result has "
                                 f"{number(y[i, j])}")
     expected_item = np.repeat(np.arange(len(items), dtype=np.int64), [len(b) for b in singles])
-    item = batch.offsets.get("item")
-    if item is None or not np.array_equal(item, expected_item):
+    item_offsets = batch.offsets.get("item")
+    if item_offsets is None or not np.array_equal(item_offsets, expected_item):
         return CheckFailure(f"offsets['item'] must be {expected_item.tolist()}, got "
-                            f"{None if item is None else item.tolist()}")
+                            f"{None if item_offsets is None else item_offsets.tolist()}")
     for key, value in joined.offsets.items():
         if key not in batch.offsets or not _data_equal(batch.offsets[key], value):
             return CheckFailure(f"batch offsets[{key!r}] differ from the concatenated single offsets")
@@ -730,10 +733,10 @@ def _variant(data: Any) -> Any:
         candidates += [data * data.dtype.type(0.5), data * data.dtype.type(-1)]
     else:
         candidates += [data // 2, data ^ 1]
-    for candidate in candidates:
-        candidate = np.ascontiguousarray(candidate, dtype=data.dtype)
-        if candidate.tobytes() != data.tobytes():
-            return candidate
+    for other in candidates:
+        other = np.ascontiguousarray(other, dtype=data.dtype)
+        if other.tobytes() != data.tobytes():
+            return other
     return None
 
 
@@ -1100,7 +1103,8 @@ def check_quality_embedding_spread(modality: Modality, *, max_examples: int | No
     between the mean embeddings of distinct inputs stays below 0.99."""
     __tracebackhide__ = True
     count = max(8, max_examples or current().max_examples)
-    means, seen = [], []
+    means: list[np.ndarray] = []
+    seen: list[Any] = []  # the distinct inputs' data
     for sample, out in _author_outcomes(modality, "quality-spread", count):
         emb = matrix(out.encoding.emb) if out.encoding is not None and is_encoding(out.encoding) else None
         if emb is None or emb.size == 0 or not np.isfinite(emb).all():

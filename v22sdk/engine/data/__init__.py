@@ -41,6 +41,7 @@ from ..._paths import is_file
 from ...inputs import check_regular_file, looks_like_path, special_kind
 from ...contract import TokenBatch, load_batches, save_batches
 from ...errors import InputError
+from ...modality import Modality
 from ...schema import ZONES
 
 SPLITS = ("train", "val", "test")
@@ -215,13 +216,16 @@ def code_digest(cls: type) -> str:
     return h.hexdigest()
 
 
-def example_key(ex: Example, modality, content: str | None = None) -> str:
+def example_key(ex: Example, modality: Modality, content: str | None = None) -> str:
     """Digest of everything the tokens of ``ex`` depend on: the input (``content``: its
     :func:`content_digest`, computed when not given), the modality's name, module, version,
     config and source code."""
     h = hashlib.sha256()
+    # mypy checks a class object against Hashable with its instances' __hash__ (an unbound method
+    # to it), so functools.cache's Hashable argument refuses every class: a gap in mypy, not here
+    code = code_digest(type(modality))  # type: ignore[arg-type]
     h.update(json.dumps([ex.modality, type(modality).__module__, getattr(modality, "version", None),
-                         modality.config(), code_digest(type(modality))], sort_keys=True, default=str).encode())
+                         modality.config(), code], sort_keys=True, default=str).encode())
     h.update((content or content_digest(ex)).encode())
     return h.hexdigest()
 
