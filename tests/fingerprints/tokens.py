@@ -8,6 +8,12 @@ that work, and re-recorded from main's own code at 6de40f6 (audio and vision tok
 BLAS thread: ``OPENBLAS_NUM_THREADS=1``) when main was merged; the merged branch, with the speed
 work so far, gave the same 194 digests. A deliberate, documented change of a tokenizer rewrites
 the file in the same commit.
+
+The digests are those of OpenBLAS's Haswell kernels (``OPENBLAS_CORETYPE=Haswell``), which every
+x86-64 CPU with AVX2 runs: OpenBLAS picks its matrix kernels by CPU, and on an AVX-512 machine its
+SkylakeX kernels sum a few of the audio tokenizer's products in another order (two of the 194
+inputs then differ in the last bits). Tokens are bit-reproducible for one BLAS kernel; the test
+pins the kernel so that it checks the code, not the machine it runs on.
 """
 
 from __future__ import annotations
@@ -103,5 +109,7 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--write"]:
         FILE.write_text(json.dumps(compute(), indent=1, sort_keys=True) + "\n")
         print(f"wrote {FILE}")
+    elif sys.argv[1:] == ["--print"]:
+        print(json.dumps(compute(), sort_keys=True))
     else:
-        sys.exit("usage: python tests/fingerprints/tokens.py --write")
+        sys.exit("usage: OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 python tests/fingerprints/tokens.py --write|--print")
