@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .histogram import count_codes
 from .scaling import clip
 
 COLOUR_SIDE = 128
@@ -116,8 +117,9 @@ def colour_features(rgb: np.ndarray) -> dict[str, float]:
 
     n_col = int(np.count_nonzero(coloured))
     if n_col:
-        bins = np.minimum((hue[coloured] * (HUE_BINS / 360.0)).astype(np.int64), HUE_BINS - 1)
-        hist = np.bincount(bins, minlength=HUE_BINS) / n_col
+        # truncation to uint8 equals truncation to int64 for these values in [0, 18]
+        bins = np.minimum((hue[coloured] * (HUE_BINS / 360.0)).astype(np.uint8), HUE_BINS - 1)
+        hist = count_codes(bins, HUE_BINS) / n_col
         out["hue_entropy"] = _entropy(hist) / np.log2(HUE_BINS)
         out["hue_peak_share"] = float(hist.max())
     else:

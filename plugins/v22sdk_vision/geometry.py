@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .histogram import count_codes
 from .scaling import clip, log_count
 
 MIN_AREA = 4.0
@@ -71,7 +72,7 @@ def euler_number_8(mask: np.ndarray) -> int:
     q = p[:-1, :-1] + 2 * p[:-1, 1:]
     q += 4 * p[1:, :-1]
     q += 8 * p[1:, 1:]
-    counts = np.bincount(q.ravel(), minlength=16)
+    counts = count_codes(q, 16)
     q1 = int(counts[list(_Q1)].sum())
     q3 = int(counts[list(_Q3)].sum())
     qd = int(counts[list(_QD)].sum())

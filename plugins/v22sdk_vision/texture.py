@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from .histogram import count_codes
 from .scaling import clip
 
 TEXTURE_SIDE = 128
@@ -61,7 +62,11 @@ def glcm(levels_img: np.ndarray, levels: int = GLCM_LEVELS) -> np.ndarray:
         code += j
         code += dtype(a * levels * levels)
         codes.append(code.ravel())
-    counts = np.bincount(np.concatenate(codes), minlength=n_angles * levels * levels)
+    codes = np.concatenate(codes)
+    if dtype == np.uint8:
+        counts = count_codes(codes, n_angles * levels * levels)
+    else:
+        counts = np.bincount(codes, minlength=n_angles * levels * levels)
     m = counts.reshape(n_angles, levels, levels)
     m = (m + m.transpose(0, 2, 1)).astype(np.float64)
     out = np.zeros((levels, levels, n_angles), dtype=np.float64)

@@ -14,6 +14,7 @@ import pytest
 from v22sdk_vision import texture
 from v22sdk_vision.colour import _column_means
 from v22sdk_vision.geometry import _holes, euler_number_8
+from v22sdk_vision.histogram import count_codes
 
 
 def test_gradient_table_equals_the_float_path_for_every_integer_gradient():
@@ -86,3 +87,13 @@ def test_column_means_equal_numpys_row_after_row_sum():
     # the pairwise sum of the same columns differs from the row-after-row sum in general
     px = np.random.default_rng(0).random((16384, 3)) * 1e-7 + 0.1
     assert np.ascontiguousarray(px.T).sum(axis=1).tobytes() != np.add.reduce(px, axis=0).tobytes()
+
+
+def test_code_counts_equal_bincount():
+    rng = np.random.default_rng(24)
+    for _ in range(200):
+        n = int(rng.integers(1, 257))
+        codes = rng.integers(0, n, int(rng.integers(1, 70_000))).astype(np.uint8)
+        got = count_codes(codes.reshape(-1, 1) if _ % 2 else codes, n)
+        assert got.dtype == np.int64 and np.array_equal(got, np.bincount(codes, minlength=n))
+    assert not np.array_equal(count_codes(np.array([1, 1, 2], np.uint8), 4), [0, 2, 0, 1])
