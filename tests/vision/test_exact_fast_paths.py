@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from v22sdk_vision import texture
-from v22sdk_vision.colour import _column_means
+from v22sdk_vision.colour import _column_means, _luma_percentiles
 from v22sdk_vision.geometry import _holes, euler_number_8
 from v22sdk_vision.histogram import count_codes
 
@@ -97,3 +97,17 @@ def test_code_counts_equal_bincount():
         got = count_codes(codes.reshape(-1, 1) if _ % 2 else codes, n)
         assert got.dtype == np.int64 and np.array_equal(got, np.bincount(codes, minlength=n))
     assert not np.array_equal(count_codes(np.array([1, 1, 2], np.uint8), 4), [0, 2, 0, 1])
+
+
+def test_luma_percentiles_equal_numpys_percentile():
+    rng = np.random.default_rng(25)
+    for k in range(600):
+        n = int(rng.choice([1, 2, 3, 100, 101, 16384, int(rng.integers(1, 20_000))]))
+        y = rng.random(n)
+        if k % 3 == 0:
+            y = np.round(y * 10) / 10  # many ties
+        ref = np.percentile(y, [1.0, 50.0, 99.0])
+        assert _luma_percentiles(y.copy()).tobytes() == ref.tobytes()
+    y = rng.random(1000)
+    wrong = np.sort(y)[[10, 500, 989]]  # nearest order statistics, no interpolation: told apart
+    assert wrong.tobytes() != _luma_percentiles(y.copy()).tobytes()
