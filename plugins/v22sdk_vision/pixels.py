@@ -86,7 +86,7 @@ def to_rgb_float(array: np.ndarray) -> np.ndarray:
     if x.shape[2] == 1:  # grey: the channel copied to three (OpenCV's copy: 8× faster than np.repeat)
         import cv2
 
-        x = cv2.cvtColor(np.ascontiguousarray(x[:, :, 0], dtype=np.float32), cv2.COLOR_GRAY2RGB)
+        return np.asarray(cv2.cvtColor(np.ascontiguousarray(x[:, :, 0], dtype=np.float32), cv2.COLOR_GRAY2RGB))
     return np.ascontiguousarray(x, dtype=np.float32)
 
 

@@ -52,7 +52,7 @@ def glcm(levels_img: np.ndarray, levels: int = GLCM_LEVELS) -> np.ndarray:
     dtype = np.uint8 if n_angles * levels * levels <= 256 else np.int64
     q = levels_img.astype(dtype)
     h, w = q.shape
-    codes = []
+    parts = []
     for a, (dr, dc) in enumerate(GLCM_OFFSETS):
         r0, r1 = max(0, -dr), h - max(0, dr)
         c0, c1 = max(0, -dc), w - max(0, dc)
@@ -61,8 +61,8 @@ def glcm(levels_img: np.ndarray, levels: int = GLCM_LEVELS) -> np.ndarray:
         code = i * dtype(levels)
         code += j
         code += dtype(a * levels * levels)
-        codes.append(code.ravel())
-    codes = np.concatenate(codes)
+        parts.append(code.ravel())
+    codes = np.concatenate(parts)
     if dtype == np.uint8:
         counts = count_codes(codes, n_angles * levels * levels)
     else:
