@@ -72,7 +72,7 @@ def space_features(grey: np.ndarray, tex: np.ndarray, mask: np.ndarray, main_con
     h, w = grey.shape
     lap = cv2.Laplacian(grey, cv2.CV_32F, ksize=1)
     out: dict[str, float] = {"focus": clip(np.log10(1.0 + float(lap.var())) / 4.0)}
-    energy = lap * lap
+    energy = np.multiply(lap, lap, out=lap)  # lap is not needed after its variance: square in place
     whole = float(energy.mean(dtype=np.float64))
     centre = energy[h // 3: h - h // 3, w // 3: w - w // 3]
     if whole > 1e-12 and centre.size:
