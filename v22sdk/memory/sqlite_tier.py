@@ -430,19 +430,20 @@ class SQLiteTier(SQLTurnStore):
             rows.append([when, t.conversation, t.modality, t.digest, t.summary, attrs_json, None, sent, mem,
                          row_crc(when, t.conversation, t.modality, t.digest, t.summary, attrs_json, sent, mem)])
         try:
-            if len(rows) == 1 and not unknown:
+            if len(rows) == 1 and not unknown and not c.in_transaction:
                 # The per-turn write: one INSERT in autocommit mode is its own transaction (what
                 # BEGIN IMMEDIATE + INSERT + COMMIT do, in one statement); it has committed, the
                 # WAL fsynced (synchronous=FULL), when fetchall() has run the statement to its end.
                 rows[0][6] = int_to_blob(self.vocab.mask_int(turns[0].attrs))
                 with self._lock:
-                    assigned = [self._retry(lambda: c.execute(_INSERT, rows[0]).fetchall())]
+                    (id_, touched), = self._retry(lambda: c.execute(_INSERT, rows[0]).fetchall())
+                stored = [turns[0].with_id(id_, rows[0][0], touched)]
             else:
                 assigned = self._transaction(lambda c: self._insert_rows(c, turns, rows, unknown))
+                stored = [t.with_id(id_, r[0], touched) for t, r, ((id_, touched),) in zip(turns, rows, assigned)]
         except sqlite3.Error as e:
             self._load_vocab_quietly()
             raise self._fail(f"writing {len(turns)} turn(s)", e) from e
-        stored = [t.with_id(id_, r[0], touched) for t, r, ((id_, touched),) in zip(turns, rows, assigned)]
         if self._ack is not None:
             self._ack.advance(stored[-1].id)
         return stored

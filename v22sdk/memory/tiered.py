@@ -322,7 +322,8 @@ class TieredMemory(MemoryHead):
                 x = x.numpy()  # a view of a CPU tensor without grad (np.array below copies it)
             except (RuntimeError, TypeError):  # on a device, needing grad, or no numpy dtype
                 x = x.detach().to("cpu", torch.float32).numpy()
-        arr = np.array(x, dtype=np.float32, order="C")  # a copy: the caller's buffer stays theirs
+        # a copy: the caller's buffer stays theirs
+        arr = x.copy() if type(x) is np.ndarray and x.dtype == np.float32 else np.array(x, np.float32, order="C")
         if arr.ndim != 2 or arr.shape[1] != dim:
             raise InputError(f"memory {what}", f"expected shape (B, {dim}), got {tuple(arr.shape)}")
         if not np.isfinite(arr).all():
