@@ -17,7 +17,10 @@ Sections:
            same rows, interleaved, cache-warm and cache-cold (64 MB touched before each call).
   write    CPU per durable turn: a bare SQLite INSERT + COMMIT (WAL, synchronous=FULL, the same
            columns and bytes), SQLiteTier.commit and TieredMemory.write, in one process, in
-           rotating order; wall medians and the disk's fdatasync beside them.
+           rotating order; wall medians and the disk's fdatasync beside them. Each call's input is
+           made before its timing starts, as the bare peer's row is: the (1, 256) / (1, 384)
+           tensors that TieredMemory.write takes (a caller's slice of its batch; slicing was timed
+           before issue 21) and the Turn that SQLiteTier.commit takes (its constructor validates).
   restart  opening TieredMemory on an L3 of 100,000 turns (L2 = 10,000 and L1 = 50 rebuilt).
   growth   10k .. --max-n turns: exhaustive hybrid scan vs the candidate index (IVF + Jaccard
            shortlist + exact re-rank) and the cosine-only shortlist: latency, recall@1 of the
@@ -216,11 +219,14 @@ def bench_write(res, tmp, n):
                      "sent_vec, mem_emb, touched, crc) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows[i])
         bare.execute("COMMIT")
 
+    turns = [Turn(s[i], m[i], a[i]) for i in range(n)]  # the inputs, made outside the timing
+    s1, m1 = [S[i:i + 1] for i in range(n)], [M[i:i + 1] for i in range(n)]
+
     def f_l3(i):
-        l3.commit([Turn(s[i], m[i], a[i])])
+        l3.commit([turns[i]])
 
     def f_mem(i):
-        mem.write(S[i:i + 1], M[i:i + 1], [a[i]])
+        mem.write(s1[i], m1[i], [a[i]])
 
     def f_sync(i):
         os.write(fd, b"x" * 4096)

@@ -43,6 +43,13 @@ class DeviceTier(RingTier):
             self.mem_dev[idx] = torch.from_numpy(self.mem[slots]).to(self.device)
         return slots
 
+    def insert_one(self, *args) -> int:
+        s = super().insert_one(*args)
+        if not self.shared:
+            self.units_dev[s] = torch.from_numpy(self.units[s]).to(self.device)
+            self.mem_dev[s] = torch.from_numpy(self.mem[s]).to(self.device)
+        return s
+
     def to(self, device: str | torch.device) -> "DeviceTier":
         self._place(torch.device(device))
         return self

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from v22sdk.memory.scoring import AttrVocab, exact_scores, matvec, pick_topk, prune, unit_rows
+from v22sdk.memory.scoring import AttrVocab, exact_scores, matvec, pick_topk, prune, unit_row, unit_rows
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
 
@@ -116,33 +116,47 @@ class RingTier(MemoryTier):
         return slots
 
     def _insert_one(self, ids, sent, mem, masks, times, touched, text, units) -> np.ndarray:
-        """insert_block for one turn with scalar indexing (the per-turn write path)."""
-        if self.vocab.words() > self.masks.shape[1]:
+        """insert_block for one turn (arrays of length 1); RingTier's insert_one, not an override (a
+        subclass's insert_block publishes the slots it returns)."""
+        row = np.ascontiguousarray(masks[0], "<u8")
+        s = RingTier.insert_one(self, int(ids[0]), sent[0], unit_row(sent[0]) if units is None else units[0], mem[0],
+                                int.from_bytes(row.tobytes(), "little"), float(times[0]), int(touched[0]),
+                                text[0])
+        return np.array([s], np.int64)
+
+    def insert_one(self, turn_id: int, sent: np.ndarray, units: np.ndarray, mem: np.ndarray, mask: int,
+                   time: float, touched: int, text: tuple) -> int:
+        """Insert one new turn (id not held yet) with scalar indexing: the per-turn write path.
+        ``sent``, ``units``, ``mem``: its rows; ``mask``: its attribute mask as a Python int
+        (:meth:`AttrVocab.mask_int`). Returns the slot written."""
+        w = self.masks.shape[1]
+        if mask >> (64 * w):  # the vocabulary outgrew the masks: widen (rare)
             self._ensure_words()
-        s, i = self.head, int(ids[0])
+            w = self.masks.shape[1]
+            mask &= (1 << (64 * w)) - 1  # bits past the vocabulary are not names
+        s = self.head
         old = int(self.ids[s])
         if old >= 0:
             del self.slot[old]
         elif s < self.filled:
             self.holes -= 1
-        self.sent[s] = sent[0]
-        self.units[s] = unit_rows(sent)[0] if units is None else units[0]
-        self.mem[s] = mem[0]
-        row = masks[0]
-        w = self.masks.shape[1]
-        if len(row) == w:
-            self.masks[s] = row
+        self.sent[s] = sent
+        self.units[s] = units
+        self.mem[s] = mem
+        if w == 1:
+            self.masks[s, 0] = mask
         else:
-            self.masks[s] = 0
-            self.masks[s, : min(w, len(row))] = row[:w]
-        self.counts[s] = np.bitwise_count(row).sum()
-        self.ids[s], self.times[s], self.touched[s] = i, times[0], touched[0]
-        self.text[s] = text[0]
-        self.slot[i] = s
-        self.head = (s + 1) % self.capacity
+            self.masks[s] = np.frombuffer(mask.to_bytes(8 * w, "little"), "<u8")
+        self.counts[s] = mask.bit_count()
+        self.ids[s] = turn_id
+        self.times[s] = time
+        self.touched[s] = touched
+        self.text[s] = text
+        self.slot[turn_id] = s
+        self.head = s + 1 if s + 1 < self.capacity else 0
         if self.filled < self.capacity:
             self.filled += 1
-        return np.array([s], np.int64)
+        return s
 
     def remove(self, turn_id: int) -> bool:
         s = self.slot.pop(int(turn_id), None)

@@ -14,6 +14,8 @@ therefore the same whatever the ring layout (live vs. rebuilt after a restart) o
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 W_COS = 0.6
@@ -63,6 +65,8 @@ class AttrVocab:
         return np.frombuffer(v.to_bytes(8 * w, "little"), "<u8").astype(np.uint64)
 
     def names_of(self, mask: np.ndarray) -> frozenset[str]:
+        # a copy when needed: a row of the rings' column-major masks is strided once W > 1
+        mask = np.ascontiguousarray(mask, "<u8")
         bits = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
         return frozenset(self.names[b] for b in bits if b < len(self.names))
 
@@ -99,6 +103,16 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
         n[zero] = 1.0  # 0 / 1 = 0: zero rows stay zero
     x64 /= n
     return x64.astype(np.float32)
+
+
+def unit_row(x: np.ndarray) -> np.ndarray:
+    """``unit_rows(x[None])[0]`` for one float32 row ``x`` (D,), bit for bit, in four numpy calls
+    instead of eight (the per-turn write path): the float64 squares are summed by the same pairwise
+    reduction, the division is done in float64 and rounded to float32 once, as there."""
+    ss = float(np.add.reduce(np.square(x, dtype=np.float64)))
+    if ss == 0.0:
+        return np.zeros(len(x), np.float32)
+    return np.divide(x, math.sqrt(ss), out=np.empty(len(x), np.float32), dtype=np.float64, casting="unsafe")
 
 
 def jaccard(masks: np.ndarray, counts: np.ndarray, qmask: np.ndarray, qcount: int) -> np.ndarray:

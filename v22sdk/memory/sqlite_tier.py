@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import abc
 import json
+import json.encoder
 import os
 import random
 import sqlite3
+import sys
 import threading
 import time
 import zlib
@@ -63,6 +65,30 @@ def row_crc(time_: float, conversation: str, modality: str, digest: str, summary
             attrs_json: str, sent: bytes, mem: bytes) -> int:
     head = "\x00".join((repr(float(time_)), conversation, modality, digest, summary, attrs_json))
     return zlib.crc32(mem, zlib.crc32(sent, zlib.crc32(head.encode("utf-8"))))
+
+
+_INSERT = ("INSERT INTO turns (time, conversation, modality, digest, summary, attrs, attr_mask, sent_vec, "
+           "mem_emb, touched, crc) VALUES (?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(touched), 0) + 1 FROM turns),?) "
+           "RETURNING id, touched")
+_quote = json.encoder.encode_basestring  # json's own string quoting (ensure_ascii=False)
+
+
+def _attrs_json(names: list[str]) -> str:
+    """``json.dumps(names, ensure_ascii=False)`` for a list of strings, the same text, without
+    building an encoder per call (the per-turn write path)."""
+    return "[" + ", ".join(map(_quote, names)) + "]"
+
+
+_LITTLE = sys.byteorder == "little"
+
+
+def _blob(vec: np.ndarray):
+    """A vector's column value: little-endian float32 bytes. A float32 C-contiguous array on a
+    little-endian machine already is them, and sqlite3 and zlib read it through the buffer protocol
+    (no copy); anything else is converted."""
+    if _LITTLE and vec.dtype == np.float32 and vec.flags.c_contiguous:
+        return vec
+    return np.asarray(vec, "<f4").tobytes()
 
 
 def _is_busy(err: sqlite3.Error) -> bool:
@@ -401,42 +427,53 @@ class SQLiteTier(SQLTurnStore):
         """
         if not turns:
             return []
+        c = self._require()
         now = time.time()
-
         # Names this process knows keep their bits (bits are never renumbered), so the vocabulary
         # on disk needs reading only when a turn brings a name this process has not seen.
-        unknown = any(a not in self.vocab.bits for t in turns for a in t.attrs)
-
-        def body(c: sqlite3.Connection) -> list[Turn]:
-            if unknown:
-                self._sync_vocab(c, turns)
-            out = []
-            mask_int = self.vocab.mask_int
-            for t in turns:
-                when = t.time or now
-                attrs_json = json.dumps(sorted(t.attrs), ensure_ascii=False)
-                sent, mem = np.asarray(t.sent_vec, "<f4").tobytes(), np.asarray(t.mem_emb, "<f4").tobytes()
-                crc = row_crc(when, t.conversation, t.modality, t.digest, t.summary, attrs_json,
-                              sent, mem)
-                # recency = max + 1, computed by the INSERT itself (one statement per turn, as a
-                # bare INSERT; the transaction's write lock makes it race-free)
-                (id_, touched), = c.execute(
-                    "INSERT INTO turns (time, conversation, modality, digest, summary, attrs, "
-                    "attr_mask, sent_vec, mem_emb, touched, crc) VALUES (?,?,?,?,?,?,?,?,?,"
-                    "(SELECT COALESCE(MAX(touched), 0) + 1 FROM turns),?) RETURNING id, touched",
-                    (when, t.conversation, t.modality, t.digest, t.summary, attrs_json,
-                     int_to_blob(mask_int(t.attrs)), sent, mem, crc)).fetchall()
-                out.append(t.with_id(id_, when, touched))
-            return out
-
+        bits = self.vocab.bits.keys()
+        unknown = not all(bits >= t.attrs for t in turns)
+        # Each row's values but its mask (a new name's bit is assigned inside the transaction),
+        # prepared before the write lock is taken.
+        rows = []
+        for t in turns:
+            when = t.time or now
+            attrs_json = _attrs_json(sorted(t.attrs))
+            sent, mem = _blob(t.sent_vec), _blob(t.mem_emb)
+            rows.append([when, t.conversation, t.modality, t.digest, t.summary, attrs_json, None, sent, mem,
+                         row_crc(when, t.conversation, t.modality, t.digest, t.summary, attrs_json, sent, mem)])
         try:
-            stored = self._transaction(body)
+            if len(rows) == 1 and not unknown and not c.in_transaction:
+                # The per-turn write: one INSERT in autocommit mode is its own transaction (what
+                # BEGIN IMMEDIATE + INSERT + COMMIT do, in one statement); it has committed, the
+                # WAL fsynced (synchronous=FULL), when fetchall() has run the statement to its end.
+                rows[0][6] = int_to_blob(self.vocab.mask_int(turns[0].attrs))
+                with self._lock:
+                    (id_, touched), = self._retry(lambda: c.execute(_INSERT, rows[0]).fetchall())
+                stored = [turns[0].with_id(id_, rows[0][0], touched)]
+            else:
+                assigned = self._transaction(lambda c: self._insert_rows(c, turns, rows, unknown))
+                stored = [t.with_id(id_, r[0], touched) for t, r, ((id_, touched),) in zip(turns, rows, assigned)]
         except sqlite3.Error as e:
             self._load_vocab_quietly()
             raise self._fail(f"writing {len(turns)} turn(s)", e) from e
         if self._ack is not None:
             self._ack.advance(stored[-1].id)
         return stored
+
+    def _insert_rows(self, c: sqlite3.Connection, turns: Sequence[Turn], rows: list[list],
+                     unknown: bool) -> list[list[tuple]]:
+        """Inside the write transaction: the masks, then one INSERT per turn (recency = max + 1,
+        computed by the INSERT itself; the write lock makes it race-free). Returns each INSERT's
+        ``[(id, touched)]``."""
+        if unknown:
+            self._sync_vocab(c, turns)
+        mask_int = self.vocab.mask_int
+        out = []
+        for t, row in zip(turns, rows):
+            row[6] = int_to_blob(mask_int(t.attrs))
+            out.append(c.execute(_INSERT, row).fetchall())
+        return out
 
     def _sync_vocab(self, c: sqlite3.Connection, turns: Sequence[Turn]) -> None:
         """Inside the write transaction: adopt bits other processes assigned, add new names."""

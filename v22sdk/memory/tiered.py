@@ -21,6 +21,7 @@ id, and L2's content is rebuilt from L3's recency column), so a restart changes 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import TYPE_CHECKING, Sequence
 
@@ -33,9 +34,12 @@ from v22sdk.engine.memory_head import MEM_DIM, SENT_DIM, MemoryHead, Recall, Tur
 from v22sdk.errors import InputError, MemoryStoreError
 from v22sdk.memory.paths import default_memory_path
 from v22sdk.memory.ring import RingTier
-from v22sdk.memory.scoring import unit_rows
+from v22sdk.memory.scoring import unit_row, unit_rows
 from v22sdk.memory.sqlite_tier import SQLiteTier, SQLTurnStore
 from v22sdk.memory.turn import Turn, check_conversation
+
+
+_NO_INFO = TurnInfo()  # frozen: one shared default, its conversation id known to be valid
 
 
 def _merge(ids_a, sc_a, ids_b, sc_b, k: int):
@@ -146,9 +150,12 @@ class TieredMemory(MemoryHead):
         if len(mem) != b or len(attr_sets) != b or (info is not None and len(info) != b):
             raise InputError("memory.write", f"batch sizes differ: sent_vec {b}, mem_emb {len(mem)}, "
                              f"attr_sets {len(attr_sets)}, info {None if info is None else len(info)}")
-        infos = list(info) if info is not None else [TurnInfo()] * b
-        for i in infos:  # an id that cannot be stored or matched is the caller's input error
-            check_conversation(i.conversation, "conversation")
+        if info is None:
+            infos: Sequence[TurnInfo] = (_NO_INFO,) * b
+        else:
+            infos = list(info)
+            for i in infos:  # an id that cannot be stored or matched is the caller's input error
+                check_conversation(i.conversation, "conversation")
         # _host returned owned, checked, read-only copies: their rows need no second check
         turns = [Turn.from_rows(sent[i], mem[i], frozenset(attr_sets[i]), infos[i].conversation,
                                 infos[i].modality, infos[i].digest, infos[i].summary)
@@ -159,17 +166,16 @@ class TieredMemory(MemoryHead):
         """Commit turns to L3 (durable, one transaction), then publish them to L2 and L1 (and the
         index, if any)."""
         with self._lock:
+            if len(turns) == 1:
+                return self._add_one(turns[0])
             stored = self.l3.commit(turns)
             if not stored:
                 return stored
             # The arrays of the new turns, made once for every tier they are published to.
             w = self.l3.vocab.words()
             ids = np.array([t.id for t in stored], np.int64)
-            if len(stored) == 1:  # the per-turn write: views, no copies
-                sent, mem = stored[0].sent_vec[None], stored[0].mem_emb[None]
-            else:
-                sent = np.stack([t.sent_vec for t in stored])
-                mem = np.stack([t.mem_emb for t in stored])
+            sent = np.stack([t.sent_vec for t in stored])
+            mem = np.stack([t.mem_emb for t in stored])
             units = unit_rows(sent)
             masks = np.stack([self.l3.vocab.mask(t.attrs, w) for t in stored])
             block = (ids, sent, mem, masks,
@@ -184,6 +190,27 @@ class TieredMemory(MemoryHead):
                 new = ids > self.index.hwm
                 self.index.add(ids[new], units[new], masks[new])
             return stored
+
+    def _add_one(self, turn: Turn) -> list[Turn]:
+        """add_turns for one turn (the per-turn write): scalar publishes, no (1, D) arrays."""
+        # What does not depend on the id is made before the commit, and published after it.
+        vocab = self.l3.vocab
+        units = unit_row(turn.sent_vec)
+        known = vocab.bits.keys() >= turn.attrs  # else the commit gives the new names their bits
+        mask = vocab.mask_int(turn.attrs) if known else 0
+        text = (turn.conversation, turn.modality, turn.digest, turn.summary)
+        stored = self.l3.commit([turn])
+        t = stored[0]
+        if not known:
+            mask = vocab.mask_int(t.attrs)
+        self.l2.insert_one(t.id, t.sent_vec, units, t.mem_emb, mask, t.time, t.touched, text)
+        self.l1.insert_one(t.id, t.sent_vec, units, t.mem_emb, mask, t.time, t.touched, text)
+        if self.index is not None:
+            if t.id != self.index.hwm + 1:  # another process wrote in between: read it too
+                self._index_catch_up()
+            if t.id > self.index.hwm:
+                self.index.add(np.array([t.id], np.int64), units[None], vocab.mask(t.attrs)[None])
+        return stored
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -299,10 +326,14 @@ class TieredMemory(MemoryHead):
     @staticmethod
     def _host(x, dim: int, what: str) -> np.ndarray:
         """``x`` as an owned, read-only (B, dim) float32 copy with finite values."""
-        import torch
-        if isinstance(x, torch.Tensor):
-            x = x.detach().to("cpu", torch.float32).numpy()
-        arr = np.array(x, dtype=np.float32, order="C")  # a copy: the caller's buffer stays theirs
+        torch = sys.modules.get("torch")  # not imported: x is no tensor
+        if torch is not None and isinstance(x, torch.Tensor):
+            try:
+                x = x.numpy()  # a view of a CPU tensor without grad (np.array below copies it)
+            except (RuntimeError, TypeError):  # on a device, needing grad, or no numpy dtype
+                x = x.detach().to("cpu", torch.float32).numpy()
+        # a copy: the caller's buffer stays theirs
+        arr = x.copy() if type(x) is np.ndarray and x.dtype == np.float32 else np.array(x, np.float32, order="C")
         if arr.ndim != 2 or arr.shape[1] != dim:
             raise InputError(f"memory {what}", f"expected shape (B, {dim}), got {tuple(arr.shape)}")
         if not np.isfinite(arr).all():

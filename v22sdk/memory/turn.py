@@ -118,28 +118,39 @@ class Turn:
         return t
 
     def _check_fields(self) -> None:
+        # On the per-turn write path: one join checks every name is a string (it raises otherwise)
+        # and one regex search over it finds a lone surrogate in any of them.
         attrs = self.attrs
-        if isinstance(attrs, str) or not all(isinstance(a, str) and a for a in attrs):
+        try:
+            joined = None if isinstance(attrs, str) else "".join(attrs)
+        except TypeError:
+            joined = None
+        if joined is None or "" in attrs:
             raise InputError("turn.attrs", "must be a set of non-empty slot names")
-        bad = [a for a in attrs if LONE_SURROGATE.search(a)] if LONE_SURROGATE.search("".join(attrs)) else None
-        if bad:
+        if LONE_SURROGATE.search(joined):
+            bad = [a for a in attrs if LONE_SURROGATE.search(a)]
             raise InputError(f"turn.attrs {shown(bad[0])}", "is not valid UTF-8 text")
-        object.__setattr__(self, "attrs", frozenset(attrs))
+        if type(attrs) is not frozenset:
+            object.__setattr__(self, "attrs", frozenset(attrs))
         try:
             finite = math.isfinite(float(self.time))
         except (TypeError, ValueError, OverflowError):
             finite = False
         if not finite:
             raise InputError("turn.time", f"not a finite number: {self.time!r}")
-        for name in ("conversation", "modality", "digest", "summary"):
-            if not isinstance(getattr(self, name), str):
-                raise InputError(f"turn.{name}", "must be a string")
+        conv, mod, digest, summary = self.conversation, self.modality, self.digest, self.summary
+        if not (isinstance(conv, str) and isinstance(mod, str) and isinstance(digest, str)
+                and isinstance(summary, str)):
+            for name in ("conversation", "modality", "digest", "summary"):
+                if not isinstance(getattr(self, name), str):
+                    raise InputError(f"turn.{name}", "must be a string")
         # A conversation id is matched exactly: one that cannot be stored is refused. The other
         # strings are for display: undecodable bytes are kept as visible escapes.
-        if LONE_SURROGATE.search(self.conversation):
-            raise InputError(f"turn.conversation {shown(self.conversation)}", "is not valid UTF-8 text")
-        for name in ("modality", "digest", "summary"):
-            object.__setattr__(self, name, display(getattr(self, name)))
+        if LONE_SURROGATE.search(conv):
+            raise InputError(f"turn.conversation {shown(conv)}", "is not valid UTF-8 text")
+        if LONE_SURROGATE.search(mod + digest + summary):
+            for name in ("modality", "digest", "summary"):
+                object.__setattr__(self, name, display(getattr(self, name)))
 
     def same_content(self, other: "Turn") -> bool:
         """True when both turns hold bit-identical vectors and equal metadata (ids included)."""
