@@ -210,17 +210,25 @@ def _resolve_inputs(items: Sequence[str], modality: str | None, text: bool = Fal
 
 
 def _tokenize_all(items: Sequence[str], modality: str | None, config: dict[str, Any], text: bool = False):
-    return _tokenize_resolved(_resolve_inputs(items, modality, text), config)
+    from ._startup import loading
+
+    with loading():  # the plugins' imports: no collector passes over them (v22sdk._startup)
+        resolved = _resolve_inputs(items, modality, text)
+    return _tokenize_resolved(resolved, config)
 
 
 def _tokenize_resolved(resolved: list[tuple[str, Any]], config: dict[str, Any]):
+    import contextlib
+
+    from ._startup import loading
     from .plugins import get_registry
 
     registry = get_registry()
     instances: dict[str, Any] = {}
     batches = []
     for name, item in resolved:
-        if name not in instances:
+        first = name not in instances
+        if first:
             try:
                 instances[name] = registry.modality(name, **config)
             except InputError:
@@ -228,7 +236,9 @@ def _tokenize_resolved(resolved: list[tuple[str, Any]], config: dict[str, Any]):
             except (TypeError, ValueError) as exc:  # an unknown key, or a value its validator refuses
                 raise InputError("--config", f"invalid configuration for {name}: {exc}") from None
         m = instances[name]
-        batches.append((m, m.tokenize_file(item) if isinstance(item, Path) else m.tokenize(item)))
+        # a modality's first input imports what its tokenizer needs (scipy, OpenCV): collector off
+        with loading() if first else contextlib.nullcontext():
+            batches.append((m, m.tokenize_file(item) if isinstance(item, Path) else m.tokenize(item)))
     return batches
 
 

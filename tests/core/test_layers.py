@@ -21,7 +21,7 @@ import pytest
 
 #: layers, lowest first: module-name prefixes per layer
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("v22sdk.errors", "v22sdk._io", "v22sdk._paths", "v22sdk._options", "v22sdk._arrow", "v22sdk.evidence",
+    ("base", ("v22sdk.errors", "v22sdk._io", "v22sdk._paths", "v22sdk._startup", "v22sdk._options", "v22sdk._arrow", "v22sdk.evidence",
               "v22sdk.inputs", "v22sdk.decoding", "v22sdk.blas", "v22sdk.fixed")),
     ("contract", ("v22sdk.contract", "v22sdk.schema", "v22sdk.modality", "v22sdk.tabular")),
     # the hookspecs and registry, the package root that re-exports the public API, the contract kit,

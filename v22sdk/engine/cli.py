@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from .._startup import loading
 from ..errors import InputError
 from .config import parse_sets  # no torch; scale.ddp's ranks parse --set the same way
 
@@ -308,10 +309,12 @@ def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, 
             raise click.UsageError("--knows takes no INPUT")
         if why or why_method or plot:
             raise click.UsageError("--why explains an answer to an INPUT: not with --knows")
-        _one_thread()
-        from .runner import Runner, format_knows
+        with loading():  # torch and the checkpoint: no collector passes over them (v22sdk._startup)
+            _one_thread()
+            from .runner import Runner, format_knows
 
-        with Runner(checkpoint) as runner:
+            runner = Runner(checkpoint)
+        with runner:
             info = runner.knows()
         click.echo(json.dumps(info, ensure_ascii=False) if as_json else format_knows(info))
         return
@@ -325,21 +328,24 @@ def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, 
 
         dispatch_run(input, out, checkpoint=checkpoint, modality=modality, workers=workers, top=top)
         return
-    _one_thread()
+    from ..errors import AnswerNotStored
     from ..inputs import STDIN, read_stdin_text
-    from .runner import Runner, format_result
 
     if input == STDIN and not as_text:
         input, as_text = read_stdin_text(64 << 20), True
 
     memory = False if no_memory else (memory_path or True)
-    from ..errors import AnswerNotStored
+    with loading():  # torch, the plugins and the checkpoint: no collector passes over them (v22sdk._startup)
+        _one_thread()
+        from .runner import Runner, format_result
 
-    with Runner(checkpoint, memory=memory, conversation=conversation) as runner:
+        runner = Runner(checkpoint, memory=memory, conversation=conversation)
+    with runner:
         # explained first: it reads the memory as the run will, and writes nothing
         explanation = runner.explain_answer(input, modality, method=why_method, text=as_text) if why else None
         try:
-            result = runner.run(input, modality, top=top, text=as_text)
+            with loading():  # the tokenizer's first use imports what it needs and loads its tables
+                result = runner.run(input, modality, top=top, text=as_text)
         except AnswerNotStored as exc:  # print the answer, then the one error line (exit code 4)
             click.echo(json.dumps(exc.result, ensure_ascii=False) if as_json else format_result(exc.result))
             raise
