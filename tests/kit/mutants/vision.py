@@ -30,7 +30,7 @@ MUTANTS: tuple[Mutant, ...] = (
            (edit("colour.py", "    cv2.setRNGSeed(KMEANS_SEED)", "    pass"),),
            "images with several colours: k-means++ draws from OpenCV's unseeded RNG"),
     Mutant("hue_histogram_unguarded", "check_finite",
-           (edit("colour.py", "    if n_col:\n        bins = np.minimum(", "    if True:\n        bins = np.minimum("),),
+           (edit("colour.py", "    if n_col:\n        # truncation to uint8", "    if True:\n        # truncation to uint8"),),
            "an image without a saturated pixel (grey): the hue histogram divides 0 by 0"),
     Mutant("int16_accepted", "check_input_spec",
            (edit(P, "_SCALE = {np.dtype(np.uint8): 255.0, np.dtype(np.uint16): 65535.0}",
