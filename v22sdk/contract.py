@@ -290,6 +290,68 @@ class TokenBatch:
         )
 
 
+class TokenBuffer:
+    """Output memory that ``Modality.tokenize(data, out=buffer)`` writes the tokens into, reused
+    from call to call.
+
+    A fresh 2,560-byte token costs the kernel a page fault and a zeroed page before the first
+    write (a 1 MB text is 2 GB of tokens: about as much system CPU as the tokenizing itself).
+    Tokenizing many inputs through one buffer pays that once, for the largest input. The batch
+    returned with ``out=buffer`` holds read-only views of the buffer's first N rows, like numpy's
+    ``out=``: **the next call with the same buffer overwrites it** (copy it, or use one buffer
+    per batch you keep). A call that needs more rows than the buffer holds replaces its memory
+    with a larger one; batches from earlier calls keep the old memory and stay intact.
+
+    ``capacity``: rows to allocate now (0: allocate at the first call, exactly as many as it needs).
+    """
+
+    def __init__(self, capacity: int = 0):
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 0:
+            raise ValueError(f"capacity must be a non-negative integer, got {capacity!r}")
+        self._emb = np.empty((0, EMB_DIM), dtype=np.float32)
+        self._attr = np.empty((0, ATTR_DIM), dtype=np.float32)
+        self._zero = (ATTR_DIM, 0)      # attr[:rows, col:] is known to hold zeros: (col, rows)
+        if capacity:
+            self.rows(int(capacity))
+
+    @property
+    def capacity(self) -> int:
+        """Rows the buffer holds without allocating."""
+        return int(self._emb.shape[0])
+
+    def rows(self, n: int, *, zero_from: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Writable ``(emb (n, 256), attr (n, 384))`` views of the first ``n`` rows, growing the
+        buffer (new memory, old contents dropped) when ``n`` exceeds its capacity.
+
+        The values are whatever the last call left, and the writer sets every element, except
+        with ``zero_from=c``: then ``attr[:, c:]`` holds zeros on return and the writer promises
+        to leave it so (a modality whose slots all lie below ``c``). The buffer remembers which
+        rows it knows to be zero there, so a run of such calls clears them once, not every time.
+        """
+        if n > self.capacity:
+            self._emb = np.empty((n, EMB_DIM), dtype=np.float32)
+            self._attr = np.zeros((n, ATTR_DIM), dtype=np.float32)   # calloc: zero pages from the kernel
+            self._zero = (0, n)
+        emb, attr = self._emb[:n], self._attr[:n]
+        if zero_from is None:
+            self._zero = (ATTR_DIM, 0)
+            return emb, attr
+        col, known = self._zero
+        known = known if col <= zero_from else 0
+        if known < n:
+            attr[known:, zero_from:] = 0.0
+        self._zero = (zero_from, max(n, known))
+        return emb, attr
+
+    def holds(self, array: np.ndarray) -> bool:
+        """Whether ``array`` is a view of this buffer's memory (what an encoder that writes into
+        the buffer returns)."""
+        return array.base is self._emb or array.base is self._attr
+
+    def __repr__(self) -> str:
+        return f"TokenBuffer(capacity={self.capacity})"
+
+
 def _bit_equal(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 

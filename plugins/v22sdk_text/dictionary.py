@@ -147,9 +147,15 @@ class JiebaDictionary:
 
     # -- jieba's algorithm ----------------------------------------------------------------------
     def _dag_route(self, sentence: str, freq_get) -> list[int]:
-        """route[x]: the last index of the word that starts at x on the most probable path."""
+        """route[x]: the last index of the word that starts at x on the most probable path.
+
+        jieba's ``get_DAG`` and ``calc`` in one: each edge keeps ``log(freq) - log(total)`` from
+        the lookup that found it (jieba looks every edge up twice), summed in jieba's order, so
+        the floats and the ties (to the longer word) are jieba's."""
         n = len(sentence)
-        dag: list[list[int]] = []
+        log, logtotal = math.log, self.logtotal
+        single = -logtotal                    # log(1) - log(total): a character with no entry
+        dag: list[list[tuple[float, int]]] = []
         for k in range(n):
             ends = []
             i = k
@@ -159,16 +165,20 @@ class JiebaDictionary:
                 if f is None:
                     break
                 if f:
-                    ends.append(i)
+                    ends.append((log(f) - logtotal, i))
                 i += 1
                 frag = sentence[k:i + 1]
-            dag.append(ends or [k])
-        route: list[tuple[float, int]] = [(0, 0)] * (n + 1)
-        log, logtotal = math.log, self.logtotal
+            dag.append(ends or [(single, k)])
+        best = [0.0] * (n + 1)
+        route = [0] * n
         for idx in range(n - 1, -1, -1):
-            route[idx] = max((log(freq_get(sentence[idx:x + 1]) or 1) - logtotal + route[x + 1][0], x)
-                             for x in dag[idx])
-        return [r[1] for r in route[:n]]
+            ends = dag[idx]
+            if len(ends) == 1:
+                lp, x = ends[0]
+                best[idx], route[idx] = lp + best[x + 1], x
+            else:
+                best[idx], route[idx] = max((lp + best[x + 1], x) for lp, x in ends)
+        return route
 
     def _freq_get_bisect(self, frag: str) -> int | None:
         i = self._find(frag)

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from v22sdk import Encoding, InputError, InputSpec, Modality, Sample
+from v22sdk import Encoding, InputError, InputSpec, Modality, Sample, TokenBuffer
 
 from .slots import COL, SCHEMA
 
@@ -90,14 +90,23 @@ def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray) -> tuple[n
     return P, S
 
 
-def language_zone(text: str, keep_whitespace: bool = True, source: str = "<text>"
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """NFC ``text`` -> (attr (M, 384) float32 with attr[:, :128] set, (M,) uint32 code points,
-    (M,) int64 character offsets), M = N characters, or the non-whitespace ones.
+@attrs.frozen(eq=False)
+class _Zone:
+    """What the language zone of one text is made from, before it is written out (M tokens)."""
 
-    Word rows are computed once per distinct word (``WordTable``), adjusted by the context rules
-    as a (W, 128) column-major array (each rule writes whole columns), then gathered straight into
-    the output in cache-sized blocks; no (N, 128) intermediate is built.
+    A: np.ndarray          # (W, 128) float32 word rows after the context rules, column-major
+    word_of: np.ndarray    # (M,) int64 word of each token
+    P: np.ndarray          # (M, 11) float32 attr 106..116
+    S: np.ndarray          # (M,) float32 attr 126
+    cps: np.ndarray        # (M,) uint32 code points
+    char: np.ndarray       # (M,) int64 character offsets
+
+
+def _analyse(text: str, keep_whitespace: bool, source: str) -> _Zone:
+    """NFC ``text`` -> its :class:`_Zone`: M = N characters, or the non-whitespace ones.
+
+    Word rows are computed once per distinct word (``WordTable``) and adjusted by the context rules
+    as a (W, 128) column-major array (each rule writes whole columns); no (N, 128) array is built.
     """
     from . import context
     from .segment import split_words
@@ -119,16 +128,35 @@ def language_zone(text: str, keep_whitespace: bool = True, source: str = "<text>
         if char.size == 0:
             raise InputError(source, "holds only whitespace, and keep_whitespace is False")
         cps, P, S, word_of = cps[char], P[char], S[char], word_of[char]
-    attr = np.zeros((char.size, 384), dtype=np.float32)
-    for lo in range(0, char.size, _CHUNK):
-        w = word_of[lo:lo + _CHUNK]
+    return _Zone(A, word_of, P, S, cps, char)
+
+
+def _write_attr(zone: _Zone, attr: np.ndarray) -> None:
+    """Write the language zone into ``attr[:, :128]`` (M, 384); ``attr[:, 128:]`` must hold zeros
+    already (fresh ``np.zeros`` memory, or a ``TokenBuffer`` asked for them). Cache-sized blocks of
+    rows: each block's word rows are gathered into a small scratch array that stays in cache,
+    then copied once."""
+    m = zone.cps.size
+    scratch = np.empty((min(_CHUNK, m), 128), dtype=np.float32)
+    for lo in range(0, m, _CHUNK):
+        w = zone.word_of[lo:lo + _CHUNK]
         w0 = int(w[0])
-        rows = np.ascontiguousarray(A[w0:int(w[-1]) + 1])    # this block's words, row-major
-        block = attr[lo:lo + _CHUNK]
-        block[:, :128] = rows[w - w0]
-        block[:, _POS0:_POS1] = P[lo:lo + _CHUNK]
-        block[:, _SENT_LEN] = S[lo:lo + _CHUNK]
-    return attr, cps, char
+        rows = np.ascontiguousarray(zone.A[w0:int(w[-1]) + 1])    # this block's words, row-major
+        tmp = scratch[:w.size]
+        np.take(rows, w - w0, axis=0, out=tmp, mode="clip")   # in range; "raise" would buffer
+        tmp[:, _POS0:_POS1] = zone.P[lo:lo + _CHUNK]
+        tmp[:, _SENT_LEN] = zone.S[lo:lo + _CHUNK]
+        attr[lo:lo + _CHUNK, :128] = tmp
+
+
+def language_zone(text: str, keep_whitespace: bool = True, source: str = "<text>"
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """NFC ``text`` -> (attr (M, 384) float32 with attr[:, :128] set, (M,) uint32 code points,
+    (M,) int64 character offsets), M = N characters, or the non-whitespace ones."""
+    zone = _analyse(text, keep_whitespace, source)
+    attr = np.zeros((zone.cps.size, 384), dtype=np.float32)
+    _write_attr(zone, attr)
+    return attr, zone.cps, zone.char
 
 
 def language_rows(text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -164,6 +192,7 @@ class TextModality(Modality):
     name = "text"
     extensions = (".txt", ".md")
     priority = 10   # built-in: keeps its extensions when a plugin also claims them (plugins.py)
+    writes_into_buffer = True   # encode(text, out=buffer) computes straight into the buffer
     schema = SCHEMA
     input_spec = InputSpec(kind="text", dtypes=(), ndim=(), units=(),
                            description="a str (NFC-normalised), or a UTF-8/UTF-16 .txt/.md file")
@@ -182,9 +211,12 @@ class TextModality(Modality):
                                         "can take; split it, or raise the bound with -c max_chars=N")
         return Sample(read_text_file(path), {}, str(path))
 
-    def encode(self, data, **units: float) -> Encoding:
-        """str -> Encoding(emb (N, 256) unit rows, attr (N, 384) with attr[:, :128] set, offsets char (N,))."""
-        from .embedding import embed_code_points
+    def encode(self, data, *, out: TokenBuffer | None = None, **units: float) -> Encoding:
+        """str -> Encoding(emb (N, 256) unit rows, attr (N, 384) with attr[:, :128] set, offsets char (N,)).
+
+        ``out``: a :class:`~v22sdk.TokenBuffer` to write emb and attr into (``tokenize(text, out=buffer)``).
+        """
+        from .embedding import EMB_DIM, embed_code_points
 
         source = "<text>"
         if isinstance(data, os.PathLike):
@@ -199,9 +231,16 @@ class TextModality(Modality):
         if len(text) > self.max_chars:
             raise InputError(source, _too_long(len(text), self.max_chars))
         # the language zone is attr[:, 0:128], in schema order (checked at import above)
-        attr, cps, char = language_zone(text, self.keep_whitespace, source)
-        emb = embed_code_points(cps)
-        return Encoding(emb=emb, attr=attr, offsets={"char": char})
+        zone = _analyse(text, self.keep_whitespace, source)
+        m = zone.cps.size
+        if out is None:
+            emb = np.empty((m, EMB_DIM), dtype=np.float32)
+            attr = np.zeros((m, 384), dtype=np.float32)   # calloc: the kernel's zero pages, not a pass of ours
+        else:
+            emb, attr = out.rows(m, zero_from=128)      # the text slots are attr[:, :128]
+        _write_attr(zone, attr)
+        embed_code_points(zone.cps, out=emb)
+        return Encoding(emb=emb, attr=attr, offsets={"char": zone.char})
 
     @classmethod
     def sample_inputs(cls):
