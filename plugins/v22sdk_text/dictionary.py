@@ -158,16 +158,12 @@ class JiebaDictionary:
         dag: list[list[tuple[float, int]]] = []
         for k in range(n):
             ends = []
-            i = k
-            frag = sentence[k]
-            while i < n:
-                f = freq_get(frag)
+            for i in range(k + 1, n + 1):      # the word sentence[k:i]
+                f = freq_get(sentence[k:i])
                 if f is None:
                     break
                 if f:
-                    ends.append((log(f) - logtotal, i))
-                i += 1
-                frag = sentence[k:i + 1]
+                    ends.append((log(f) - logtotal, i - 1))
             dag.append(ends or [(single, k)])
         best = [0.0] * (n + 1)
         route = [0] * n

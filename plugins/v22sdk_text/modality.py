@@ -102,11 +102,13 @@ class _Zone:
     char: np.ndarray       # (M,) int64 character offsets
 
 
-def _analyse(text: str, keep_whitespace: bool, source: str) -> _Zone:
+def _analyse(text: str, keep_whitespace: bool, source: str, scratch: np.ndarray | None = None) -> _Zone:
     """NFC ``text`` -> its :class:`_Zone`: M = N characters, or the non-whitespace ones.
 
     Word rows are computed once per distinct word (``WordTable``) and adjusted by the context rules
     as a (W, 128) column-major array (each rule writes whole columns); no (N, 128) array is built.
+    ``scratch``: a flat float32 array to build that (W, 128) array in, when it is large enough
+    (the caller keeps it untouched until the zone is written out).
     """
     from . import context
     from .segment import split_words
@@ -115,7 +117,7 @@ def _analyse(text: str, keep_whitespace: bool, source: str) -> _Zone:
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     words, kinds = split_words(text, cps)
     ids = table.lookup(words, kinds)
-    A = table.gather(ids)                  # (W, 128) column-major copy: the rules edit it in place
+    A = table.gather(ids, scratch)         # (W, 128) column-major copy: the rules edit it in place
     flags = table.flags[ids]
     sid = context.apply(A, flags, words)
     lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
@@ -230,16 +232,26 @@ class TextModality(Modality):
             raise InputError(source, "is empty; the text modality needs at least one character")
         if len(text) > self.max_chars:
             raise InputError(source, _too_long(len(text), self.max_chars))
+        # The word rows (W, 128) are built in the memory of emb, which is written last: W <= N
+        # words fit in N rows of 256, and a second array of up to 174 MB (a 1 MB text) would cost
+        # its own page faults. Without keep_whitespace, fresh emb has only M <= N rows: not used.
+        n = len(text)
+        emb = attr = None
+        if out is not None:
+            emb = out.rows(n, zero_from=128)[0]   # the text slots are attr[:, :128]
+        elif self.keep_whitespace:
+            emb = np.empty((n, EMB_DIM), dtype=np.float32)
         # the language zone is attr[:, 0:128], in schema order (checked at import above)
-        zone = _analyse(text, self.keep_whitespace, source)
+        zone = _analyse(text, self.keep_whitespace, source, scratch=None if emb is None else emb.reshape(-1))
         m = zone.cps.size
-        if out is None:
-            emb = np.empty((m, EMB_DIM), dtype=np.float32)
-            attr = np.zeros((m, 384), dtype=np.float32)   # calloc: the kernel's zero pages, not a pass of ours
+        if out is not None:
+            emb, attr = out.rows(m, zero_from=128)
         else:
-            emb, attr = out.rows(m, zero_from=128)      # the text slots are attr[:, :128]
-        _write_attr(zone, attr)
-        embed_code_points(zone.cps, out=emb)
+            if emb is None:
+                emb = np.empty((m, EMB_DIM), dtype=np.float32)
+            attr = np.zeros((m, 384), dtype=np.float32)   # calloc: the kernel's zero pages, not a pass of ours
+        _write_attr(zone, attr)                           # the last read of the word rows
+        embed_code_points(zone.cps, out=emb)              # overwrites them
         return Encoding(emb=emb, attr=attr, offsets={"char": zone.char})
 
     @classmethod

@@ -301,9 +301,13 @@ class WordTable:
         """(capacity, 128) view of the rows."""
         return self.cols.T
 
-    def gather(self, ids: np.ndarray) -> np.ndarray:
-        """(W,) row ids -> (W, 128) float32 copy of their rows, column-major (Fortran order)."""
-        return np.take(self.cols, ids, axis=1).T
+    def gather(self, ids: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
+        """(W,) row ids -> (W, 128) float32 copy of their rows, column-major (Fortran order),
+        in the flat float32 array ``scratch`` when it holds at least W * 128 values."""
+        if scratch is None or scratch.size < N_COLS * ids.size:
+            return np.take(self.cols, ids, axis=1).T
+        out = scratch[:N_COLS * ids.size].reshape(N_COLS, ids.size)
+        return np.take(self.cols, ids, axis=1, out=out, mode="clip").T    # "raise" would buffer
 
     def lookup(self, words: list[str], kinds) -> np.ndarray:
         """(W,) int64 row ids of ``words`` (analysing the ones not seen yet)."""
@@ -315,9 +319,9 @@ class WordTable:
         new = np.flatnonzero(out < 0)
         if new.size == 0:
             return out
-        first: dict[str, int] = {}                          # new distinct word -> first index
-        for i in new.tolist():
-            first.setdefault(words[i], i)
+        # new distinct word -> an index where it occurs (its kind is a function of the word)
+        new_list = new.tolist()
+        first: dict[str, int] = dict(zip(map(words.__getitem__, new_list), new_list))
         base = len(ids)
         need = base + len(first)
         if need > self.cols.shape[1]:
@@ -338,5 +342,5 @@ class WordTable:
         flag |= np.where(rows[:, WH_COLS].any(axis=1), np.uint64(F["wh"]), np.uint64(0))
         self.cols[:, base:need] = rows.T
         self.flags[base:need] = flag
-        out[new] = np.array(list(map(ids.__getitem__, [words[i] for i in new.tolist()])), dtype=np.int64)
+        out[new] = np.array(list(map(ids.__getitem__, map(words.__getitem__, new_list))), dtype=np.int64)
         return out

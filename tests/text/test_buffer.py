@@ -29,7 +29,7 @@ def test_reused_buffer_gives_the_fresh_tokens(keep_whitespace):
     # long, short (stale rows after it), longer (the buffer grows), short again
     for text in (MIXED * 30, "你好 world", MIXED * 45, MIXED[:7], MIXED * 3):
         _same(model.tokenize(text, out=buf), model.tokenize(text))
-    assert buf.capacity == len(model.tokenize(MIXED * 45))
+    assert buf.capacity == len(MIXED * 45)       # the longest text's characters (whitespace included)
 
 
 def test_batch_is_a_view_of_the_buffer_until_it_grows():
