@@ -54,12 +54,50 @@ def _first_bad(mask: np.ndarray) -> int:
 _VALIDATE_ROWS = 1024   # rows per block of the fast check: 2.5 MB of tokens, about the L2 cache
 
 
+def written_columns(attr: np.ndarray) -> np.ndarray:
+    """(384,) bool: which columns of a float32 (N, 384) ``attr`` hold a value other than ±0,
+    exactly ``(attr != 0).any(axis=0)``.
+
+    For a C-contiguous array, one pass over memory: the bit patterns are OR-ed along the rows with
+    64 rows side by side (long inner loops; a per-row reduction over a column slice costs twice as
+    much on 2 GB of tokens), then the sign bit is dropped.
+    """
+    if not attr.flags.c_contiguous:
+        return np.asarray((attr != 0).any(axis=0))
+    acc = np.zeros(_FOLD * ATTR_DIM, dtype=np.uint32)
+    _or_rows(attr.view(np.uint32), acc)
+    return _fold(acc)
+
+
+_FOLD = 64   # rows OR-ed side by side
+
+
+def _or_rows(bits: np.ndarray, acc: np.ndarray) -> None:
+    """OR the (n, 384) uint32 ``bits`` into the (64 * 384,) accumulator ``acc``."""
+    m = bits.shape[0] - bits.shape[0] % _FOLD
+    if m:
+        acc |= np.bitwise_or.reduce(bits[:m].reshape(m // _FOLD, _FOLD * ATTR_DIM), axis=0)
+    if m < bits.shape[0]:
+        acc[:ATTR_DIM] |= np.bitwise_or.reduce(bits[m:], axis=0)
+
+
+def _fold(acc: np.ndarray) -> np.ndarray:
+    cols = np.bitwise_or.reduce(acc.reshape(_FOLD, ATTR_DIM), axis=0)
+    return np.asarray((cols & np.uint32(0x7FFFFFFF)) != 0)
+
+
 def validate_arrays(emb: Any, attr: Any) -> None:
     """Raise :class:`ContractViolation` unless ``emb``/``attr`` satisfy the token contract.
 
     Rules are checked in a fixed order (dtype, shape, finiteness, unit norm, attribute bounds);
     the error names the first broken rule, the first offending token and its value.
     """
+    _validate(emb, attr)
+
+
+def _validate(emb: Any, attr: Any) -> np.ndarray | None:
+    """:func:`validate_arrays`; returns :func:`written_columns` of ``attr`` when the fast check
+    computed it on the way (a batch of at least one block of rows), else None."""
     for label, array, width in (("emb", emb, EMB_DIM), ("attr", attr, ATTR_DIM)):
         if not isinstance(array, np.ndarray):
             raise ContractViolation("dtype", f"{label} must be a numpy array, got {type(array).__name__}")
@@ -71,19 +109,25 @@ def validate_arrays(emb: Any, attr: Any) -> None:
         raise ContractViolation("shape", "emb and attr must have the same number of tokens",
                                 value=(emb.shape[0], attr.shape[0]))
     if emb.shape[0] == 0:
-        return
-    # Fast path: norms, min and max over blocks of rows that stay in cache between the three
-    # reductions (one read of memory, not three: a third less time on 2 GB of tokens). A NaN or
-    # inf makes a norm or min/max non-finite, so the slow diagnosis below only runs on batches
-    # that break a rule. The float32 norms are within ~1e-6 of the exact ones, so the fast path
-    # uses a margin of 1e-5 and anything near the tolerance is decided in float64 below.
+        return None
+    # Fast path: norms, min and max over blocks of rows that stay in cache between the
+    # reductions (one read of memory, not three: a third less time on 2 GB of tokens), and the
+    # written columns that the schema's check needs (another read saved). A NaN or inf makes a
+    # norm or min/max non-finite, so the slow diagnosis below only runs on batches that break a
+    # rule. The float32 norms are within ~1e-6 of the exact ones, so the fast path uses a margin
+    # of 1e-5 and anything near the tolerance is decided in float64 below.
+    fold = emb.shape[0] >= _VALIDATE_ROWS and attr.flags.c_contiguous
+    acc = np.zeros(_FOLD * ATTR_DIM, dtype=np.uint32) if fold else None
+    bits = attr.view(np.uint32) if fold else None
     for start in range(0, emb.shape[0], _VALIDATE_ROWS):
         e, a = emb[start:start + _VALIDATE_ROWS], attr[start:start + _VALIDATE_ROWS]
         norms32 = np.sqrt(np.einsum("ij,ij->i", e, e))
         if not (np.abs(norms32 - 1.0).max() <= NORM_TOLERANCE - 1e-5 and -1.0 <= a.min() and a.max() <= 1.0):
             break
+        if acc is not None and bits is not None:
+            _or_rows(bits[start:start + _VALIDATE_ROWS], acc)
     else:
-        return
+        return None if acc is None else _fold(acc)
     norms = np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float64))
     for label, array in (("emb", emb), ("attr", attr)):
         bad = ~np.isfinite(array)
@@ -99,7 +143,7 @@ def validate_arrays(emb: Any, attr: Any) -> None:
                                 value=float(norms[i]))
     bad = np.abs(attr) > 1.0
     if not bad.any():  # only the fast path's margin was hit: the batch is valid
-        return
+        return None
     i = _first_bad(bad)
     j = int(np.argmax(bad[i]))
     raise ContractViolation("attr_bounds", f"attr[{i}, {j}] must lie in [-1, 1]", index=i,
@@ -125,9 +169,10 @@ class TokenBatch:
     modality: str
     offsets: dict[str, np.ndarray] = attrs.field(factory=dict, converter=_convert_offsets)
     source: str | None = None
+    _written: np.ndarray | None = attrs.field(init=False, default=None, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        validate_arrays(self.emb, self.attr)
+        object.__setattr__(self, "_written", _validate(self.emb, self.attr))
         if not self.modality or not isinstance(self.modality, str):
             raise ContractViolation("modality", "a token batch needs a modality name", value=self.modality)
         n = self.emb.shape[0]
@@ -146,6 +191,14 @@ class TokenBatch:
         object.__setattr__(self, "emb", _frozen_view(self.emb))
         object.__setattr__(self, "attr", _frozen_view(self.attr))
         object.__setattr__(self, "offsets", {k: _frozen_view(v) for k, v in self.offsets.items()})
+
+    def written_columns(self) -> np.ndarray:
+        """(384,) bool: the attr slots that hold a value other than ±0 in some token (computed by
+        the validation of a large batch on its way through memory, otherwise on first use)."""
+        if self._written is None:
+            object.__setattr__(self, "_written", written_columns(self.attr))
+        assert self._written is not None
+        return self._written
 
     # -- views -----------------------------------------------------------------------------
     def __len__(self) -> int:

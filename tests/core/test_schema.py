@@ -65,7 +65,7 @@ def test_check_declared_names_slot_and_token():
 
 @pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 200])
 def test_written_columns_is_exactly_any_nonzero(n):
-    from v22sdk.schema import _written_columns
+    from v22sdk.contract import written_columns
 
     rng = np.random.default_rng(n)
     attr = np.zeros((n, 384), dtype=np.float32)
@@ -75,19 +75,21 @@ def test_written_columns_is_exactly_any_nonzero(n):
         attr[rows, cols] = rng.choice(np.array([-0.0, 1e-45, -1e-45, 0.5, -1.0], dtype=np.float32), 40)
         attr[n - 1, 383] = 1e-40              # a denormal in the last row (past the 64-row blocks)
         attr[0, 7] = -0.0                     # -0.0 is not a written value
-    assert (_written_columns(attr) == (attr != 0).any(axis=0)).all()
-    if n > 1:
-        assert _written_columns(np.asfortranarray(attr)) is None     # other layouts: the caller's slow path
+    assert (written_columns(attr) == (attr != 0).any(axis=0)).all()
+    assert (written_columns(np.asfortranarray(attr)) == (attr != 0).any(axis=0)).all()   # any layout
+    if n:
+        assert (tokens(list(attr)).written_columns() == (attr != 0).any(axis=0)).all()
 
 
-def test_check_declared_catches_a_stray_value_in_a_long_batch():
+@pytest.mark.parametrize("n", [1000, 3000])         # 3000: validation computes the columns on its way
+def test_check_declared_catches_a_stray_value_in_a_long_batch(n):
     s = schema()
-    attr = np.zeros((1000, 384), dtype=np.float32)
+    attr = np.zeros((n, 384), dtype=np.float32)
     s.check_declared(tokens(list(attr)))
-    attr[999, 300] = -1e-30                   # the last row, beyond the last full 64-row block
+    attr[n - 1, 300] = -1e-30                 # the last row, beyond the last full 64-row block
     with pytest.raises(ContractViolation, match=r"attr\[300\]") as info:
         s.check_declared(tokens(list(attr)))
-    assert info.value.index == 999
+    assert info.value.index == n - 1
 
 
 def test_markdown_table_lists_every_slot():
