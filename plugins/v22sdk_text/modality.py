@@ -51,13 +51,19 @@ def is_space(cps: np.ndarray) -> np.ndarray:
     return np.isin(cps, _SPACES)
 
 
-def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray, scratch: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Per-character columns: ((N, 11) float32 for attr 106..116, (N,) float32 for attr 126).
 
     cps: (N,) code points; lens: (W,) word lengths in characters; sid: (W,) sentence id per word.
+    scratch: a flat float32 array of at least N * 11 values to hold the (N, 11) array.
     """
     n = cps.size
-    P = np.empty((n, _POS1 - _POS0), dtype=np.float32)
+    width = _POS1 - _POS0
+    if scratch is not None and scratch.size >= n * width:
+        P = scratch[:n * width].reshape(n, width)
+    else:
+        P = np.empty((n, width), dtype=np.float32)
     # script
     han = ((cps >= 0x4E00) & (cps <= 0x9FFF)) | ((cps >= 0x3400) & (cps <= 0x4DBF)) | \
           ((cps >= 0xF900) & (cps <= 0xFAFF)) | ((cps >= 0x20000) & (cps <= 0x3134F)) | (cps == 0x3007)
@@ -107,8 +113,9 @@ def _analyse(text: str, keep_whitespace: bool, source: str, scratch: np.ndarray 
 
     Word rows are computed once per distinct word (``WordTable``) and adjusted by the context rules
     as a (W, 128) column-major array (each rule writes whole columns); no (N, 128) array is built.
-    ``scratch``: a flat float32 array to build that (W, 128) array in, when it is large enough
-    (the caller keeps it untouched until the zone is written out).
+    ``scratch``: a flat float32 array of N * 256 values (the emb rows, written last) to build
+    that (W, 128) array in (W <= N) and, after N * 128 values, the (N, 11) per-character
+    columns; the caller keeps it untouched until the zone is written out.
     """
     from . import context
     from .segment import split_words
@@ -117,11 +124,13 @@ def _analyse(text: str, keep_whitespace: bool, source: str, scratch: np.ndarray 
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     words, kinds = split_words(text, cps)
     ids = table.lookup(words, kinds)
+    if scratch is not None and scratch.size < cps.size * 256:
+        scratch = None
     A = table.gather(ids, scratch)         # (W, 128) column-major copy: the rules edit it in place
     flags = table.flags[ids]
     sid = context.apply(A, flags, words)
     lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    P, S = _char_columns(cps, lens, sid)
+    P, S = _char_columns(cps, lens, sid, None if scratch is None else scratch[cps.size * 128:])
     word_of = np.repeat(np.arange(len(words)), lens)
     if keep_whitespace:
         char = np.arange(cps.size, dtype=np.int64)
