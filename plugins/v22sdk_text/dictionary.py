@@ -149,31 +149,30 @@ class JiebaDictionary:
     def _dag_route(self, sentence: str, freq_get) -> list[int]:
         """route[x]: the last index of the word that starts at x on the most probable path.
 
-        jieba's ``get_DAG`` and ``calc`` in one: each edge keeps ``log(freq) - log(total)`` from
-        the lookup that found it (jieba looks every edge up twice), summed in jieba's order, so
-        the floats and the ties (to the longer word) are jieba's."""
+        jieba's ``get_DAG`` and ``calc`` in one backward pass: the words starting at k are looked
+        up once each (jieba looks every edge up twice and stores the DAG), their scores
+        ``log(freq) - log(total) + best[end]`` summed in jieba's order, and the best kept with
+        jieba's tie rule (``max`` over ``(score, end)``: the longer word), so the floats and
+        the route are jieba's."""
         n = len(sentence)
         log, logtotal = math.log, self.logtotal
         single = -logtotal                    # log(1) - log(total): a character with no entry
-        dag: list[list[tuple[float, int]]] = []
-        for k in range(n):
-            ends = []
+        best = [0.0] * (n + 1)
+        route = [0] * n
+        for k in range(n - 1, -1, -1):
+            top, end = -math.inf, -1
             for i in range(k + 1, n + 1):      # the word sentence[k:i]
                 f = freq_get(sentence[k:i])
                 if f is None:
                     break
                 if f:
-                    ends.append((log(f) - logtotal, i - 1))
-            dag.append(ends or [(single, k)])
-        best = [0.0] * (n + 1)
-        route = [0] * n
-        for idx in range(n - 1, -1, -1):
-            ends = dag[idx]
-            if len(ends) == 1:
-                lp, x = ends[0]
-                best[idx], route[idx] = lp + best[x + 1], x
-            else:
-                best[idx], route[idx] = max((lp + best[x + 1], x) for lp, x in ends)
+                    p = log(f) - logtotal + best[i]
+                    if p >= top:               # ends grow: a tie goes to the longer word
+                        top, end = p, i - 1
+            if end < 0:
+                top, end = single + best[k + 1], k
+            best[k] = top
+            route[k] = end
         return route
 
     def _freq_get_bisect(self, frag: str) -> int | None:
