@@ -67,6 +67,8 @@ _EN_SUFFIX: tuple[tuple[tuple[str, ...], dict[str, float]], ...] = (
     (("ize", "ise", "ify"), {"pos.verb": 0.6, "sem.action": 0.6}),
     (("er", "or", "ist", "ian"), {"pos.noun": 0.6, "sem.person": 0.5}),
 )
+# (suffixes, a word must be longer than this for them to count, slots)
+_EN_SUFFIX_MIN_LEN = tuple((sfx, max(map(len, sfx)) + 1, spec) for sfx, spec in _EN_SUFFIX)
 _CONST_SPECS = (*_JIEBA_TAGS.values(), *(spec for _, spec in _EN_SUFFIX),
                 _NOUN_GUESS := {"pos.noun": 0.4, "sem.object": 0.4})
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Za-z][0-9]|_")
@@ -216,8 +218,8 @@ def analyse_latin(word: str) -> tuple[np.ndarray, int]:
             row[COL["lang.neg.negator"]] = 1.0
             row[COL["lang.pos.auxiliary"]] = 0.8
         else:
-            for suffixes, spec in _EN_SUFFIX:
-                if len(low) > max(map(len, suffixes)) + 1 and low.endswith(suffixes):
+            for suffixes, min_len, spec in _EN_SUFFIX_MIN_LEN:
+                if len(low) > min_len and low.endswith(suffixes):
                     row = _row(spec)
                     break
             else:
@@ -315,7 +317,7 @@ class WordTable:
             self.clear()
         ids = self.ids
         get = ids.get
-        out = np.array(list(map(get, words, itertools.repeat(-1))), dtype=np.int64)
+        out = np.fromiter(map(get, words, itertools.repeat(-1)), dtype=np.int64, count=len(words))
         new = np.flatnonzero(out < 0)
         if new.size == 0:
             return out
@@ -342,5 +344,6 @@ class WordTable:
         flag |= np.where(rows[:, WH_COLS].any(axis=1), np.uint64(F["wh"]), np.uint64(0))
         self.cols[:, base:need] = rows.T
         self.flags[base:need] = flag
-        out[new] = np.array(list(map(ids.__getitem__, map(words.__getitem__, new_list))), dtype=np.int64)
+        out[new] = np.fromiter(map(ids.__getitem__, map(words.__getitem__, new_list)), dtype=np.int64,
+                               count=len(new_list))
         return out
