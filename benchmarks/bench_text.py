@@ -145,7 +145,7 @@ def main() -> None:
               f"{n / min(cpus) / 1e3:.0f}k), sys {sys_med:.2f} s of {med[k]:.2f} s")
     with _Clock() as warm:
         model.tokenize(corpus)
-    _line("v22sdk text tokenize (warm caches)", n, warm.cpu, warm.wall, warm.sys)
+    _line("v22sdk text tokenize (warm caches, fresh output)", n, warm.cpu, warm.wall, warm.sys)
     with _Clock() as pos:
         jieba.posseg.lcut(corpus)
     _line("jieba.posseg.lcut (HMM POS tagger)", n, pos.cpu, pos.wall, pos.sys)
