@@ -17,8 +17,8 @@ __version__ = "0.1.0"
 
 #: public name -> the submodule that defines it
 _EXPORTS = {
-    **dict.fromkeys(("ATTR_DIM", "EMB_DIM", "NORM_TOLERANCE", "TOKEN_DIM", "TokenBatch", "load_batches",
-                     "save_batches"), "contract"),
+    **dict.fromkeys(("ATTR_DIM", "EMB_DIM", "NORM_TOLERANCE", "TOKEN_DIM", "TokenBatch", "TokenBuffer",
+                     "load_batches", "save_batches"), "contract"),
     **dict.fromkeys(("CheckpointError", "ContractViolation", "DuplicateNameError", "InputError",
                      "MemoryCommitInDoubt", "MemoryStoreCorrupt", "MemoryStoreError", "OutputError",
                      "PluginError", "UnitsError", "UnknownNameError", "V22Error"), "errors"),
@@ -30,7 +30,7 @@ _EXPORTS = {
 
 __all__ = [
     "ATTR_DIM", "EMB_DIM", "NORM_TOLERANCE", "TOKEN_DIM", "HOOK_API_VERSION", "ZONES",
-    "TokenBatch", "load_batches", "save_batches", "AttributeSchema", "Slot",
+    "TokenBatch", "TokenBuffer", "load_batches", "save_batches", "AttributeSchema", "Slot",
     "Modality", "Sample", "Encoding", "InputSpec", "Unit", "Registry", "get_registry", "hookimpl",
     "V22Error", "ContractViolation", "InputError", "UnitsError", "PluginError", "DuplicateNameError",
     "UnknownNameError", "CheckpointError", "MemoryStoreError", "MemoryStoreCorrupt",
@@ -52,7 +52,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .contract import ATTR_DIM, EMB_DIM, NORM_TOLERANCE, TOKEN_DIM, TokenBatch, load_batches, save_batches
+    from .contract import (ATTR_DIM, EMB_DIM, NORM_TOLERANCE, TOKEN_DIM, TokenBatch, TokenBuffer, load_batches,
+                           save_batches)
     from .errors import (CheckpointError, ContractViolation, DuplicateNameError, InputError, MemoryCommitInDoubt,
                          MemoryStoreCorrupt, MemoryStoreError, OutputError, PluginError, UnitsError,
                          UnknownNameError, V22Error)

@@ -51,12 +51,53 @@ def _first_bad(mask: np.ndarray) -> int:
     return int(np.argmax(rows))
 
 
+_VALIDATE_ROWS = 1024   # rows per block of the fast check: 2.5 MB of tokens, about the L2 cache
+
+
+def written_columns(attr: np.ndarray) -> np.ndarray:
+    """(384,) bool: which columns of a float32 (N, 384) ``attr`` hold a value other than ±0,
+    exactly ``(attr != 0).any(axis=0)``.
+
+    For a C-contiguous array, one pass over memory: the bit patterns are OR-ed along the rows with
+    64 rows side by side (long inner loops; a per-row reduction over a column slice costs twice as
+    much on 2 GB of tokens), then the sign bit is dropped.
+    """
+    if not attr.flags.c_contiguous:
+        return np.asarray((attr != 0).any(axis=0))
+    acc = np.zeros(_FOLD * ATTR_DIM, dtype=np.uint32)
+    _or_rows(attr.view(np.uint32), acc)
+    return _fold(acc)
+
+
+_FOLD = 64   # rows OR-ed side by side
+
+
+def _or_rows(bits: np.ndarray, acc: np.ndarray) -> None:
+    """OR the (n, 384) uint32 ``bits`` into the (64 * 384,) accumulator ``acc``."""
+    m = bits.shape[0] - bits.shape[0] % _FOLD
+    if m:
+        acc |= np.bitwise_or.reduce(bits[:m].reshape(m // _FOLD, _FOLD * ATTR_DIM), axis=0)
+    if m < bits.shape[0]:
+        acc[:ATTR_DIM] |= np.bitwise_or.reduce(bits[m:], axis=0)
+
+
+def _fold(acc: np.ndarray) -> np.ndarray:
+    cols = np.bitwise_or.reduce(acc.reshape(_FOLD, ATTR_DIM), axis=0)
+    return np.asarray((cols & np.uint32(0x7FFFFFFF)) != 0)
+
+
 def validate_arrays(emb: Any, attr: Any) -> None:
     """Raise :class:`ContractViolation` unless ``emb``/``attr`` satisfy the token contract.
 
     Rules are checked in a fixed order (dtype, shape, finiteness, unit norm, attribute bounds);
     the error names the first broken rule, the first offending token and its value.
     """
+    _validate(emb, attr)
+
+
+def _validate(emb: Any, attr: Any) -> np.ndarray | None:
+    """:func:`validate_arrays`; returns :func:`written_columns` of ``attr`` when the fast check
+    computed it on the way (a batch of at least one block of rows), else None."""
     for label, array, width in (("emb", emb, EMB_DIM), ("attr", attr, ATTR_DIM)):
         if not isinstance(array, np.ndarray):
             raise ContractViolation("dtype", f"{label} must be a numpy array, got {type(array).__name__}")
@@ -68,15 +109,25 @@ def validate_arrays(emb: Any, attr: Any) -> None:
         raise ContractViolation("shape", "emb and attr must have the same number of tokens",
                                 value=(emb.shape[0], attr.shape[0]))
     if emb.shape[0] == 0:
-        return
-    # Fast path: three passes over memory. A NaN or inf makes a norm or min/max non-finite, so the
-    # slow diagnosis below only runs on batches that break a rule.
-    # The float32 norms are within ~1e-6 of the exact ones, so the fast path uses a margin of 1e-5
-    # and anything near the tolerance is decided in float64 below.
-    norms32 = np.sqrt(np.einsum("ij,ij->i", emb, emb))
-    lo, hi = attr.min(), attr.max()
-    if np.abs(norms32 - 1.0).max() <= NORM_TOLERANCE - 1e-5 and -1.0 <= lo and hi <= 1.0:
-        return
+        return None
+    # Fast path: norms, min and max over blocks of rows that stay in cache between the
+    # reductions (one read of memory, not three: a third less time on 2 GB of tokens), and the
+    # written columns that the schema's check needs (another read saved). A NaN or inf makes a
+    # norm or min/max non-finite, so the slow diagnosis below only runs on batches that break a
+    # rule. The float32 norms are within ~1e-6 of the exact ones, so the fast path uses a margin
+    # of 1e-5 and anything near the tolerance is decided in float64 below.
+    fold = emb.shape[0] >= _VALIDATE_ROWS and attr.flags.c_contiguous
+    acc = np.zeros(_FOLD * ATTR_DIM, dtype=np.uint32) if fold else None
+    bits = attr.view(np.uint32) if fold else None
+    for start in range(0, emb.shape[0], _VALIDATE_ROWS):
+        e, a = emb[start:start + _VALIDATE_ROWS], attr[start:start + _VALIDATE_ROWS]
+        norms32 = np.sqrt(np.einsum("ij,ij->i", e, e))
+        if not (np.abs(norms32 - 1.0).max() <= NORM_TOLERANCE - 1e-5 and -1.0 <= a.min() and a.max() <= 1.0):
+            break
+        if acc is not None and bits is not None:
+            _or_rows(bits[start:start + _VALIDATE_ROWS], acc)
+    else:
+        return None if acc is None else _fold(acc)
     norms = np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float64))
     for label, array in (("emb", emb), ("attr", attr)):
         bad = ~np.isfinite(array)
@@ -92,7 +143,7 @@ def validate_arrays(emb: Any, attr: Any) -> None:
                                 value=float(norms[i]))
     bad = np.abs(attr) > 1.0
     if not bad.any():  # only the fast path's margin was hit: the batch is valid
-        return
+        return None
     i = _first_bad(bad)
     j = int(np.argmax(bad[i]))
     raise ContractViolation("attr_bounds", f"attr[{i}, {j}] must lie in [-1, 1]", index=i,
@@ -118,9 +169,10 @@ class TokenBatch:
     modality: str
     offsets: dict[str, np.ndarray] = attrs.field(factory=dict, converter=_convert_offsets)
     source: str | None = None
+    _written: np.ndarray | None = attrs.field(init=False, default=None, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        validate_arrays(self.emb, self.attr)
+        object.__setattr__(self, "_written", _validate(self.emb, self.attr))
         if not self.modality or not isinstance(self.modality, str):
             raise ContractViolation("modality", "a token batch needs a modality name", value=self.modality)
         n = self.emb.shape[0]
@@ -139,6 +191,14 @@ class TokenBatch:
         object.__setattr__(self, "emb", _frozen_view(self.emb))
         object.__setattr__(self, "attr", _frozen_view(self.attr))
         object.__setattr__(self, "offsets", {k: _frozen_view(v) for k, v in self.offsets.items()})
+
+    def written_columns(self) -> np.ndarray:
+        """(384,) bool: the attr slots that hold a value other than ±0 in some token (computed by
+        the validation of a large batch on its way through memory, otherwise on first use)."""
+        if self._written is None:
+            object.__setattr__(self, "_written", written_columns(self.attr))
+        assert self._written is not None
+        return self._written
 
     # -- views -----------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -288,6 +348,68 @@ class TokenBatch:
             offsets={k: np.concatenate([b.offsets[k] for b in batches]) for k in sorted(keys)},
             source=source if source is not None else batches[0].source,
         )
+
+
+class TokenBuffer:
+    """Output memory that ``Modality.tokenize(data, out=buffer)`` writes the tokens into, reused
+    from call to call.
+
+    A fresh 2,560-byte token costs the kernel a page fault and a zeroed page before the first
+    write (a 1 MB text is 2 GB of tokens: about as much system CPU as the tokenizing itself).
+    Tokenizing many inputs through one buffer pays that once, for the largest input. The batch
+    returned with ``out=buffer`` holds read-only views of the buffer's first N rows, like numpy's
+    ``out=``: **the next call with the same buffer overwrites it** (copy it, or use one buffer
+    per batch you keep). A call that needs more rows than the buffer holds replaces its memory
+    with a larger one; batches from earlier calls keep the old memory and stay intact.
+
+    ``capacity``: rows to allocate now (0: allocate at the first call, exactly as many as it needs).
+    """
+
+    def __init__(self, capacity: int = 0):
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 0:
+            raise ValueError(f"capacity must be a non-negative integer, got {capacity!r}")
+        self._emb = np.empty((0, EMB_DIM), dtype=np.float32)
+        self._attr = np.empty((0, ATTR_DIM), dtype=np.float32)
+        self._zero = (ATTR_DIM, 0)      # attr[:rows, col:] is known to hold zeros: (col, rows)
+        if capacity:
+            self.rows(int(capacity))
+
+    @property
+    def capacity(self) -> int:
+        """Rows the buffer holds without allocating."""
+        return int(self._emb.shape[0])
+
+    def rows(self, n: int, *, zero_from: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Writable ``(emb (n, 256), attr (n, 384))`` views of the first ``n`` rows, growing the
+        buffer (new memory, old contents dropped) when ``n`` exceeds its capacity.
+
+        The values are whatever the last call left, and the writer sets every element, except
+        with ``zero_from=c``: then ``attr[:, c:]`` holds zeros on return and the writer promises
+        to leave it so (a modality whose slots all lie below ``c``). The buffer remembers which
+        rows it knows to be zero there, so a run of such calls clears them once, not every time.
+        """
+        if n > self.capacity:
+            self._emb = np.empty((n, EMB_DIM), dtype=np.float32)
+            self._attr = np.zeros((n, ATTR_DIM), dtype=np.float32)   # calloc: zero pages from the kernel
+            self._zero = (0, n)
+        emb, attr = self._emb[:n], self._attr[:n]
+        if zero_from is None:
+            self._zero = (ATTR_DIM, 0)
+            return emb, attr
+        col, known = self._zero
+        known = known if col <= zero_from else 0
+        if known < n:
+            attr[known:, zero_from:] = 0.0
+        self._zero = (zero_from, max(n, known))
+        return emb, attr
+
+    def holds(self, array: np.ndarray) -> bool:
+        """Whether ``array`` is a view of this buffer's memory (what an encoder that writes into
+        the buffer returns)."""
+        return array.base is self._emb or array.base is self._attr
+
+    def __repr__(self) -> str:
+        return f"TokenBuffer(capacity={self.capacity})"
 
 
 def _bit_equal(a: np.ndarray, b: np.ndarray) -> bool:

@@ -77,7 +77,6 @@ class AttributeSchema:
     _by_name: dict[str, Slot] = attrs.field(init=False, repr=False)
     _by_index: dict[int, Slot] = attrs.field(init=False, repr=False)
     _mask: np.ndarray = attrs.field(init=False, repr=False)
-    _runs: tuple[slice, ...] = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         problems = self.problems()
@@ -89,7 +88,6 @@ class AttributeSchema:
         mask[[s.index for s in self.slots]] = True
         mask.flags.writeable = False
         object.__setattr__(self, "_mask", mask)
-        object.__setattr__(self, "_runs", _false_runs(mask))
 
     def problems(self) -> list[str]:
         """Every way this schema breaks the rules (empty when it is valid)."""
@@ -200,8 +198,7 @@ class AttributeSchema:
 
     def check_declared(self, tokens: TokenBatch) -> None:
         """Raise :class:`ContractViolation` if a token writes a slot this schema does not declare."""
-        # Contiguous slices are views: checking them does not copy the (N, 384) array.
-        if not any(tokens.attr[:, run].any() for run in self._runs):
+        if not tokens.written_columns()[~self._mask].any():
             return
         stray = tokens.attr[:, ~self._mask] != 0
         if stray.any():
@@ -219,18 +216,6 @@ class AttributeSchema:
 
     def to_dict(self) -> dict[str, Any]:
         return {"zone": self.zone, "slots": [attrs.asdict(s) for s in self.slots]}
-
-
-def _false_runs(mask: np.ndarray) -> tuple[slice, ...]:
-    """Contiguous runs of False in a 1-D mask, as slices."""
-    runs, start = [], None
-    for i, flag in enumerate([*mask.tolist(), True]):
-        if not flag and start is None:
-            start = i
-        elif flag and start is not None:
-            runs.append(slice(start, i))
-            start = None
-    return tuple(runs)
 
 
 def check_zone_names(schemas: Sequence[AttributeSchema]) -> None:

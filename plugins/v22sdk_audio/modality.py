@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from v22sdk import Encoding, InputError, InputSpec, Modality, Sample, Unit
+from v22sdk import Encoding, InputError, InputSpec, Modality, Sample, TokenBuffer, Unit
 
 from .slots import SCHEMA
 
@@ -70,10 +70,10 @@ class AudioModality(Modality):
             raise InputError(_SOURCE, f"too long to analyse in memory ({x.shape[0]} samples)") from None
         return Encoding(emb=emb, attr=attr, offsets={"time": time})
 
-    def tokenize(self, data: Any, **units: float):
+    def tokenize(self, data: Any, *, out: TokenBuffer | None = None, **units: float):
         """As :meth:`Modality.tokenize`; errors about a loaded file name the file, not "<audio array>"."""
         try:
-            return super().tokenize(data, **units)
+            return super().tokenize(data, out=out, **units)
         except InputError as exc:
             if isinstance(data, Sample) and data.source and exc.source == _SOURCE:
                 raise type(exc)(data.source, exc.problem) from None

@@ -46,14 +46,15 @@ def _phrases(A: np.ndarray, flags: np.ndarray, words: list[str]) -> None:
     """Multi-word English connectives ("as a result", "how many"): the phrase's tags replace its words'."""
     table = lexicon.phrases_en()
     lex = lexicon.load_lexicon("en")
-    for i in np.flatnonzero(_has(flags, "phrase_start")):
+    n = len(words)
+    for i in np.flatnonzero(_has(flags, "phrase_start")).tolist():   # Python ints: cheaper arithmetic
         for phrase in table[words[i].lower()]:
             j, hit = i, [i]
             for part in phrase[1:]:
                 j += 1
-                while j < len(words) and words[j].isspace():
+                while j < n and words[j].isspace():
                     j += 1
-                if j >= len(words) or words[j].lower() != part:
+                if j >= n or words[j].lower() != part:
                     break
                 hit.append(j)
             else:

@@ -148,28 +148,33 @@ class JiebaDictionary:
 
     # -- jieba's algorithm ----------------------------------------------------------------------
     def _dag_route(self, sentence: str, freq_get) -> list[int]:
-        """route[x]: the last index of the word that starts at x on the most probable path."""
+        """route[x]: the last index of the word that starts at x on the most probable path.
+
+        jieba's ``get_DAG`` and ``calc`` in one backward pass: the words starting at k are looked
+        up once each (jieba looks every edge up twice and stores the DAG), their scores
+        ``log(freq) - log(total) + best[end]`` summed in jieba's order, and the best kept with
+        jieba's tie rule (``max`` over ``(score, end)``: the longer word), so the floats and
+        the route are jieba's."""
         n = len(sentence)
-        dag: list[list[int]] = []
-        for k in range(n):
-            ends = []
-            i = k
-            frag = sentence[k]
-            while i < n:
-                f = freq_get(frag)
+        log, logtotal = math.log, self.logtotal
+        single = -logtotal                    # log(1) - log(total): a character with no entry
+        best = [0.0] * (n + 1)
+        route = [0] * n
+        for k in range(n - 1, -1, -1):
+            top, end = -math.inf, -1
+            for i in range(k + 1, n + 1):      # the word sentence[k:i]
+                f = freq_get(sentence[k:i])
                 if f is None:
                     break
                 if f:
-                    ends.append(i)
-                i += 1
-                frag = sentence[k:i + 1]
-            dag.append(ends or [k])
-        route: list[tuple[float, int]] = [(0, 0)] * (n + 1)
-        log, logtotal = math.log, self.logtotal
-        for idx in range(n - 1, -1, -1):
-            route[idx] = max((log(freq_get(sentence[idx:x + 1]) or 1) - logtotal + route[x + 1][0], x)
-                             for x in dag[idx])
-        return [r[1] for r in route[:n]]
+                    p = log(f) - logtotal + best[i]
+                    if p >= top:               # ends grow: a tie goes to the longer word
+                        top, end = p, i - 1
+            if end < 0:
+                top, end = single + best[k + 1], k
+            best[k] = top
+            route[k] = end
+        return route
 
     def _freq_get_bisect(self, frag: str) -> int | None:
         i = self._find(frag)

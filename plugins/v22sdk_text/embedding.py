@@ -48,17 +48,21 @@ def code_point_vectors(code_points: np.ndarray) -> np.ndarray:
     return out
 
 
-def embed_code_points(cps: np.ndarray) -> np.ndarray:
-    """(N,) code points of a text -> (N, 256) float32, computed once per distinct code point."""
+def embed_code_points(cps: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """(N,) code points of a text -> (N, 256) float32, computed once per distinct code point.
+
+    ``out``: a C-contiguous (N, 256) float32 array to write the rows into (returned)."""
     cps = np.asarray(cps, dtype=np.int64).ravel()
+    if out is None:
+        out = np.empty((cps.size, EMB_DIM), dtype=np.float32)
     if cps.size == 0:
-        return np.zeros((0, EMB_DIM), dtype=np.float32)
+        return out
     if cps.size < 65536:
         uniq, inverse = np.unique(cps, return_inverse=True)
-        return code_point_vectors(uniq)[inverse.ravel()]
+        return np.take(code_point_vectors(uniq), inverse.ravel(), axis=0, out=out, mode="clip")
     # long text: distinct code points and their ranks from a presence table, not a sort (N log N)
     present = np.zeros(int(cps.max()) + 1, dtype=bool)
     present[cps] = True
     uniq = np.flatnonzero(present)
     rank = np.cumsum(present, dtype=np.int32) - 1
-    return code_point_vectors(uniq)[rank[cps]]
+    return np.take(code_point_vectors(uniq), rank[cps], axis=0, out=out, mode="clip")  # "raise" would buffer

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from v22sdk import Encoding, InputError, InputSpec, Modality, Sample
+from v22sdk import Encoding, InputError, InputSpec, Modality, Sample, TokenBuffer
 
 from .slots import COL, SCHEMA
 
@@ -51,13 +51,19 @@ def is_space(cps: np.ndarray) -> np.ndarray:
     return np.isin(cps, _SPACES)
 
 
-def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray, scratch: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Per-character columns: ((N, 11) float32 for attr 106..116, (N,) float32 for attr 126).
 
     cps: (N,) code points; lens: (W,) word lengths in characters; sid: (W,) sentence id per word.
+    scratch: a flat float32 array of at least N * 11 values to hold the (N, 11) array.
     """
     n = cps.size
-    P = np.empty((n, _POS1 - _POS0), dtype=np.float32)
+    width = _POS1 - _POS0
+    if scratch is not None and scratch.size >= n * width:
+        P = scratch[:n * width].reshape(n, width)
+    else:
+        P = np.empty((n, width), dtype=np.float32)
     # script
     han = ((cps >= 0x4E00) & (cps <= 0x9FFF)) | ((cps >= 0x3400) & (cps <= 0x4DBF)) | \
           ((cps >= 0xF900) & (cps <= 0xFAFF)) | ((cps >= 0x20000) & (cps <= 0x3134F)) | (cps == 0x3007)
@@ -90,14 +96,26 @@ def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray) -> tuple[n
     return P, S
 
 
-def language_zone(text: str, keep_whitespace: bool = True, source: str = "<text>"
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """NFC ``text`` -> (attr (M, 384) float32 with attr[:, :128] set, (M,) uint32 code points,
-    (M,) int64 character offsets), M = N characters, or the non-whitespace ones.
+@attrs.frozen(eq=False)
+class _Zone:
+    """What the language zone of one text is made from, before it is written out (M tokens)."""
 
-    Word rows are computed once per distinct word (``WordTable``), adjusted by the context rules
-    as a (W, 128) column-major array (each rule writes whole columns), then gathered straight into
-    the output in cache-sized blocks; no (N, 128) intermediate is built.
+    A: np.ndarray          # (W, 128) float32 word rows after the context rules, column-major
+    word_of: np.ndarray    # (M,) int64 word of each token
+    P: np.ndarray          # (M, 11) float32 attr 106..116
+    S: np.ndarray          # (M,) float32 attr 126
+    cps: np.ndarray        # (M,) uint32 code points
+    char: np.ndarray       # (M,) int64 character offsets
+
+
+def _analyse(text: str, keep_whitespace: bool, source: str, scratch: np.ndarray | None = None) -> _Zone:
+    """NFC ``text`` -> its :class:`_Zone`: M = N characters, or the non-whitespace ones.
+
+    Word rows are computed once per distinct word (``WordTable``) and adjusted by the context rules
+    as a (W, 128) column-major array (each rule writes whole columns); no (N, 128) array is built.
+    ``scratch``: a flat float32 array of N * 256 values (the emb rows, written last) to build
+    that (W, 128) array in (W <= N) and, after N * 128 values, the (N, 11) per-character
+    columns; the caller keeps it untouched until the zone is written out.
     """
     from . import context
     from .segment import split_words
@@ -106,11 +124,13 @@ def language_zone(text: str, keep_whitespace: bool = True, source: str = "<text>
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     words, kinds = split_words(text, cps)
     ids = table.lookup(words, kinds)
-    A = table.gather(ids)                  # (W, 128) column-major copy: the rules edit it in place
+    if scratch is not None and scratch.size < cps.size * 256:
+        scratch = None
+    A = table.gather(ids, scratch)         # (W, 128) column-major copy: the rules edit it in place
     flags = table.flags[ids]
     sid = context.apply(A, flags, words)
     lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    P, S = _char_columns(cps, lens, sid)
+    P, S = _char_columns(cps, lens, sid, None if scratch is None else scratch[cps.size * 128:])
     word_of = np.repeat(np.arange(len(words)), lens)
     if keep_whitespace:
         char = np.arange(cps.size, dtype=np.int64)
@@ -119,16 +139,35 @@ def language_zone(text: str, keep_whitespace: bool = True, source: str = "<text>
         if char.size == 0:
             raise InputError(source, "holds only whitespace, and keep_whitespace is False")
         cps, P, S, word_of = cps[char], P[char], S[char], word_of[char]
-    attr = np.zeros((char.size, 384), dtype=np.float32)
-    for lo in range(0, char.size, _CHUNK):
-        w = word_of[lo:lo + _CHUNK]
+    return _Zone(A, word_of, P, S, cps, char)
+
+
+def _write_attr(zone: _Zone, attr: np.ndarray) -> None:
+    """Write the language zone into ``attr[:, :128]`` (M, 384); ``attr[:, 128:]`` must hold zeros
+    already (fresh ``np.zeros`` memory, or a ``TokenBuffer`` asked for them). Cache-sized blocks of
+    rows: each block's word rows are gathered into a small scratch array that stays in cache,
+    then copied once."""
+    m = zone.cps.size
+    scratch = np.empty((min(_CHUNK, m), 128), dtype=np.float32)
+    for lo in range(0, m, _CHUNK):
+        w = zone.word_of[lo:lo + _CHUNK]
         w0 = int(w[0])
-        rows = np.ascontiguousarray(A[w0:int(w[-1]) + 1])    # this block's words, row-major
-        block = attr[lo:lo + _CHUNK]
-        block[:, :128] = rows[w - w0]
-        block[:, _POS0:_POS1] = P[lo:lo + _CHUNK]
-        block[:, _SENT_LEN] = S[lo:lo + _CHUNK]
-    return attr, cps, char
+        rows = np.ascontiguousarray(zone.A[w0:int(w[-1]) + 1])    # this block's words, row-major
+        tmp = scratch[:w.size]
+        np.take(rows, w - w0, axis=0, out=tmp, mode="clip")   # in range; "raise" would buffer
+        tmp[:, _POS0:_POS1] = zone.P[lo:lo + _CHUNK]
+        tmp[:, _SENT_LEN] = zone.S[lo:lo + _CHUNK]
+        attr[lo:lo + _CHUNK, :128] = tmp
+
+
+def language_zone(text: str, keep_whitespace: bool = True, source: str = "<text>"
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """NFC ``text`` -> (attr (M, 384) float32 with attr[:, :128] set, (M,) uint32 code points,
+    (M,) int64 character offsets), M = N characters, or the non-whitespace ones."""
+    zone = _analyse(text, keep_whitespace, source)
+    attr = np.zeros((zone.cps.size, 384), dtype=np.float32)
+    _write_attr(zone, attr)
+    return attr, zone.cps, zone.char
 
 
 def language_rows(text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -164,6 +203,7 @@ class TextModality(Modality):
     name = "text"
     extensions = (".txt", ".md")
     priority = 10   # built-in: keeps its extensions when a plugin also claims them (plugins.py)
+    writes_into_buffer = True   # encode(text, out=buffer) computes straight into the buffer
     schema = SCHEMA
     input_spec = InputSpec(kind="text", dtypes=(), ndim=(), units=(),
                            description="a str (NFC-normalised), or a UTF-8/UTF-16 .txt/.md file")
@@ -182,9 +222,12 @@ class TextModality(Modality):
                                         "can take; split it, or raise the bound with -c max_chars=N")
         return Sample(read_text_file(path), {}, str(path))
 
-    def encode(self, data, **units: float) -> Encoding:
-        """str -> Encoding(emb (N, 256) unit rows, attr (N, 384) with attr[:, :128] set, offsets char (N,))."""
-        from .embedding import embed_code_points
+    def encode(self, data, *, out: TokenBuffer | None = None, **units: float) -> Encoding:
+        """str -> Encoding(emb (N, 256) unit rows, attr (N, 384) with attr[:, :128] set, offsets char (N,)).
+
+        ``out``: a :class:`~v22sdk.TokenBuffer` to write emb and attr into (``tokenize(text, out=buffer)``).
+        """
+        from .embedding import EMB_DIM, embed_code_points
 
         source = "<text>"
         if isinstance(data, os.PathLike):
@@ -198,10 +241,27 @@ class TextModality(Modality):
             raise InputError(source, "is empty; the text modality needs at least one character")
         if len(text) > self.max_chars:
             raise InputError(source, _too_long(len(text), self.max_chars))
+        # The word rows (W, 128) are built in the memory of emb, which is written last: W <= N
+        # words fit in N rows of 256, and a second array of up to 174 MB (a 1 MB text) would cost
+        # its own page faults. Without keep_whitespace, fresh emb has only M <= N rows: not used.
+        n = len(text)
+        emb = attr = None
+        if out is not None:
+            emb = out.rows(n, zero_from=128)[0]   # the text slots are attr[:, :128]
+        elif self.keep_whitespace:
+            emb = np.empty((n, EMB_DIM), dtype=np.float32)
         # the language zone is attr[:, 0:128], in schema order (checked at import above)
-        attr, cps, char = language_zone(text, self.keep_whitespace, source)
-        emb = embed_code_points(cps)
-        return Encoding(emb=emb, attr=attr, offsets={"char": char})
+        zone = _analyse(text, self.keep_whitespace, source, scratch=None if emb is None else emb.reshape(-1))
+        m = zone.cps.size
+        if out is not None:
+            emb, attr = out.rows(m, zero_from=128)
+        else:
+            if emb is None:
+                emb = np.empty((m, EMB_DIM), dtype=np.float32)
+            attr = np.zeros((m, 384), dtype=np.float32)   # calloc: the kernel's zero pages, not a pass of ours
+        _write_attr(zone, attr)                           # the last read of the word rows
+        embed_code_points(zone.cps, out=emb)              # overwrites them
+        return Encoding(emb=emb, attr=attr, offsets={"char": zone.char})
 
     @classmethod
     def sample_inputs(cls):

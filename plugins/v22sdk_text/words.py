@@ -67,6 +67,8 @@ _EN_SUFFIX: tuple[tuple[tuple[str, ...], dict[str, float]], ...] = (
     (("ize", "ise", "ify"), {"pos.verb": 0.6, "sem.action": 0.6}),
     (("er", "or", "ist", "ian"), {"pos.noun": 0.6, "sem.person": 0.5}),
 )
+# (suffixes, a word must be longer than this for them to count, slots)
+_EN_SUFFIX_MIN_LEN = tuple((sfx, max(map(len, sfx)) + 1, spec) for sfx, spec in _EN_SUFFIX)
 _CONST_SPECS = (*_JIEBA_TAGS.values(), *(spec for _, spec in _EN_SUFFIX),
                 _NOUN_GUESS := {"pos.noun": 0.4, "sem.object": 0.4})
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Za-z][0-9]|_")
@@ -216,8 +218,8 @@ def analyse_latin(word: str) -> tuple[np.ndarray, int]:
             row[COL["lang.neg.negator"]] = 1.0
             row[COL["lang.pos.auxiliary"]] = 0.8
         else:
-            for suffixes, spec in _EN_SUFFIX:
-                if len(low) > max(map(len, suffixes)) + 1 and low.endswith(suffixes):
+            for suffixes, min_len, spec in _EN_SUFFIX_MIN_LEN:
+                if len(low) > min_len and low.endswith(suffixes):
                     row = _row(spec)
                     break
             else:
@@ -301,9 +303,13 @@ class WordTable:
         """(capacity, 128) view of the rows."""
         return self.cols.T
 
-    def gather(self, ids: np.ndarray) -> np.ndarray:
-        """(W,) row ids -> (W, 128) float32 copy of their rows, column-major (Fortran order)."""
-        return np.take(self.cols, ids, axis=1).T
+    def gather(self, ids: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
+        """(W,) row ids -> (W, 128) float32 copy of their rows, column-major (Fortran order),
+        in the flat float32 array ``scratch`` when it holds at least W * 128 values."""
+        if scratch is None or scratch.size < N_COLS * ids.size:
+            return np.take(self.cols, ids, axis=1).T
+        out = scratch[:N_COLS * ids.size].reshape(N_COLS, ids.size)
+        return np.take(self.cols, ids, axis=1, out=out, mode="clip").T    # "raise" would buffer
 
     def lookup(self, words: list[str], kinds) -> np.ndarray:
         """(W,) int64 row ids of ``words`` (analysing the ones not seen yet)."""
@@ -311,13 +317,13 @@ class WordTable:
             self.clear()
         ids = self.ids
         get = ids.get
-        out = np.array(list(map(get, words, itertools.repeat(-1))), dtype=np.int64)
+        out = np.fromiter(map(get, words, itertools.repeat(-1)), dtype=np.int64, count=len(words))
         new = np.flatnonzero(out < 0)
         if new.size == 0:
             return out
-        first: dict[str, int] = {}                          # new distinct word -> first index
-        for i in new.tolist():
-            first.setdefault(words[i], i)
+        # new distinct word -> an index where it occurs (its kind is a function of the word)
+        new_list = new.tolist()
+        first: dict[str, int] = dict(zip(map(words.__getitem__, new_list), new_list))
         base = len(ids)
         need = base + len(first)
         if need > self.cols.shape[1]:
@@ -338,5 +344,6 @@ class WordTable:
         flag |= np.where(rows[:, WH_COLS].any(axis=1), np.uint64(F["wh"]), np.uint64(0))
         self.cols[:, base:need] = rows.T
         self.flags[base:need] = flag
-        out[new] = np.array(list(map(ids.__getitem__, [words[i] for i in new.tolist()])), dtype=np.int64)
+        out[new] = np.fromiter(map(ids.__getitem__, map(words.__getitem__, new_list)), dtype=np.int64,
+                               count=len(new_list))
         return out

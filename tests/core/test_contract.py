@@ -44,6 +44,21 @@ def test_contract_rules_name_rule_token_and_value(rule, mutate, index):
     assert rule in str(info.value)
 
 
+@pytest.mark.parametrize("rule, mutate", [
+    ("finite", lambda e, a: (e, _set(a, 2500, 7, np.nan))),
+    ("finite", lambda e, a: (_set(e, 2500, 0, np.inf), a)),
+    ("unit_norm_emb", lambda e, a: (_scale(e, 2500, 1.001), a)),
+    ("attr_bounds", lambda e, a: (e, _set(a, 2500, 300, -1.5))),
+])
+def test_a_broken_token_past_the_first_blocks_is_caught(rule, mutate):
+    # the fast check reads the batch in blocks of rows: a fault in a later block must still fail it
+    b = batch(3000)
+    emb, attr = mutate(b.emb.copy(), b.attr.copy())
+    with pytest.raises(ContractViolation) as info:
+        TokenBatch(emb, attr, "test")
+    assert (info.value.rule, info.value.index) == (rule, 2500)
+
+
 def _set(a, i, j, v):
     a[i, j] = v
     return a

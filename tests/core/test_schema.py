@@ -63,6 +63,35 @@ def test_check_declared_names_slot_and_token():
     assert info.value.rule == "declared_slots" and info.value.index == 1 and "attr[300]" in str(info.value)
 
 
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 200])
+def test_written_columns_is_exactly_any_nonzero(n):
+    from v22sdk.contract import written_columns
+
+    rng = np.random.default_rng(n)
+    attr = np.zeros((n, 384), dtype=np.float32)
+    if n:
+        rows = rng.integers(0, n, 40)
+        cols = rng.integers(0, 384, 40)
+        attr[rows, cols] = rng.choice(np.array([-0.0, 1e-45, -1e-45, 0.5, -1.0], dtype=np.float32), 40)
+        attr[n - 1, 383] = 1e-40              # a denormal in the last row (past the 64-row blocks)
+        attr[0, 7] = -0.0                     # -0.0 is not a written value
+    assert (written_columns(attr) == (attr != 0).any(axis=0)).all()
+    assert (written_columns(np.asfortranarray(attr)) == (attr != 0).any(axis=0)).all()   # any layout
+    if n:
+        assert (tokens(list(attr)).written_columns() == (attr != 0).any(axis=0)).all()
+
+
+@pytest.mark.parametrize("n", [1000, 3000])         # 3000: validation computes the columns on its way
+def test_check_declared_catches_a_stray_value_in_a_long_batch(n):
+    s = schema()
+    attr = np.zeros((n, 384), dtype=np.float32)
+    s.check_declared(tokens(list(attr)))
+    attr[n - 1, 300] = -1e-30                 # the last row, beyond the last full 64-row block
+    with pytest.raises(ContractViolation, match=r"attr\[300\]") as info:
+        s.check_declared(tokens(list(attr)))
+    assert info.value.index == n - 1
+
+
 def test_markdown_table_lists_every_slot():
     table = schema().markdown_table()
     assert table.count("\n") == 4 and "`vis.a.y`" in table
