@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import platform
 import sys
 from pathlib import Path
 
@@ -33,6 +35,16 @@ MIXED = ("因为下雨，所以我们没有去公园。We stayed at home because
          "我吃了饭。今天是2024年3月5日，气温21.5度。「你好」，他说。第一名是三百二十个人里的一个！"
          "高高兴兴地回家了。The quick brown fox jumps over the lazy dog's 3rd kennel. 〇一二三 "
          "㐀㐁䶵 豈更 𠀀𠀁 中华人民共和国成立于1949年。这是一个测试：结巴分词、词性标注、句子边界。")
+
+
+def reference_kernel_env() -> dict[str, str]:
+    """One BLAS thread, and on x86-64 with AVX2 the Haswell kernels the digests were recorded with
+    (OpenBLAS reads OPENBLAS_CORETYPE when it loads, hence a fresh process)."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    if platform.machine() in ("x86_64", "AMD64") and " avx2" in flags:
+        env["OPENBLAS_CORETYPE"] = "Haswell"
+    return env
 
 
 def _digest(batch) -> str:
