@@ -136,3 +136,30 @@ def test_single_row_exact_score_and_faiss_intersections_match_the_batch_ones():
         want = np.bitwise_count(masks[rows] & vocab.mask(qa[i])).sum(axis=1)
         got = scoring._intersections(masks, rows, vocab.mask(qa[i]), counts[rows])
         assert np.array_equal(got, want) and got.dtype == np.int32
+
+
+def test_top1_prune_with_a_raised_floor_keeps_the_unpruned_candidates(monkeypatch):
+    """The top-1 path's floor raise (many rows above the first floor) and popcount bound, forced on
+    with low thresholds, still select exactly the candidates of the full fast pass."""
+    from v22sdk.memory import scoring
+    from v22sdk.testing.memory_workload import NAMES, Workload
+
+    monkeypatch.setattr(scoring, "RAISE_ROWS", 40)
+    monkeypatch.setattr(scoring, "TOP1_ROWS", 8)
+    w = Workload(seed=6, topics=25)
+    s, _, a = w.block(0, 2500)
+    vocab = AttrVocab(NAMES)
+    units = unit_rows(s)
+    masks = np.asfortranarray(np.stack([vocab.mask(x) for x in a]))
+    counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int32)
+    raised = 0
+    for kind in ("near", "fresh"):
+        q, qa, _ = w.queries(kind, 30, 2500, seed=8)
+        for i, qu in enumerate(unit_rows(q)):
+            attrs = qa[i] if i % 6 else frozenset()
+            qm, qc = vocab.mask(attrs), len(attrs)
+            cos = scoring.matvec(units, qu)
+            raised += len(scoring._top1_rows(cos, masks, counts, qm, qc)[0]) > 40
+            want = scoring.candidates(scoring.fast_scores(cos, masks, counts, qm, qc), 1)
+            assert np.array_equal(np.sort(want), np.sort(scoring.prune(cos, masks, counts, qm, qc, 1)))
+    assert raised >= 5  # the floor raise did run
