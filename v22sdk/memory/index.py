@@ -115,9 +115,9 @@ class AnnIndex:
     ``nprobe``: cells visited per query; ``shortlist``: cosine candidates re-ranked per query;
     ``jaccard``: whether step 2 (the Jaccard shortlist) runs; ``max_postings``: the most posting
     entries step 2 merges and verifies for one query (default: 4,000, or n / 16 when at most 3
-    names must be read); beyond, it counts every turn's shared names
-    at once (a bincount over all of the query's posting lists: exact too, a fixed cost of about
-    one pass over the turns). Thread-safe.
+    names must be read); beyond, it counts every turn's shared names at once (a byte per turn,
+    incremented along the query's rarest posting lists, see ``COUNT_RAREST``; exact too, a fixed
+    cost of about one pass over the turns). Thread-safe.
     """
 
     kind = "ivf"
@@ -244,6 +244,7 @@ class AnnIndex:
     def nbytes(self) -> int:
         """Bytes held: our arrays, the posting lists and FAISS's inverted lists and centroids."""
         own = self.units.nbytes + self.masks.nbytes + self.counts.nbytes + self.alive.nbytes
+        own += self._tally.nbytes if self._tally is not None else len(self.alive)  # a byte per turn, once used
         ivf = 0
         if self.ivf is not None:
             ivf = self.ivf.ntotal * (4 * SENT_DIM + 8) + self._nlist_used * 4 * SENT_DIM
