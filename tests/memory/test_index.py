@@ -158,3 +158,24 @@ def test_cli_search_with_index(tmp_path):
     assert "turn 124 " in outs[0] and outs[0] == outs[1]
     res = CliRunner().invoke(memory, ["--memory", path, "search", str(qfile), "--index", "nope"])
     assert res.exit_code == 2 and "nope" in res.output
+
+
+@pytest.mark.parametrize("max_postings", [None, 0, 10**9])
+def test_jaccard_candidates_hold_every_turn_at_the_threshold(data, max_postings):
+    """The Jaccard step's candidates (prefix merge with the rarer lists counted per turn, or the
+    per-turn count over every list) include every live turn whose Jaccard reaches the threshold,
+    checked against a brute-force Jaccard of all turns; the byte counters are left zeroed."""
+    w, vocab, ids, units, masks, counts = data
+    idx = AnnIndex(max_postings=max_postings)
+    idx.build(ids, units, masks)
+    idx.remove([5, 17, 4000])
+    _, qm, qc = _q(vocab, w, "near", 12, 5)
+    for r in range(len(qm)):
+        inter = np.bitwise_count(np.asarray(masks) & qm[r]).sum(axis=1)
+        jac = inter / (counts + int(qc[r]) - inter)
+        for need in (0.9, 0.75, 0.5, 0.3):
+            got = set(idx._jaccard_candidates(qm[r], int(qc[r]), need).tolist())
+            want = set(ids[jac >= need].tolist()) - {5, 17, 4000}
+            assert want <= got, (r, need, sorted(want - got)[:5])
+            if idx._tally is not None:
+                assert not idx._tally.any()

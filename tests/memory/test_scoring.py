@@ -110,3 +110,56 @@ def test_pruned_candidates_equal_the_unpruned_ones():
                 want = want[valid[want]]
                 got = prune(cos, masks, counts, qm, qc, k, valid=valid)
                 assert np.array_equal(np.sort(want), np.sort(got))
+
+
+def test_single_row_exact_score_and_faiss_intersections_match_the_batch_ones():
+    """exact_scores of one row (Python numbers) has the bits of the batch computation, and the
+    intersections counted by FAISS's Hamming kernel equal numpy's popcounts."""
+    from v22sdk.memory import scoring
+    from v22sdk.testing.memory_workload import NAMES, Workload
+
+    w = Workload(seed=5, topics=20)
+    s, _, a = w.block(0, 600)
+    vocab = AttrVocab(NAMES)
+    units = unit_rows(s)
+    masks = np.asfortranarray(np.stack([vocab.mask(x) for x in a]))
+    counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int32)
+    q, qa, _ = w.queries("fresh", 6, 600, seed=2)
+    for i, qu in enumerate(unit_rows(q)):
+        for attrs in (qa[i], qa[i] | {"not.in.vocab"}, frozenset()):
+            qm, qc = vocab.mask(attrs), len(attrs)
+            batch = scoring.exact_scores(units, masks, counts, qu, qm, qc)
+            one = np.concatenate([scoring.exact_scores(units[r:r + 1], masks[r:r + 1], counts[r:r + 1], qu, qm, qc)
+                                  for r in range(600)])
+            assert one.tobytes() == batch.tobytes()
+        rows = np.arange(0, 600, 2)  # > HAMMING_ROWS: FAISS's kernel when installed
+        want = np.bitwise_count(masks[rows] & vocab.mask(qa[i])).sum(axis=1)
+        got = scoring._intersections(masks, rows, vocab.mask(qa[i]), counts[rows])
+        assert np.array_equal(got, want) and got.dtype == np.int32
+
+
+def test_top1_prune_with_a_raised_floor_keeps_the_unpruned_candidates(monkeypatch):
+    """The top-1 path's floor raise (many rows above the first floor) and popcount bound, forced on
+    with low thresholds, still select exactly the candidates of the full fast pass."""
+    from v22sdk.memory import scoring
+    from v22sdk.testing.memory_workload import NAMES, Workload
+
+    monkeypatch.setattr(scoring, "RAISE_ROWS", 40)
+    monkeypatch.setattr(scoring, "TOP1_ROWS", 8)
+    w = Workload(seed=6, topics=25)
+    s, _, a = w.block(0, 2500)
+    vocab = AttrVocab(NAMES)
+    units = unit_rows(s)
+    masks = np.asfortranarray(np.stack([vocab.mask(x) for x in a]))
+    counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int32)
+    raised = 0
+    for kind in ("near", "fresh"):
+        q, qa, _ = w.queries(kind, 30, 2500, seed=8)
+        for i, qu in enumerate(unit_rows(q)):
+            attrs = qa[i] if i % 6 else frozenset()
+            qm, qc = vocab.mask(attrs), len(attrs)
+            cos = scoring.matvec(units, qu)
+            raised += len(scoring._top1_rows(cos, masks, counts, qm, qc)[0]) > 40
+            want = scoring.candidates(scoring.fast_scores(cos, masks, counts, qm, qc), 1)
+            assert np.array_equal(np.sort(want), np.sort(scoring.prune(cos, masks, counts, qm, qc, 1)))
+    assert raised >= 5  # the floor raise did run

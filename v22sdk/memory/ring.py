@@ -200,18 +200,21 @@ class RingTier(MemoryTier):
             return out_ids, out_sc
         self._ensure_words()
         w = self.masks.shape[1]
-        qm = np.zeros((b, w), np.uint64)
-        qm[:, : min(w, qmasks.shape[1])] = qmasks[:, :w]
+        if qmasks.shape[1] == w and qmasks.dtype == np.uint64:
+            qm = qmasks
+        else:
+            qm = np.zeros((b, w), np.uint64)
+            qm[:, : min(w, qmasks.shape[1])] = qmasks[:, :w]
         cos = self._fast(np.ascontiguousarray(queries, np.float32), n)  # (B, n)
         ids, masks, counts = self.ids[:n], self.masks[:n], self.counts[:n]
         kk = min(k, len(self.slot))
+        valid = (ids >= 0) if self.holes else None
         for q in range(b):
-            cand = prune(cos[q], masks, counts, qm[q], int(qcounts[q]), kk,
-                         valid=(ids >= 0) if self.holes else None)
-            exact = exact_scores(self.units[cand], masks[cand], counts[cand], queries[q], qm[q],
-                                 int(qcounts[q]))
+            qc = int(qcounts[q])
+            cand = prune(cos[q], masks, counts, qm[q], qc, kk, valid=valid)
+            exact = exact_scores(self.units[cand], masks[cand], counts[cand], queries[q], qm[q], qc)
             sel, sc = pick_topk(ids[cand], exact, kk)
-            out_ids[q, :kk], out_sc[q, :kk] = ids[cand][sel], sc
+            out_ids[q, :len(sel)], out_sc[q, :len(sel)] = ids[cand][sel], sc
         return out_ids, out_sc
 
     def clear(self) -> None:

@@ -206,49 +206,190 @@ def candidates(fast: np.ndarray, k: int) -> np.ndarray:
     return np.flatnonzero(fast >= kth - np.float32(MARGIN))
 
 
+# Cosines within this of the best seed the floor (at most SEED_ROWS of them): measured on the
+# workload's fresh inputs, the hybrid winner sits within 0.1 of the best cosine.
+SEED_BAND = 0.1
+SEED_ROWS = 32
+# A top-1 search whose best cosine's row leaves at most this many rows able to reach it scores just
+# those; beyond, the general path (seeds, popcount bound) runs.
+TOP1_ROWS = 64
+# ... and beyond this many, the floor is first raised with the fast scores of their best cosines
+# (measured at 1M rows: fresh inputs leave up to 70k rows by the first floor).
+RAISE_ROWS = 4096
+# Slack of a cosine threshold derived from a float32 bound (its rounding is < 1e-6): rows within
+# it are kept, so the threshold only ever keeps more rows than the bound would.
+COS_SLACK = 1e-5
+
+
+def _faiss_hammings():
+    """FAISS's Hamming distances of one code with many (``hammings``, SIMD popcounts), or None."""
+    try:
+        import faiss
+    except ImportError:
+        return None
+    fn = getattr(faiss, "hammings", None)
+    if fn is None:
+        return None
+
+    def ham(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """``rows`` (r, W) uint64 C-contiguous, ``q`` (W,) uint64: int32 popcounts of ``rows ^ q``."""
+        out = np.empty(len(rows), np.int32)
+        fn(faiss.swig_ptr(np.ascontiguousarray(q).view(np.uint8)), faiss.swig_ptr(rows.view(np.uint8)), 1,
+           len(rows), 8 * rows.shape[1], faiss.swig_ptr(out))
+        return out
+    return ham
+
+
+_FAISS_HAM = None
+_FAISS_HAM_LOADED = False
+# Rows from which FAISS's Hamming kernel counts intersections (below, numpy's whole-row popcount:
+# fewer calls; above, FAISS: about 10x less time per row)
+HAMMING_ROWS = 128
+
+
+def _intersections(masks: np.ndarray, rows: np.ndarray, qmask: np.ndarray, counts: np.ndarray | None = None
+                   ) -> np.ndarray:
+    """int32 ``|row mask & qmask|`` of ``masks[rows]``. ``counts``: ``counts[rows]`` (popcounts of the
+    rows), which lets FAISS's Hamming kernel count them: ``|A & B| = (|A| + |B| - |A ^ B|) / 2``."""
+    global _FAISS_HAM, _FAISS_HAM_LOADED
+    if len(rows) <= HAMMING_ROWS:
+        return np.bitwise_count(masks[rows] & qmask).sum(axis=1, dtype=np.int32)
+    if counts is not None:
+        if not _FAISS_HAM_LOADED:
+            _FAISS_HAM, _FAISS_HAM_LOADED = _faiss_hammings(), True
+        if _FAISS_HAM is not None:
+            ham = _FAISS_HAM(masks[rows], qmask)
+            ham -= counts
+            ham -= np.int32(np.bitwise_count(qmask).sum())
+            ham //= np.int32(-2)
+            return ham
+    words = np.flatnonzero(qmask)
+    if words.size == 0:
+        return np.zeros(len(rows), np.int32)
+    inter = np.bitwise_count(masks[:, words[0]].take(rows) & qmask[words[0]]).astype(np.int32)
+    for w in words[1:]:
+        inter += np.bitwise_count(masks[:, w].take(rows) & qmask[w])
+    return inter
+
+
+def _fast_rows(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, rows: np.ndarray,
+               qmask: np.ndarray, qcount: int) -> np.ndarray:
+    """``fast_scores(cos[rows], masks[rows], counts[rows], ...)``, bit for bit, reading only the
+    words of ``masks`` it needs."""
+    c = cos[rows]
+    if qcount == 0:
+        return np.float32(W_COS) * c
+    cnt = counts[rows]
+    inter = _intersections(masks, rows, qmask, cnt)
+    union = cnt + np.int32(qcount) - inter
+    jac = inter.astype(np.float32)
+    jac /= union.astype(np.float32)
+    jac *= np.float32(W_JAC)
+    jac += np.float32(W_COS) * c
+    return jac
+
+
+def _top1_rows(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, qmask: np.ndarray,
+               qcount: int) -> tuple[np.ndarray, float]:
+    """Rows that can be the top-1 candidate, and the floor they were kept by: the hybrid score of
+    the row of best cosine, computed with Python numbers (a handful of numpy calls: a single-query
+    read is dominated by their fixed cost, cache-cold above all), less ``MARGIN`` and 1e-6 (its
+    float64 value is within 1e-6 of its float32 fast score), so every row within ``MARGIN`` of the
+    best fast score is kept."""
+    top = int(cos.argmax())
+    c = float(cos[top])
+    if qcount > 0:
+        row = int.from_bytes(masks[top].tobytes(), "little")
+        inter = (row & int.from_bytes(qmask.tobytes(), "little")).bit_count()
+        floor = W_COS * c + W_JAC * (inter / (int(counts[top]) + qcount - inter)) - MARGIN - 1e-6
+    else:
+        floor = W_COS * c - MARGIN - 1e-6
+    return np.flatnonzero(cos >= _cos_floor(floor, 1.0 if qcount > 0 else 0.0)), floor
+
+
+def _count_bound(cos: np.ndarray, counts: np.ndarray, rows: np.ndarray, qcount: int) -> np.ndarray:
+    """float32 ``0.6 * cos + 0.4 * min(|A|, |B|) / max(|A|, |B|)`` of ``rows`` (``qcount`` > 0): at
+    least their fast score (Jaccard <= that ratio; the same float32 operations)."""
+    c = counts[rows]
+    jub = np.minimum(c, np.int32(qcount)).astype(np.float32)
+    jub /= np.maximum(c, np.int32(qcount)).astype(np.float32)  # >= qcount > 0
+    jub *= np.float32(W_JAC)
+    jub += np.float32(W_COS) * cos[rows]
+    return jub
+
+
+def _kth(fast: np.ndarray, k: int) -> np.float32:
+    return fast.max() if k == 1 else np.partition(fast, len(fast) - k)[len(fast) - k]
+
+
+def _cos_floor(floor: float, jmax: float) -> float:
+    """A cosine below which ``0.6 * cos + 0.4 * jmax`` (in float32) stays under ``floor``."""
+    return (float(floor) - W_JAC * jmax) / W_COS - COS_SLACK
+
+
 def prune(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, qmask: np.ndarray, qcount: int,
           k: int, valid: np.ndarray | None = None) -> np.ndarray:
     """Indices of the rows :func:`candidates` would pick from ``fast_scores`` of every row, computing
     the Jaccard term only for rows that can reach the top ``k``.
 
-    A row's fast score is at most ``0.6 * cos + 0.4 * min(|A|, |B|) / max(|A|, |B|)`` (same float32
-    operations, so the bound holds after rounding too). The fast scores of the ``k + 7`` rows of
-    highest cosine give a k-th best that the true k-th best fast score is at least; only rows whose
-    bound reaches it (less ``MARGIN``) get their Jaccard computed. The candidates, and so every
-    answer, are the same as without pruning; most of the Jaccard work is skipped.
+    A row's fast score is at most ``0.6 * cos + 0.4`` and at most ``0.6 * cos + 0.4 * min(|A|, |B|)
+    / max(|A|, |B|)`` (same float32 operations, so the bound holds after rounding too). The fast
+    scores of a few rows of highest cosine (the seeds) give a k-th best that the true k-th best is
+    at least, less ``MARGIN``: the floor. Rows whose bound stays under it are dropped, first by one
+    comparison of the cosines with the floor turned into a cosine (with a slack that keeps every
+    row the bound keeps), then by the popcount bound on the survivors; only the rest get their
+    Jaccard computed. Every row within ``MARGIN`` of the k-th best fast score is at or above the
+    floor, so the candidates, and so every answer, are the same as without pruning.
     ``valid``: rows that may be returned (the others are ignored).
     """
     n = len(cos)
+    if k == 1 and valid is None and n > 8:
+        rows, floor = _top1_rows(cos, masks, counts, qmask, qcount)
+        if len(rows) == 1:  # only the row of best cosine can reach its score (a near-duplicate)
+            return rows
+        if len(rows) > RAISE_ROWS:  # a weak floor: raise it with the SEED_ROWS best cosines there
+            c = cos[rows]
+            top = np.argpartition(c, len(c) - SEED_ROWS)[len(c) - SEED_ROWS:]
+            floor = max(floor, float(_fast_rows(cos, masks, counts, rows[top], qmask, qcount).max()) - MARGIN)
+            rows = rows[c >= _cos_floor(floor, 1.0 if qcount > 0 else 0.0)]
+        if qcount > 0 and len(rows) > TOP1_ROWS:
+            rows = rows[_count_bound(cos, counts, rows, qcount) >= floor]
+        return _pick(rows, _fast_rows(cos, masks, counts, rows, qmask, qcount), 1, None)
     if valid is not None:
         cos = np.where(valid, cos, np.float32(-np.inf))
-    m = min(n, k + 7)
+    m = k + 7
     if m >= n:
         rows = np.arange(n)
     else:
-        seed = np.array([np.argmax(cos)]) if k == 1 else np.argpartition(cos, n - m)[n - m:]
-        seed_fast = fast_scores(cos[seed], masks[seed], counts[seed], qmask, qcount)
-        floor = np.partition(seed_fast, len(seed) - k)[len(seed) - k] - np.float32(MARGIN)
-        # 1. Jaccard <= 1: one pass over the cosines keeps the rows that could reach the floor.
-        if qcount > 0:
-            bound = np.float32(W_COS) * cos
-            bound += np.float32(W_JAC)
+        # seeds: the rows within SEED_BAND of the best cosine (at least k, at most SEED_ROWS + k),
+        # found with a comparison rather than a partition of every row
+        top = cos.max()
+        edge = top - np.float32(SEED_BAND)
+        seed = np.flatnonzero(cos >= edge)
+        whole = True  # the seeds are every row at or above edge
+        if len(seed) < k:
+            seed, whole = np.argpartition(cos, n - m)[n - m:], False
+        elif len(seed) > SEED_ROWS + k:
+            s = cos[seed]
+            seed, whole = seed[np.argpartition(s, len(s) - SEED_ROWS - k)[len(s) - SEED_ROWS - k:]], False
+        seed_fast = _fast_rows(cos, masks, counts, seed, qmask, qcount)
+        floor = _kth(seed_fast, k) - np.float32(MARGIN)
+        if not np.isfinite(floor):  # fewer valid rows than seeds: nothing to prune with
+            rows = np.arange(n)
         else:
-            bound = np.float32(W_COS) * cos
-        rows = np.flatnonzero(bound >= floor)
-        if len(rows) > 256 and k <= 16:  # a weak seed: raise it with the 32 best cosines there
-            top = rows[np.argpartition(cos[rows], len(rows) - 32)[len(rows) - 32:]]
-            f = fast_scores(cos[top], masks[top], counts[top], qmask, qcount)
-            floor = max(floor, np.partition(f, 32 - k)[32 - k] - np.float32(MARGIN))
-            rows = rows[bound[rows] >= floor]
-        if qcount > 0 and len(rows) > 512:
-            # 2. Jaccard <= min(|A|, |B|) / max(|A|, |B|), from the popcounts alone.
-            c = counts[rows]
-            jub = np.minimum(c, np.int32(qcount)).astype(np.float32)
-            jub /= np.maximum(c, np.int32(qcount)).astype(np.float32)  # >= qcount > 0
-            jub *= np.float32(W_JAC)
-            jub += np.float32(W_COS) * cos[rows]
-            rows = rows[jub >= floor]
-    fast = fast_scores(cos[rows], masks[rows], counts[rows], qmask, qcount)
+            c_min = _cos_floor(floor, 1.0 if qcount > 0 else 0.0)
+            if whole and c_min >= edge:
+                # every row that can reach the floor is a seed, scored already (the usual case for
+                # a near-duplicate): its candidates are those of the seeds
+                return _pick(seed, seed_fast, k, valid)
+            rows = np.flatnonzero(cos >= c_min)
+            if qcount > 0 and len(rows) > len(seed):
+                rows = rows[_count_bound(cos, counts, rows, qcount) >= floor]
+    return _pick(rows, _fast_rows(cos, masks, counts, rows, qmask, qcount), k, valid)
+
+
+def _pick(rows: np.ndarray, fast: np.ndarray, k: int, valid: np.ndarray | None) -> np.ndarray:
+    """The candidates among ``rows`` (a superset of the rows at or above the floor)."""
     if valid is not None:
         keep = valid[rows]
         rows, fast = rows[keep], fast[keep]
@@ -258,12 +399,23 @@ def prune(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, qmask: np.ndar
 def exact_scores(units: np.ndarray, masks: np.ndarray, counts: np.ndarray,
                  qunit: np.ndarray, qmask: np.ndarray, qcount: int) -> np.ndarray:
     """float64 hybrid scores (n,) of a few rows, independent of their position (row-wise sum)."""
+    if len(units) == 1:  # the usual single candidate: the same float64 operations, fewer numpy calls
+        cos = float((units[0].astype(np.float64) * qunit.astype(np.float64)).sum())
+        if qcount <= 0:
+            return np.array([W_COS * cos + W_JAC * 0.0])
+        inter = (int.from_bytes(masks[0].tobytes(), "little") & int.from_bytes(qmask.tobytes(), "little")).bit_count()
+        return np.array([W_COS * cos + W_JAC * (inter / (int(counts[0]) + qcount - inter))])
     cos = (units.astype(np.float64) * qunit.astype(np.float64)).sum(axis=1)
+    if qcount > 0:  # union >= |query| > 0: jaccard()'s division, without its guard
+        inter = np.bitwise_count(masks & qmask).sum(axis=1, dtype=np.int64)
+        return W_COS * cos + W_JAC * (inter / (counts.astype(np.int64) + qcount - inter))
     return W_COS * cos + W_JAC * jaccard(masks, counts, qmask, qcount)
 
 
 def pick_topk(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices into ``ids``/``scores`` of the top ``k``: higher score first, then higher id."""
+    if len(scores) == 1:  # the usual single candidate
+        return np.zeros(1, np.intp), scores[:1].copy()
     order = np.lexsort((-ids.astype(np.int64), -scores))
     return order[:k], scores[order[:k]]
 
