@@ -54,8 +54,10 @@ def clips(seconds: float) -> dict[str, tuple[np.ndarray, int]]:
     if exe:
         import soundfile as sf
 
-        text = ("The quick brown fox jumps over the lazy dog. Seven slow ships sailed home at dusk. "
-                "Audio tokens carry pitch, formants, loudness and rhythm. ") * 4
+        text = (
+            "The quick brown fox jumps over the lazy dog. Seven slow ships sailed home at dusk. "
+            "Audio tokens carry pitch, formants, loudness and rhythm. "
+        ) * 4
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "s.wav")
             subprocess.run([exe, "-v", "en", "-w", path, text], check=True, capture_output=True)
@@ -76,9 +78,11 @@ def best(fn, repeat: int) -> tuple[float, float]:
     return min(r[0] for r in runs), min(r[1] for r in runs)
 
 
-FEATURES = ("polyphase resampling to 16 kHz, STFT (n_fft 1024, hop 320), spectral centroid, bandwidth, "
-            "roll-off 85 % and 95 %, flatness, zero-crossing rate, RMS, spectral contrast, chroma, onset "
-            "strength, onset detection, tempo, YIN f0 (50-2000 Hz), LPC formants (order 10, 8 kHz)")
+FEATURES = (
+    "polyphase resampling to 16 kHz, STFT (n_fft 1024, hop 320), spectral centroid, bandwidth, "
+    "roll-off 85 % and 95 %, flatness, zero-crossing rate, RMS, spectral contrast, chroma, onset "
+    "strength, onset detection, tempo, YIN f0 (50-2000 Hz), LPC formants (order 10, 8 kHz)"
+)
 TARGETS = {"long": 2.0, "short": 1.5}
 
 
@@ -103,14 +107,15 @@ def librosa_equivalent(x: np.ndarray, rate: int, with_pyin: bool = False):
         librosa.feature.zero_crossing_rate(y, frame_length=n_fft, hop_length=hop),
         librosa.feature.rms(S=S, frame_length=n_fft, hop_length=hop),
         librosa.feature.spectral_contrast(S=S, sr=sr, n_fft=n_fft, hop_length=hop),
-        librosa.feature.chroma_stft(S=S ** 2, sr=sr, n_fft=n_fft, hop_length=hop),
+        librosa.feature.chroma_stft(S=S**2, sr=sr, n_fft=n_fft, hop_length=hop),
     ]
     env = librosa.onset.onset_strength(S=librosa.amplitude_to_db(S), sr=sr, hop_length=hop)
     feats.append(librosa.onset.onset_detect(onset_envelope=env, sr=sr, hop_length=hop))
     feats.append(librosa.feature.tempo(onset_envelope=env, sr=sr, hop_length=hop))
     f0 = librosa.yin(y, fmin=50, fmax=2000, sr=sr, frame_length=n_fft, hop_length=hop)
-    frames = librosa.util.frame(librosa.resample(y, orig_sr=sr, target_sr=8_000, res_type="polyphase"),
-                                frame_length=240, hop_length=320, axis=0)[::1]
+    frames = librosa.util.frame(
+        librosa.resample(y, orig_sr=sr, target_sr=8_000, res_type="polyphase"), frame_length=240, hop_length=320, axis=0
+    )[::1]
     a = librosa.lpc(frames * np.hamming(240), order=10, axis=-1)
     feats.append([np.roots(row) for row in a])
     if with_pyin:
@@ -124,7 +129,11 @@ def main() -> None:
     ap.add_argument("--short", type=float, default=3.8, help="length of the short clips")
     ap.add_argument("--repeat", type=int, default=5, help="rounds (ours and librosa alternate)")
     ap.add_argument("--pyin-seconds", type=float, default=10.0, help="clip length for the pYIN timing")
-    ap.add_argument("--out", "--json", default=str(Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "bench_audio.json"))
+    ap.add_argument(
+        "--out",
+        "--json",
+        default=str(Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "bench_audio.json"),
+    )
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     from v22sdk.evidence import begin
@@ -138,14 +147,18 @@ def main() -> None:
     long_clips = clips(args.seconds)
     short_clips = {k: (x[: int(args.short * r)], r) for k, (x, r) in long_clips.items()}
     warm = np.random.default_rng(1).standard_normal(16_000 * 3) * 0.1
-    librosa_equivalent(warm, 16_000, with_pyin=True)           # numba JIT happens here, not timed
+    librosa_equivalent(warm, 16_000, with_pyin=True)  # numba JIT happens here, not timed
     ours(warm, 16_000)
     load0 = os.getloadavg()
-    print(f"audio tokenizer vs librosa {librosa.__version__}, one core, {args.repeat} interleaved rounds; "
-          f"clips of {args.seconds:g} s and {args.short:g} s; load {load0[0]:.1f}")
+    print(
+        f"audio tokenizer vs librosa {librosa.__version__}, one core, {args.repeat} interleaved rounds; "
+        f"clips of {args.seconds:g} s and {args.short:g} s; load {load0[0]:.1f}"
+    )
     print(f"features both compute: {FEATURES}")
-    print(f"{'clip':16s} {'tokens':>6s} {'ours cpu s':>10s} {'x realtime':>10s} {'librosa cpu s':>13s} "
-          f"{'speed-up':>8s} {'best-round':>10s} {'target':>6s}")
+    print(
+        f"{'clip':16s} {'tokens':>6s} {'ours cpu s':>10s} {'x realtime':>10s} {'librosa cpu s':>13s} "
+        f"{'speed-up':>8s} {'best-round':>10s} {'target':>6s}"
+    )
     rows, data = [], {"clips": {}, "features": FEATURES, "targets": TARGETS}
     for length, group in (("long", long_clips), ("short", short_clips)):
         tot_o, tot_l = 0.0, 0.0
@@ -163,37 +176,94 @@ def main() -> None:
             tot_o += mo
             tot_l += ml
             key = f"{name} {seconds:g} s"
-            data["clips"][key] = {"tokens": n, "seconds": seconds, "ours_cpu_s": co, "librosa_cpu_s": cl,
-                                  "ours_wall_s": [w for _, w in o], "librosa_wall_s": [w for _, w in lb]}
+            data["clips"][key] = {
+                "tokens": n,
+                "seconds": seconds,
+                "ours_cpu_s": co,
+                "librosa_cpu_s": cl,
+                "ours_wall_s": [w for _, w in o],
+                "librosa_wall_s": [w for _, w in lb],
+            }
             ok = ratio >= TARGETS[length]
-            print(f"{key:16s} {n:6d} {mo:10.4f} {seconds / mo:10.0f} {ml:13.4f} {ratio:8.2f} {ratio_best:10.2f} "
-                  f"{'yes' if ok else 'NO':>6s}")
-            rows.append([key, str(n), f"{mo * 1e3:.1f}", f"{min(co) * 1e3:.1f}–{max(co) * 1e3:.1f}",
-                         f"{seconds / mo:.0f}×", f"{ml * 1e3:.1f}", f"{ratio:.2f}×",
-                         f"≥ {TARGETS[length]}×", "yes" if ok else "no"])
+            print(
+                f"{key:16s} {n:6d} {mo:10.4f} {seconds / mo:10.0f} {ml:13.4f} {ratio:8.2f} {ratio_best:10.2f} "
+                f"{'yes' if ok else 'NO':>6s}"
+            )
+            rows.append(
+                [
+                    key,
+                    str(n),
+                    f"{mo * 1e3:.1f}",
+                    f"{min(co) * 1e3:.1f}–{max(co) * 1e3:.1f}",
+                    f"{seconds / mo:.0f}×",
+                    f"{ml * 1e3:.1f}",
+                    f"{ratio:.2f}×",
+                    f"≥ {TARGETS[length]}×",
+                    "yes" if ok else "no",
+                ]
+            )
         data[f"{length}_ratio_of_summed_medians"] = tot_l / tot_o
     x, rate = long_clips["music_44k"]
     x = x[: int(args.pyin_seconds * rate)]
-    c_py, _ = best(lambda: librosa.pyin(librosa.resample(x, orig_sr=rate, target_sr=16_000, res_type="polyphase"),
-                                        fmin=50, fmax=2000, sr=16_000, frame_length=1024, hop_length=320), 1)
+    c_py, _ = best(
+        lambda: librosa.pyin(
+            librosa.resample(x, orig_sr=rate, target_sr=16_000, res_type="polyphase"),
+            fmin=50,
+            fmax=2000,
+            sr=16_000,
+            frame_length=1024,
+            hop_length=320,
+        ),
+        1,
+    )
     c_o, _ = best(lambda: ours(x, rate), args.repeat)
-    print(f"pYIN alone on {args.pyin_seconds:g} s: {c_py:.3f} cpu s ({args.pyin_seconds / c_py:.1f}x realtime); "
-          f"our full tokenization of the same: {c_o:.3f} s ({c_py / c_o:.0f}x faster)")
+    print(
+        f"pYIN alone on {args.pyin_seconds:g} s: {c_py:.3f} cpu s ({args.pyin_seconds / c_py:.1f}x realtime); "
+        f"our full tokenization of the same: {c_o:.3f} s ({c_py / c_o:.0f}x faster)"
+    )
     load1 = os.getloadavg()
-    data.update({"pyin_cpu_s": c_py, "ours_same_clip_cpu_s": c_o, "pyin_seconds": args.pyin_seconds,
-                 "loadavg_start": list(load0), "loadavg_end": list(load1), "rounds": args.repeat})
+    data.update(
+        {
+            "pyin_cpu_s": c_py,
+            "ours_same_clip_cpu_s": c_o,
+            "pyin_seconds": args.pyin_seconds,
+            "loadavg_start": list(load0),
+            "loadavg_end": list(load1),
+            "rounds": args.repeat,
+        }
+    )
     print(f"load average {load0[0]:.1f} at the start, {load1[0]:.1f} at the end")
     if args.no_write:
         return
     from v22sdk.evidence import write_result
 
-    write_result(args.out, data, name="bench_audio",
-                 criterion={"targets": TARGETS, "statistic": "ratio of the median CPU times over interleaved "
-                            "rounds, librosa / ours, per clip", "features": FEATURES},
-                 tables={"librosa": {"columns": ["clip", "tokens", "ours: CPU median (ms)", "ours: min–max (ms)",
-                                                 "ours: × real time", "librosa: CPU median (ms)",
-                                                 "librosa / ours", "target", "met"],
-                                     "align": "lrrrrrrll", "rows": rows}})
+    write_result(
+        args.out,
+        data,
+        name="bench_audio",
+        criterion={
+            "targets": TARGETS,
+            "statistic": "ratio of the median CPU times over interleaved rounds, librosa / ours, per clip",
+            "features": FEATURES,
+        },
+        tables={
+            "librosa": {
+                "columns": [
+                    "clip",
+                    "tokens",
+                    "ours: CPU median (ms)",
+                    "ours: min–max (ms)",
+                    "ours: × real time",
+                    "librosa: CPU median (ms)",
+                    "librosa / ours",
+                    "target",
+                    "met",
+                ],
+                "align": "lrrrrrrll",
+                "rows": rows,
+            }
+        },
+    )
     print(f"wrote {args.out}")
 
 

@@ -68,9 +68,11 @@ def make_inputs(tmp: Path) -> dict[str, Path]:
 
 
 def text_file(tmp: Path) -> Path:
-    base = ("因为下雨，所以我们没有去公园。We stayed at home because it rained. 他很聪明，但是很懒。"
-            "今天是2024年3月5日，气温21.5度。The quick brown fox jumps over the lazy dog. "
-            "中华人民共和国成立于1949年。这是一个测试：分词、词性标注、句子边界。")
+    base = (
+        "因为下雨，所以我们没有去公园。We stayed at home because it rained. 他很聪明，但是很懒。"
+        "今天是2024年3月5日，气温21.5度。The quick brown fox jumps over the lazy dog. "
+        "中华人民共和国成立于1949年。这是一个测试：分词、词性标注、句子边界。"
+    )
     text = (base * (1000 // len(base) + 1))[:1000]
     path = tmp / "note.txt"
     path.write_text(text, encoding="utf-8")
@@ -109,8 +111,14 @@ def main() -> None:
         # has them (pip compiles at install; Python writes them on first import). Without it an
         # editable checkout under PYTHONDONTWRITEBYTECODE=1 recompiled all of v22sdk's imported
         # source (about 600 kB, 0.1-0.2 s of CPU) in every v22sdk process, while torch's came compiled.
-        env = {**os.environ, "V22SDK_MEMORY": str(tmp / "memory"), "V22SDK_CACHE": str(tmp / "cache"),
-               "OMP_NUM_THREADS": "1", "PYTHONPYCACHEPREFIX": str(tmp / "pycache"), "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {
+            **os.environ,
+            "V22SDK_MEMORY": str(tmp / "memory"),
+            "V22SDK_CACHE": str(tmp / "cache"),
+            "OMP_NUM_THREADS": "1",
+            "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
         warm_env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
         contenders = {
             "python -c pass": [PY, "-c", "pass"],
@@ -122,7 +130,7 @@ def main() -> None:
             contenders[f"v22sdk tokenize {kind}"] = [BIN, "tokenize", str(path)]
         for kind, path in inputs.items():
             contenders[f"v22sdk run {kind}"] = [BIN, "run", str(path)]
-        for argv in contenders.values():       # once each: the OS file cache, .pyc files, the memory folder
+        for argv in contenders.values():  # once each: the OS file cache, .pyc files, the memory folder
             child_cpu(argv, warm_env)
         cpu = {k: [] for k in contenders}
         wall = {k: [] for k in contenders}
@@ -147,7 +155,10 @@ def main() -> None:
             target, ok = f"≤ {TARGETS['tokenize_cpu_s']} s", med[k] <= TARGETS["tokenize_cpu_s"]
         elif k.startswith("v22sdk run"):
             ratio = med[k] / torch_cpu
-            target, ok = f"≤ {TARGETS['run_over_import_torch']} × import torch", ratio <= TARGETS["run_over_import_torch"]
+            target, ok = (
+                f"≤ {TARGETS['run_over_import_torch']} × import torch",
+                ratio <= TARGETS["run_over_import_torch"],
+            )
         elif k == "v22sdk --help":
             target, ok = f"≤ {TARGETS['help_cpu_s']} s", med[k] <= TARGETS["help_cpu_s"]
         elif k == "v22sdk plugins list":
@@ -156,10 +167,17 @@ def main() -> None:
             ok = None
         if ok is not None:
             checks[k] = bool(ok)
-        rows.append([k, f"{med[k]:.3f}", f"{min(cpu[k]):.3f}–{max(cpu[k]):.3f}",
-                     f"{statistics.median(wall[k]):.2f}",
-                     "—" if ratio is None else f"{ratio:.2f}", target,
-                     "—" if ok is None else ("yes" if ok else "no")])
+        rows.append(
+            [
+                k,
+                f"{med[k]:.3f}",
+                f"{min(cpu[k]):.3f}–{max(cpu[k]):.3f}",
+                f"{statistics.median(wall[k]):.2f}",
+                "—" if ratio is None else f"{ratio:.2f}",
+                target,
+                "—" if ok is None else ("yes" if ok else "no"),
+            ]
+        )
     print(f"{'command':32s} {'CPU s':>7s} {'spread':>13s} {'wall s':>7s} {'×torch':>7s}  target  met")
     for row in rows:
         print(f"{row[0]:32s} {row[1]:>7s} {row[2]:>13s} {row[3]:>7s} {row[4]:>7s}  {row[5]}  {row[6]}")
@@ -168,15 +186,39 @@ def main() -> None:
         return
     from v22sdk.evidence import write_result
 
-    write_result(args.out, {"rounds": args.rounds, "cpu_s": cpu, "wall_s": wall, "median_cpu_s": med,
-                            "met": checks, "loadavg_start": list(load0), "loadavg_end": list(load1)},
-                 name="bench_cold",
-                 criterion={"targets": TARGETS, "statistic": "median over rounds of the child's CPU time "
-                            "(user + system), contenders interleaved in a shuffled order per round"},
-                 tables={"cold": {"columns": [f"fresh process ({args.rounds} rounds, interleaved)",
-                                              "CPU median (s)", "CPU min–max (s)", "wall median (s)",
-                                              "CPU / import torch", "target", "met"],
-                                  "align": "lrrrrll", "rows": rows}})
+    write_result(
+        args.out,
+        {
+            "rounds": args.rounds,
+            "cpu_s": cpu,
+            "wall_s": wall,
+            "median_cpu_s": med,
+            "met": checks,
+            "loadavg_start": list(load0),
+            "loadavg_end": list(load1),
+        },
+        name="bench_cold",
+        criterion={
+            "targets": TARGETS,
+            "statistic": "median over rounds of the child's CPU time "
+            "(user + system), contenders interleaved in a shuffled order per round",
+        },
+        tables={
+            "cold": {
+                "columns": [
+                    f"fresh process ({args.rounds} rounds, interleaved)",
+                    "CPU median (s)",
+                    "CPU min–max (s)",
+                    "wall median (s)",
+                    "CPU / import torch",
+                    "target",
+                    "met",
+                ],
+                "align": "lrrrrll",
+                "rows": rows,
+            }
+        },
+    )
     print(f"wrote {args.out}")
 
 

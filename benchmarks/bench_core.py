@@ -65,7 +65,11 @@ def main() -> None:
     begin()  # the result file names the commit this run starts at
     rows = [
         (f"`v22sdk --help` cold start (median of {args.repeat})", cold_start(["--help"], args.repeat), 0.3),
-        (f"`v22sdk plugins list` cold start (median of {args.repeat})", cold_start(["plugins", "list"], args.repeat), 0.3),
+        (
+            f"`v22sdk plugins list` cold start (median of {args.repeat})",
+            cold_start(["plugins", "list"], args.repeat),
+            0.3,
+        ),
         ("contract validation of 100k tokens (median of 11)", validation(), 0.05),
     ]
     print(f"{'benchmark':55s} {'seconds':>9s} {'target':>8s}  ok")
@@ -84,12 +88,25 @@ def main() -> None:
                 return "yes" if value <= target else "no"
             return "by CPU time only" if cpu <= target else "no"
 
-        write_result(args.json, {"seconds": {name: value for name, value, _ in rows}, "cpu_seconds": CPU,
-                                 "repeat": args.repeat},
-                     tables={"summary": {"columns": ["measure", "figure", "target", "met"], "align": "lrrl",
-                                         "rows": [[name, fmt(value) + ("" if cpu is None else f" wall, {fmt(cpu)} CPU"),
-                                                   f"≤ {fmt(target)}", met(value, cpu, target)]
-                                                  for (name, value, target), cpu in zip(rows, cpus)]}})
+        write_result(
+            args.json,
+            {"seconds": {name: value for name, value, _ in rows}, "cpu_seconds": CPU, "repeat": args.repeat},
+            tables={
+                "summary": {
+                    "columns": ["measure", "figure", "target", "met"],
+                    "align": "lrrl",
+                    "rows": [
+                        [
+                            name,
+                            fmt(value) + ("" if cpu is None else f" wall, {fmt(cpu)} CPU"),
+                            f"≤ {fmt(target)}",
+                            met(value, cpu, target),
+                        ]
+                        for (name, value, target), cpu in zip(rows, cpus)
+                    ],
+                }
+            },
+        )
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ def matmul_flops(n: int = 2048, reps: int = 5) -> float:
         t = time.perf_counter()
         a @ b
         times.append(time.perf_counter() - t)
-    return 2 * n ** 3 / statistics.median(times)
+    return 2 * n**3 / statistics.median(times)
 
 
 def _setup(preset_name: str, engine: str):
@@ -89,7 +89,7 @@ def bench(preset_name: str, engine: str, steps: int, fused: bool = True) -> dict
     model, step, tokens = _setup(preset_name, engine)
     step()  # warm-up (allocations, memory head filled)
     set_fused(model, False)
-    flops = _count(step)                      # model FLOPs, on the reference formulation
+    flops = _count(step)  # model FLOPs, on the reference formulation
     set_fused(model, fused)
     counted = _count(step) if fused else flops  # what the counter sees in the step actually timed
     times = []
@@ -98,9 +98,16 @@ def bench(preset_name: str, engine: str, steps: int, fused: bool = True) -> dict
         step()
         times.append(time.perf_counter() - t)
     sec = statistics.median(times)
-    return {"preset": preset_name, "engine": engine + ("" if fused else " (ref)"), "params": parameter_count(model),
-            "step_ms": sec * 1e3, "tokens_per_s": tokens / sec, "gflop_per_step": flops / 1e9,
-            "counted_gflop": counted / 1e9, "gflop_per_s": flops / sec / 1e9}
+    return {
+        "preset": preset_name,
+        "engine": engine + ("" if fused else " (ref)"),
+        "params": parameter_count(model),
+        "step_ms": sec * 1e3,
+        "tokens_per_s": tokens / sec,
+        "gflop_per_step": flops / 1e9,
+        "counted_gflop": counted / 1e9,
+        "gflop_per_s": flops / sec / 1e9,
+    }
 
 
 def breakdown(preset_name: str, steps: int = 2) -> list[tuple[str, float, float]]:
@@ -114,6 +121,7 @@ def breakdown(preset_name: str, steps: int = 2) -> list[tuple[str, float, float]
         def wrapped(*a, _f=mod.forward, _n=name, **k):
             with record_function("stage:" + _n):
                 return _f(*a, **k)
+
         mod.forward = wrapped
     step()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -177,27 +185,57 @@ def main() -> None:
     # is the neighbours' doing, and the faster one gives the lower (conservative) ratio
     peer = max(peer0, peer1)
     print(f"peer re-measured at the end: {peer1 / 1e9:.1f} GFLOP/s; ratios below use {peer / 1e9:.1f}")
-    print(f"{'preset':<6} {'engine':<11} {'params':>11} {'step ms':>9} {'tokens/s':>10} {'GFLOP/step':>11} "
-          f"{'(counted)':>10} {'GFLOP/s':>8} {'vs matmul':>9}")
+    print(
+        f"{'preset':<6} {'engine':<11} {'params':>11} {'step ms':>9} {'tokens/s':>10} {'GFLOP/step':>11} "
+        f"{'(counted)':>10} {'GFLOP/s':>8} {'vs matmul':>9}"
+    )
     for r in rows:
-        print(f"{r['preset']:<6} {r['engine']:<11} {r['params']:>11,} {r['step_ms']:>9.1f} {r['tokens_per_s']:>10.0f} "
-              f"{r['gflop_per_step']:>11.3f} {r['counted_gflop']:>10.3f} {r['gflop_per_s']:>8.1f} "
-              f"{r['gflop_per_s'] * 1e9 / peer:>9.1%}")
+        print(
+            f"{r['preset']:<6} {r['engine']:<11} {r['params']:>11,} {r['step_ms']:>9.1f} {r['tokens_per_s']:>10.0f} "
+            f"{r['gflop_per_step']:>11.3f} {r['counted_gflop']:>10.3f} {r['gflop_per_s']:>8.1f} "
+            f"{r['gflop_per_s'] * 1e9 / peer:>9.1%}"
+        )
     if args.json:
         from v22sdk.evidence import write_result
 
-        write_result(args.json, {"peer_gflop_per_s": [peer0 / 1e9, peer1 / 1e9], "threads": args.threads,
-                                 "steps": args.steps, "runs": rows},
-                     tables={"summary": {
-                         "columns": ["preset", "engine", "parameters", f"step ms (median of {args.steps})", "tokens/s",
-                                     "model GFLOP/s", "vs 2048³ matmul (model FLOPs)", "vs matmul (FLOPs of the step run)"],
-                         "align": "llrrrrrr",
-                         "rows": [[f"`{r['preset']}`", r["engine"], f"{r['params']:,}", f"{r['step_ms']:.1f}",
-                                   f"{r['tokens_per_s']:,.0f}", f"{r['gflop_per_s']:.1f}",
-                                   f"{r['gflop_per_s'] * 1e9 / peer:.1%}",
-                                   f"{r['counted_gflop'] / r['gflop_per_step'] * r['gflop_per_s'] * 1e9 / peer:.1%}"]
-                                  for r in rows]}},
-                     values={"matmul_gflop_per_s": f"{peer / 1e9:.0f} GFLOP/s"})
+        write_result(
+            args.json,
+            {
+                "peer_gflop_per_s": [peer0 / 1e9, peer1 / 1e9],
+                "threads": args.threads,
+                "steps": args.steps,
+                "runs": rows,
+            },
+            tables={
+                "summary": {
+                    "columns": [
+                        "preset",
+                        "engine",
+                        "parameters",
+                        f"step ms (median of {args.steps})",
+                        "tokens/s",
+                        "model GFLOP/s",
+                        "vs 2048³ matmul (model FLOPs)",
+                        "vs matmul (FLOPs of the step run)",
+                    ],
+                    "align": "llrrrrrr",
+                    "rows": [
+                        [
+                            f"`{r['preset']}`",
+                            r["engine"],
+                            f"{r['params']:,}",
+                            f"{r['step_ms']:.1f}",
+                            f"{r['tokens_per_s']:,.0f}",
+                            f"{r['gflop_per_s']:.1f}",
+                            f"{r['gflop_per_s'] * 1e9 / peer:.1%}",
+                            f"{r['counted_gflop'] / r['gflop_per_step'] * r['gflop_per_s'] * 1e9 / peer:.1%}",
+                        ]
+                        for r in rows
+                    ],
+                }
+            },
+            values={"matmul_gflop_per_s": f"{peer / 1e9:.0f} GFLOP/s"},
+        )
     if args.breakdown:
         for name in args.presets.split(","):
             rows = breakdown(name)

@@ -59,9 +59,11 @@ def main() -> None:
     from v22sdk.engine.stages import set_fused
     from v22sdk.engine.train import forward_eval
 
-    inputs = {"image": str(sorted((DEMO / "images").glob("*.png"))[0]),
-              "sound": str(sorted((DEMO / "audio").glob("*.wav"))[0]),
-              "text": "因为下雨，所以我们没有去公园。"}
+    inputs = {
+        "image": str(sorted((DEMO / "images").glob("*.png"))[0]),
+        "sound": str(sorted((DEMO / "audio").glob("*.wav"))[0]),
+        "text": "因为下雨，所以我们没有去公园。",
+    }
     load0 = os.getloadavg()
     rows, data = [], {"rows": {}}
     with Runner(None) as runner:
@@ -70,6 +72,7 @@ def main() -> None:
         def clear_cache():
             for mod in model.modules():
                 mod.__dict__.pop("_inference_cache", None)
+
         for kind, src in inputs.items():
             batch = runner.tokenize(src)
             schema = runner.registry.get_class("modalities", batch.modality).schema
@@ -81,12 +84,12 @@ def main() -> None:
                 def fwd():
                     return forward_eval(model, tokens, mask, sets, write_memory=False)
 
-                def fwd_uncached():                  # as before P7 kept its parameter-only terms
+                def fwd_uncached():  # as before P7 kept its parameter-only terms
                     clear_cache()
                     return fwd()
 
                 set_fused(model, False)
-                clear_cache()                        # model FLOPs: every term computed
+                clear_cache()  # model FLOPs: every term computed
                 with FlopCounterMode(display=False) as counter:
                     fwd()
                 flops = counter.get_total_flops()
@@ -97,15 +100,34 @@ def main() -> None:
                 n = max(8, round((flops / 2) ** (1 / 3)))
                 a, c = torch.randn(n, n), torch.randn(n, n)
                 mm_cpu, _ = timed(lambda: a @ c, args.reps)
-                share = (flops / cpu) / (2 * n ** 3 / mm_cpu)
+                share = (flops / cpu) / (2 * n**3 / mm_cpu)
                 key = f"{kind}, batch {b}"
-                data["rows"][key] = {"tokens_per_input": len(batch), "flops": flops, "cpu_s": cpu, "wall_s": wall,
-                                     "cpu_s_without_cache": cpu_u, "matmul_n": n, "matmul_cpu_s": mm_cpu,
-                                     "share_of_matmul": share}
-                print(f"{key:18s} {len(batch):4d} tok  {cpu * 1e3 / b:8.3f} ms/input CPU ({cpu * 1e3:8.2f} ms/call; "
-                      f"{cpu_u * 1e3:8.2f} without P7's cache)  {flops / 1e6:9.1f} MFLOP  {share:6.1%} of a {n}³ matmul")
-                rows.append([kind, str(b), str(len(batch)), f"{cpu * 1e3 / b:.3f}", f"{cpu_u * 1e3 / b:.3f}",
-                             f"{cpu * 1e3:.2f}", f"{flops / b / 1e6:.1f}", f"{share:.0%}"])
+                data["rows"][key] = {
+                    "tokens_per_input": len(batch),
+                    "flops": flops,
+                    "cpu_s": cpu,
+                    "wall_s": wall,
+                    "cpu_s_without_cache": cpu_u,
+                    "matmul_n": n,
+                    "matmul_cpu_s": mm_cpu,
+                    "share_of_matmul": share,
+                }
+                print(
+                    f"{key:18s} {len(batch):4d} tok  {cpu * 1e3 / b:8.3f} ms/input CPU ({cpu * 1e3:8.2f} ms/call; "
+                    f"{cpu_u * 1e3:8.2f} without P7's cache)  {flops / 1e6:9.1f} MFLOP  {share:6.1%} of a {n}³ matmul"
+                )
+                rows.append(
+                    [
+                        kind,
+                        str(b),
+                        str(len(batch)),
+                        f"{cpu * 1e3 / b:.3f}",
+                        f"{cpu_u * 1e3 / b:.3f}",
+                        f"{cpu * 1e3:.2f}",
+                        f"{flops / b / 1e6:.1f}",
+                        f"{share:.0%}",
+                    ]
+                )
     load1 = os.getloadavg()
     print(f"load average {load0[0]:.1f} at the start, {load1[0]:.1f} at the end")
     if args.no_write:
@@ -113,13 +135,31 @@ def main() -> None:
     from v22sdk.evidence import write_result
 
     data.update({"preset": cfg.engine, "loadavg_start": list(load0), "loadavg_end": list(load1), "reps": args.reps})
-    write_result(args.out, data, name="bench_infer",
-                 criterion={"measured": "per-input CPU latency of forward_eval at batch 1 and batch 32, and the "
-                            "achieved FLOP rate as a share of a square matmul of the same FLOPs, same process"},
-                 tables={"infer": {"columns": ["input", "batch", "tokens per input", "CPU ms per input",
-                                               "same, P7's terms recomputed each call", "CPU ms per call",
-                                               "model MFLOP per input", "share of a matmul of the same FLOPs"],
-                                   "align": "lrrrrrrr", "rows": rows}})
+    write_result(
+        args.out,
+        data,
+        name="bench_infer",
+        criterion={
+            "measured": "per-input CPU latency of forward_eval at batch 1 and batch 32, and the "
+            "achieved FLOP rate as a share of a square matmul of the same FLOPs, same process"
+        },
+        tables={
+            "infer": {
+                "columns": [
+                    "input",
+                    "batch",
+                    "tokens per input",
+                    "CPU ms per input",
+                    "same, P7's terms recomputed each call",
+                    "CPU ms per call",
+                    "model MFLOP per input",
+                    "share of a matmul of the same FLOPs",
+                ],
+                "align": "lrrrrrrr",
+                "rows": rows,
+            }
+        },
+    )
     print(f"wrote {args.out}")
 
 

@@ -105,6 +105,7 @@ def rec(k, n):
 
 # -- data ------------------------------------------------------------------------------------------
 
+
 def dataset(cache: str, n_max: int, seed: int = 0):
     """(units (n_max, 256) float32, masks (n_max, 12) uint64) of the workload, cached as .npy."""
     os.makedirs(cache, exist_ok=True)
@@ -117,8 +118,8 @@ def dataset(cache: str, n_max: int, seed: int = 0):
     t0 = time.time()
     for lo in range(0, n_max, 10_000):
         s, mk = w.block_masks(lo, min(10_000, n_max - lo))  # = block()'s turns, masks over NAMES
-        units[lo:lo + len(s)] = unit_rows(s)
-        masks[lo:lo + len(s)] = mk
+        units[lo : lo + len(s)] = unit_rows(s)
+        masks[lo : lo + len(s)] = mk
     units.flush(), masks.flush()
     del units, masks
     os.replace(fu + ".tmp.npy", fu), os.replace(fm + ".tmp.npy", fm)
@@ -129,8 +130,7 @@ def dataset(cache: str, n_max: int, seed: int = 0):
 def queries(n_stored: int, kind: str, count: int, seed: int = 1):
     w, vocab = Workload(0), AttrVocab(NAMES)
     s, attrs, _ = w.queries(kind, count, n_stored, seed=seed)
-    return (unit_rows(s), np.stack([vocab.mask(a) for a in attrs]),
-            np.array([len(a) for a in attrs], np.int32), attrs)
+    return (unit_rows(s), np.stack([vocab.mask(a) for a in attrs]), np.array([len(a) for a in attrs], np.int32), attrs)
 
 
 def timed(fn):
@@ -141,6 +141,7 @@ def timed(fn):
 
 # -- sections ------------------------------------------------------------------------------------
 
+
 def bench_l2(res, repeat, cache):
     import faiss
 
@@ -150,8 +151,15 @@ def bench_l2(res, repeat, cache):
     units, masks = dataset(cache, 10_000)
     vocab = AttrVocab(NAMES)
     ring = RingTier(10_000, vocab)
-    ring.insert_block(np.arange(1, 10_001), np.array(units), np.zeros((10_000, 384), np.float32), np.array(masks),
-                      np.ones(10_000), np.arange(1, 10_001), [("", "", "", "")] * 10_000)
+    ring.insert_block(
+        np.arange(1, 10_001),
+        np.array(units),
+        np.zeros((10_000, 384), np.float32),
+        np.array(masks),
+        np.ones(10_000),
+        np.arange(1, 10_001),
+        [("", "", "", "")] * 10_000,
+    )
     flat = faiss.IndexFlatIP(256)
     flat.add(ring.units)
     junk = np.ones(8_000_000)  # 64 MB: touched before a cache-cold call
@@ -162,8 +170,10 @@ def bench_l2(res, repeat, cache):
             ours, peer = [], []
             for r in range(repeat):
                 i = r % 64
-                for fn, out in ((lambda: ring.search(qs[i:i + 1], qm[i:i + 1], qc[i:i + 1], 1), ours),
-                                (lambda: flat.search(qs[i:i + 1], 1), peer)):
+                for fn, out in (
+                    (lambda: ring.search(qs[i : i + 1], qm[i : i + 1], qc[i : i + 1], 1), ours),
+                    (lambda: flat.search(qs[i : i + 1], 1), peer),
+                ):
                     if cold:
                         junk.sum()
                     out.append(timed(fn)[1])
@@ -171,12 +181,20 @@ def bench_l2(res, repeat, cache):
             label = f"{kind}, {'cold' if cold else 'warm'}"
             data[label] = {"ours_cpu_s": a, "faiss_cpu_s": f, "ratio": a / f}
             rows.append([label, f"{a * 1e6:.0f}", f"{f * 1e6:.0f}", f"{a / f:.2f}"])
-            print(f"  L2 10k {label:12}: ours {a * 1e6:7.0f} us, FAISS {f * 1e6:7.0f} us, ratio {a / f:.2f}",
-                  flush=True)
+            print(
+                f"  L2 10k {label:12}: ours {a * 1e6:7.0f} us, FAISS {f * 1e6:7.0f} us, ratio {a / f:.2f}", flush=True
+            )
     res["data"]["l2"] = data
-    res["tables"]["l2"] = {"columns": ["queries, cache", "ours: exact hybrid top-1 (µs CPU)",
-                                       "FAISS IndexFlatIP top-1, cosine only (µs CPU)", "ratio"],
-                           "align": "lrrr", "rows": rows}
+    res["tables"]["l2"] = {
+        "columns": [
+            "queries, cache",
+            "ours: exact hybrid top-1 (µs CPU)",
+            "FAISS IndexFlatIP top-1, cosine only (µs CPU)",
+            "ratio",
+        ],
+        "align": "lrrr",
+        "rows": rows,
+    }
 
 
 def bench_write(res, tmp, n):
@@ -197,30 +215,47 @@ def bench_write(res, tmp, n):
     bare.execute("PRAGMA page_size = 8192")
     bare.execute("PRAGMA journal_mode = WAL")
     bare.execute("PRAGMA synchronous = FULL")
-    bare.execute("CREATE TABLE turns (id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL, conversation TEXT, "
-                 "modality TEXT, digest TEXT, summary TEXT, attrs TEXT, attr_mask BLOB, sent_vec BLOB, "
-                 "mem_emb BLOB, touched INTEGER, crc INTEGER)")
+    bare.execute(
+        "CREATE TABLE turns (id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL, conversation TEXT, "
+        "modality TEXT, digest TEXT, summary TEXT, attrs TEXT, attr_mask BLOB, sent_vec BLOB, "
+        "mem_emb BLOB, touched INTEGER, crc INTEGER)"
+    )
     bare.execute("CREATE INDEX turns_touched ON turns(touched)")
     vocab = AttrVocab(NAMES)
     # the bare peer inserts the very bytes our store writes (prepared outside its timing)
     rows = []
     for i in range(n):
         aj = json.dumps(sorted(a[i]), ensure_ascii=False)
-        rows.append((1.0 + i, "default", "", "", "", aj, vocab.mask(a[i]).tobytes(), s[i].tobytes(),
-                     m[i].tobytes(), i + 1, row_crc(1.0 + i, "default", "", "", "", aj, s[i].tobytes(),
-                                                    m[i].tobytes())))
+        rows.append(
+            (
+                1.0 + i,
+                "default",
+                "",
+                "",
+                "",
+                aj,
+                vocab.mask(a[i]).tobytes(),
+                s[i].tobytes(),
+                m[i].tobytes(),
+                i + 1,
+                row_crc(1.0 + i, "default", "", "", "", aj, s[i].tobytes(), m[i].tobytes()),
+            )
+        )
     l3 = SQLiteTier(os.path.join(tmp, "l3.db"))
     mem = TieredMemory(os.path.join(tmp, "tm.db"))
     fd = os.open(os.path.join(tmp, "fsync.bin"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
 
     def f_bare(i):
         bare.execute("BEGIN IMMEDIATE")
-        bare.execute("INSERT INTO turns (time, conversation, modality, digest, summary, attrs, attr_mask, "
-                     "sent_vec, mem_emb, touched, crc) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows[i])
+        bare.execute(
+            "INSERT INTO turns (time, conversation, modality, digest, summary, attrs, attr_mask, "
+            "sent_vec, mem_emb, touched, crc) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            rows[i],
+        )
         bare.execute("COMMIT")
 
     turns = [Turn(s[i], m[i], a[i]) for i in range(n)]  # the inputs, made outside the timing
-    s1, m1 = [S[i:i + 1] for i in range(n)], [M[i:i + 1] for i in range(n)]
+    s1, m1 = [S[i : i + 1] for i in range(n)], [M[i : i + 1] for i in range(n)]
 
     def f_l3(i):
         l3.commit([turns[i]])
@@ -237,26 +272,34 @@ def bench_write(res, tmp, n):
     wall = {k: [] for k in fns}
     names = list(fns)
     for i in range(n):
-        for k in names[i % 4:] + names[:i % 4]:
+        for k in names[i % 4 :] + names[: i % 4]:
             _, c, wl = timed(lambda: fns[k](i))
             cpu[k].append(c), wall[k].append(wl)
     os.close(fd)
     l3.close(), mem.close(), bare.close()
     base = statistics.median(cpu["bare"])
-    labels = {"bare": "bare SQLite INSERT + COMMIT (WAL, FULL): the peer",
-              "l3": "SQLiteTier.commit, 1 turn", "tiered": "TieredMemory.write, 1 turn (commit + L2/L1 publish)",
-              "fdatasync": "4 KiB write + fdatasync (the disk's floor)"}
+    labels = {
+        "bare": "bare SQLite INSERT + COMMIT (WAL, FULL): the peer",
+        "l3": "SQLiteTier.commit, 1 turn",
+        "tiered": "TieredMemory.write, 1 turn (commit + L2/L1 publish)",
+        "fdatasync": "4 KiB write + fdatasync (the disk's floor)",
+    }
     data, trows = {}, []
     for k in names:
         c, wm, w99 = statistics.median(cpu[k]), statistics.median(wall[k]), q(wall[k], 0.99)
         data[k] = {"cpu_median_s": c, "cpu_mean_s": float(np.mean(cpu[k])), "wall_median_s": wm, "wall_p99_s": w99}
         ratio = "—" if k == "fdatasync" else f"{c / base:.2f}"
         trows.append([labels[k], f"{c * 1e6:.0f}", ratio, ms(wm), ms(w99)])
-        print(f"  write {k:10}: CPU median {c * 1e6:6.0f} us ({ratio} x bare), wall median {ms(wm)} ms, "
-              f"p99 {ms(w99)} ms", flush=True)
+        print(
+            f"  write {k:10}: CPU median {c * 1e6:6.0f} us ({ratio} x bare), wall median {ms(wm)} ms, p99 {ms(w99)} ms",
+            flush=True,
+        )
     res["data"]["write"] = {"turns": n, **data}
-    res["tables"]["write"] = {"columns": ["one durable turn", "CPU median (µs)", "CPU / bare",
-                                          "wall median (ms)", "wall p99 (ms)"], "align": "lrrrr", "rows": trows}
+    res["tables"]["write"] = {
+        "columns": ["one durable turn", "CPU median (µs)", "CPU / bare", "wall median (ms)", "wall p99 (ms)"],
+        "align": "lrrrr",
+        "rows": trows,
+    }
 
 
 def bench_restart(res, tmp, n):
@@ -278,8 +321,11 @@ def bench_restart(res, tmp, n):
         rows.append([f"check={check}", f"{statistics.median(ts):.2f}"])
         res["data"].setdefault("restart", {})[check] = {"wall_median_s": statistics.median(ts), "turns": n}
         print(f"  restart {n:,} turns, check={check}: {statistics.median(ts):.2f} s", flush=True)
-    res["tables"]["restart"] = {"columns": [f"open TieredMemory on {n:,} turns", "wall median of 3 (s)"],
-                                "align": "lr", "rows": rows}
+    res["tables"]["restart"] = {
+        "columns": [f"open TieredMemory on {n:,} turns", "wall median of 3 (s)"],
+        "align": "lr",
+        "rows": rows,
+    }
 
 
 def bench_growth(res, cache, max_n, nq):
@@ -298,15 +344,23 @@ def bench_growth(res, cache, max_n, nq):
         ids = np.arange(1, n + 1, dtype=np.int64)
         (idx, b_cpu, b_wall) = timed(lambda: _build(AnnIndex(), ids[:-1000], units[:-1000], masks[:-1000]))
         # update cost: the last 1,000 turns added one at a time, as the write path does
-        upd = [timed(lambda j=j: idx.add(ids[j:j + 1], units[j:j + 1], masks[j:j + 1]))[1]
-               for j in range(n - 1000, n)]
+        upd = [
+            timed(lambda j=j: idx.add(ids[j : j + 1], units[j : j + 1], masks[j : j + 1]))[1]
+            for j in range(n - 1000, n)
+        ]
         cos_only = AnnIndex(jaccard=False)
         cos_only.ivf, cos_only._quant, cos_only._nlist_used = idx.ivf, idx._quant, idx._nlist_used
         for attr in ("units", "masks", "counts", "alive", "postings", "n", "hwm"):
             setattr(cos_only, attr, getattr(idx, attr))
-        d = {"index_build_cpu_s": b_cpu, "index_build_wall_s": b_wall, "index_bytes_per_turn": idx.nbytes() / n,
-             "index_update_cpu_per_turn_s": float(np.median(upd)), "nlist": idx._nlist_used, "nprobe": idx.nprobe,
-             "shortlist": idx.shortlist}
+        d = {
+            "index_build_cpu_s": b_cpu,
+            "index_build_wall_s": b_wall,
+            "index_bytes_per_turn": idx.nbytes() / n,
+            "index_update_cpu_per_turn_s": float(np.median(upd)),
+            "nlist": idx._nlist_used,
+            "nprobe": idx.nprobe,
+            "shortlist": idx.shortlist,
+        }
         for kind in ("near", "fresh"):
             qs, qm, qc, _ = queries(n, kind, nq)
             ex, ap, co = [], [], []
@@ -314,48 +368,103 @@ def bench_growth(res, cache, max_n, nq):
             for i in range(nq):
                 (e, c, wl) = timed(lambda: search_block(ids, units, fmasks, counts, qs[i], qm[i], int(qc[i]), 1))
                 ex.append((c, wl))
-                (r, c, wl) = timed(lambda: idx.search(qs[i:i + 1], qm[i:i + 1], qc[i:i + 1], 1))
+                (r, c, wl) = timed(lambda: idx.search(qs[i : i + 1], qm[i : i + 1], qc[i : i + 1], 1))
                 ap.append((c, wl))
                 hit += int(r[0][0, 0] == e[0][0])
-                (r2, c, wl) = timed(lambda: cos_only.search(qs[i:i + 1], qm[i:i + 1], qc[i:i + 1], 1))
+                (r2, c, wl) = timed(lambda: cos_only.search(qs[i : i + 1], qm[i : i + 1], qc[i : i + 1], 1))
                 co.append((c, wl))
                 hit_cos += int(r2[0][0, 0] == e[0][0])
             ex, ap, co = np.array(ex), np.array(ap), np.array(co)
-            d[kind] = {"queries": nq, "exhaustive_cpu_p50_s": q(ex[:, 0], .5), "exhaustive_cpu_p99_s": q(ex[:, 0], .99),
-                       "index_cpu_p50_s": q(ap[:, 0], .5), "index_cpu_p99_s": q(ap[:, 0], .99),
-                       "index_wall_p50_s": q(ap[:, 1], .5), "index_wall_p99_s": q(ap[:, 1], .99),
-                       "index_hits": hit, "index_recall_wilson95": wilson(hit, nq),
-                       "cosine_only_cpu_p50_s": q(co[:, 0], .5), "cosine_only_hits": hit_cos}
-            rows.append([f"{n:,}", kind, ms(q(ex[:, 0], .5)), ms(q(ap[:, 0], .5)), ms(q(ap[:, 0], .99)),
-                         f"{ms(q(ap[:, 1], .5))} / {ms(q(ap[:, 1], .99))}", rec(hit, nq), rec(hit_cos, nq)])
-            print(f"  {n:>9,} {kind:5}: exhaustive {ms(q(ex[:, 0], .5))} ms | index p50 {ms(q(ap[:, 0], .5))} "
-                  f"p99 {ms(q(ap[:, 0], .99))} ms CPU (wall {ms(q(ap[:, 1], .5))}/{ms(q(ap[:, 1], .99))}) "
-                  f"recall {rec(hit, nq)} | cosine-only recall {rec(hit_cos, nq)}", flush=True)
-        brows.append([f"{n:,}", f"{b_cpu:.1f}", f"{b_wall:.1f}", f"{idx.nbytes() / n:,.0f}",
-                      f"{np.median(upd) * 1e6:.0f}", f"{idx._nlist_used} / {idx.nprobe} / {idx.shortlist}"])
-        print(f"  {n:>9,} build {b_cpu:.1f} s CPU ({b_wall:.1f} s wall), {idx.nbytes() / n:.0f} B/turn, "
-              f"update {np.median(upd) * 1e6:.0f} us/turn  [{time.time() - t0:.0f} s]", flush=True)
+            d[kind] = {
+                "queries": nq,
+                "exhaustive_cpu_p50_s": q(ex[:, 0], 0.5),
+                "exhaustive_cpu_p99_s": q(ex[:, 0], 0.99),
+                "index_cpu_p50_s": q(ap[:, 0], 0.5),
+                "index_cpu_p99_s": q(ap[:, 0], 0.99),
+                "index_wall_p50_s": q(ap[:, 1], 0.5),
+                "index_wall_p99_s": q(ap[:, 1], 0.99),
+                "index_hits": hit,
+                "index_recall_wilson95": wilson(hit, nq),
+                "cosine_only_cpu_p50_s": q(co[:, 0], 0.5),
+                "cosine_only_hits": hit_cos,
+            }
+            rows.append(
+                [
+                    f"{n:,}",
+                    kind,
+                    ms(q(ex[:, 0], 0.5)),
+                    ms(q(ap[:, 0], 0.5)),
+                    ms(q(ap[:, 0], 0.99)),
+                    f"{ms(q(ap[:, 1], 0.5))} / {ms(q(ap[:, 1], 0.99))}",
+                    rec(hit, nq),
+                    rec(hit_cos, nq),
+                ]
+            )
+            print(
+                f"  {n:>9,} {kind:5}: exhaustive {ms(q(ex[:, 0], 0.5))} ms | index p50 {ms(q(ap[:, 0], 0.5))} "
+                f"p99 {ms(q(ap[:, 0], 0.99))} ms CPU (wall {ms(q(ap[:, 1], 0.5))}/{ms(q(ap[:, 1], 0.99))}) "
+                f"recall {rec(hit, nq)} | cosine-only recall {rec(hit_cos, nq)}",
+                flush=True,
+            )
+        brows.append(
+            [
+                f"{n:,}",
+                f"{b_cpu:.1f}",
+                f"{b_wall:.1f}",
+                f"{idx.nbytes() / n:,.0f}",
+                f"{np.median(upd) * 1e6:.0f}",
+                f"{idx._nlist_used} / {idx.nprobe} / {idx.shortlist}",
+            ]
+        )
+        print(
+            f"  {n:>9,} build {b_cpu:.1f} s CPU ({b_wall:.1f} s wall), {idx.nbytes() / n:.0f} B/turn, "
+            f"update {np.median(upd) * 1e6:.0f} us/turn  [{time.time() - t0:.0f} s]",
+            flush=True,
+        )
         data[str(n)] = d
         del idx, cos_only, units, masks, fmasks
     res["data"]["growth"] = data
     res["tables"]["growth"] = {
-        "columns": ["turns", "queries", "exhaustive p50 (ms CPU)", "index p50 (ms CPU)", "index p99 (ms CPU)",
-                    "index wall p50 / p99 (ms)", "index recall@1 (95 % CI)", "cosine-only shortlist recall@1"],
-        "align": "lrrrrrrr", "rows": rows}
+        "columns": [
+            "turns",
+            "queries",
+            "exhaustive p50 (ms CPU)",
+            "index p50 (ms CPU)",
+            "index p99 (ms CPU)",
+            "index wall p50 / p99 (ms)",
+            "index recall@1 (95 % CI)",
+            "cosine-only shortlist recall@1",
+        ],
+        "align": "lrrrrrrr",
+        "rows": rows,
+    }
     res["tables"]["index_build"] = {
-        "columns": ["turns", "build CPU (s)", "build wall (s)", "RAM per turn (B)", "update CPU per turn (µs)",
-                    "nlist / nprobe / shortlist"], "align": "lrrrrl", "rows": brows}
+        "columns": [
+            "turns",
+            "build CPU (s)",
+            "build wall (s)",
+            "RAM per turn (B)",
+            "update CPU per turn (µs)",
+            "nlist / nprobe / shortlist",
+        ],
+        "align": "lrrrrl",
+        "rows": brows,
+    }
     # 10M on paper: memory from the measured bytes per turn; exhaustive time from its measured slope
     big = data[str(sizes[-1])]
     per_turn = big["index_bytes_per_turn"]
     slope = big["fresh"]["exhaustive_cpu_p50_s"] / sizes[-1]
     res["data"]["paper_10m"] = {"bytes_per_turn": per_turn, "exhaustive_s_per_turn": slope}
     res["tables"]["paper_10m"] = {
-        "columns": ["10,000,000 turns (projection, not measured)", "value"], "align": "lr",
-        "rows": [["index RAM (measured bytes per turn × 10M)", f"{per_turn * 1e7 / 2**30:.1f} GiB"],
-                 ["SQLite store on disk (~2.7 KB per turn)", "~27 GB"],
-                 ["exhaustive hybrid scan (measured slope × 10M)", f"{slope * 1e7 * 1e3:.0f} ms"],
-                 ["IVF cells at 10M (capped)", "2,048; nprobe 16 scans ~78k turns per query"]]}
+        "columns": ["10,000,000 turns (projection, not measured)", "value"],
+        "align": "lr",
+        "rows": [
+            ["index RAM (measured bytes per turn × 10M)", f"{per_turn * 1e7 / 2**30:.1f} GiB"],
+            ["SQLite store on disk (~2.7 KB per turn)", "~27 GB"],
+            ["exhaustive hybrid scan (measured slope × 10M)", f"{slope * 1e7 * 1e3:.0f} ms"],
+            ["IVF cells at 10M (capped)", "2,048; nprobe 16 scans ~78k turns per query"],
+        ],
+    }
 
 
 def _build(idx, ids, units, masks):
@@ -386,33 +495,49 @@ def bench_store(res, cache, n, nwrites):
     mem, c, wl = timed(lambda: TieredMemory(path, check="none", index="ivf"))
     s, m, a = w.block(n, nwrites)
     S, M = torch.from_numpy(s), torch.from_numpy(m)
-    ts = [timed(lambda i=i: mem.write(S[i:i + 1], M[i:i + 1], [a[i]])) for i in range(nwrites)]
+    ts = [timed(lambda i=i: mem.write(S[i : i + 1], M[i : i + 1], [a[i]])) for i in range(nwrites)]
     nbytes = mem.index.nbytes()
     mem.close()
     # the same writes without the index, on a copy-free fresh open of the same store
     mem2 = TieredMemory(path, check="none")
     s2, m2, a2 = w.block(n + nwrites, nwrites)
     S2, M2 = torch.from_numpy(s2), torch.from_numpy(m2)
-    ts2 = [timed(lambda i=i: mem2.write(S2[i:i + 1], M2[i:i + 1], [a2[i]])) for i in range(nwrites)]
+    ts2 = [timed(lambda i=i: mem2.write(S2[i : i + 1], M2[i : i + 1], [a2[i]])) for i in range(nwrites)]
     mem2.close()
     ts, ts2 = np.array([(x[1], x[2]) for x in ts]), np.array([(x[1], x[2]) for x in ts2])
-    res["data"]["store"] = {"turns": n, "open_with_index_cpu_s": c, "open_with_index_wall_s": wl,
-                            "index_bytes": nbytes, "write_with_index_cpu_median_s": float(np.median(ts[:, 0])),
-                            "write_with_index_wall_median_s": float(np.median(ts[:, 1])),
-                            "write_with_index_wall_p99_s": q(ts[:, 1], .99),
-                            "write_without_index_cpu_median_s": float(np.median(ts2[:, 0])),
-                            "write_without_index_wall_median_s": float(np.median(ts2[:, 1]))}
-    res["tables"]["store"] = {"columns": [f"store of {n:,} turns (SQLite, {os.path.getsize(path) / 1e9:.1f} GB)",
-                                          "value"], "align": "lr", "rows": [
-        ["open TieredMemory(index=\"ivf\"): L1/L2 + index built from the store", f"{wl:.1f} s wall, {c:.1f} s CPU"],
-        ["index RAM", f"{nbytes / 2**30:.2f} GiB"],
-        [f"durable write with the index, median of {nwrites}", f"{np.median(ts[:, 1]) * 1e3:.2f} ms wall, "
-                                                              f"{np.median(ts[:, 0]) * 1e3:.2f} ms CPU"],
-        ["the same writes without the index", f"{np.median(ts2[:, 1]) * 1e3:.2f} ms wall, "
-                                              f"{np.median(ts2[:, 0]) * 1e3:.2f} ms CPU"]]}
-    print(f"  store {n:,}: open with index {wl:.1f} s wall ({c:.1f} s CPU); write with index "
-          f"{np.median(ts[:, 1]) * 1e3:.2f} ms wall / {np.median(ts[:, 0]) * 1e3:.2f} ms CPU; "
-          f"without {np.median(ts2[:, 1]) * 1e3:.2f} / {np.median(ts2[:, 0]) * 1e3:.2f}", flush=True)
+    res["data"]["store"] = {
+        "turns": n,
+        "open_with_index_cpu_s": c,
+        "open_with_index_wall_s": wl,
+        "index_bytes": nbytes,
+        "write_with_index_cpu_median_s": float(np.median(ts[:, 0])),
+        "write_with_index_wall_median_s": float(np.median(ts[:, 1])),
+        "write_with_index_wall_p99_s": q(ts[:, 1], 0.99),
+        "write_without_index_cpu_median_s": float(np.median(ts2[:, 0])),
+        "write_without_index_wall_median_s": float(np.median(ts2[:, 1])),
+    }
+    res["tables"]["store"] = {
+        "columns": [f"store of {n:,} turns (SQLite, {os.path.getsize(path) / 1e9:.1f} GB)", "value"],
+        "align": "lr",
+        "rows": [
+            ['open TieredMemory(index="ivf"): L1/L2 + index built from the store', f"{wl:.1f} s wall, {c:.1f} s CPU"],
+            ["index RAM", f"{nbytes / 2**30:.2f} GiB"],
+            [
+                f"durable write with the index, median of {nwrites}",
+                f"{np.median(ts[:, 1]) * 1e3:.2f} ms wall, {np.median(ts[:, 0]) * 1e3:.2f} ms CPU",
+            ],
+            [
+                "the same writes without the index",
+                f"{np.median(ts2[:, 1]) * 1e3:.2f} ms wall, {np.median(ts2[:, 0]) * 1e3:.2f} ms CPU",
+            ],
+        ],
+    }
+    print(
+        f"  store {n:,}: open with index {wl:.1f} s wall ({c:.1f} s CPU); write with index "
+        f"{np.median(ts[:, 1]) * 1e3:.2f} ms wall / {np.median(ts[:, 0]) * 1e3:.2f} ms CPU; "
+        f"without {np.median(ts2[:, 1]) * 1e3:.2f} / {np.median(ts2[:, 0]) * 1e3:.2f}",
+        flush=True,
+    )
 
 
 def bench_pgvector(res, cache, sizes, nq):
@@ -452,19 +577,37 @@ def bench_pgvector(res, cache, sizes, nq):
                 ex_t, ap_t, hit, same = [], [], 0, 0
                 for i in range(nq):
                     truth = search_block(ids, units, fmasks, counts, qs[i], qm_names[i], int(qc[i]), 1)
-                    (e, _, wl) = timed(lambda: pg.search(qs[i:i + 1], qm[i:i + 1], qc[i:i + 1], 1))
+                    (e, _, wl) = timed(lambda: pg.search(qs[i : i + 1], qm[i : i + 1], qc[i : i + 1], 1))
                     ex_t.append(wl)
-                    (r, _, wl2) = timed(lambda: pg.search(qs[i:i + 1], qm[i:i + 1], qc[i:i + 1], 1, approximate=True))
+                    (r, _, wl2) = timed(
+                        lambda: pg.search(qs[i : i + 1], qm[i : i + 1], qc[i : i + 1], 1, approximate=True)
+                    )
                     ap_t.append(wl2)
                     same += int(e[0][0, 0] == truth[0][0])
                     hit += int(r[0][0, 0] == truth[0][0])
-                d[kind] = {"exact_wall_p50_s": q(ex_t, .5), "hnsw_wall_p50_s": q(ap_t, .5), "hnsw_wall_p99_s": q(ap_t, .99),
-                           "hnsw_hits": hit, "exact_hits": same, "queries": nq}
-                rows.append([f"{n:,}", kind, ms(q(ex_t, .5)), f"{ms(q(ap_t, .5))} / {ms(q(ap_t, .99))}",
-                             rec(hit, nq), rec(same, nq)])
-                print(f"  pgvector {n:>7,} {kind:5}: exact {ms(q(ex_t, .5))} ms, HNSW {ms(q(ap_t, .5))}/"
-                      f"{ms(q(ap_t, .99))} ms, HNSW recall {rec(hit, nq)}, exact path = scan {rec(same, nq)}",
-                      flush=True)
+                d[kind] = {
+                    "exact_wall_p50_s": q(ex_t, 0.5),
+                    "hnsw_wall_p50_s": q(ap_t, 0.5),
+                    "hnsw_wall_p99_s": q(ap_t, 0.99),
+                    "hnsw_hits": hit,
+                    "exact_hits": same,
+                    "queries": nq,
+                }
+                rows.append(
+                    [
+                        f"{n:,}",
+                        kind,
+                        ms(q(ex_t, 0.5)),
+                        f"{ms(q(ap_t, 0.5))} / {ms(q(ap_t, 0.99))}",
+                        rec(hit, nq),
+                        rec(same, nq),
+                    ]
+                )
+                print(
+                    f"  pgvector {n:>7,} {kind:5}: exact {ms(q(ex_t, 0.5))} ms, HNSW {ms(q(ap_t, 0.5))}/"
+                    f"{ms(q(ap_t, 0.99))} ms, HNSW recall {rec(hit, nq)}, exact path = scan {rec(same, nq)}",
+                    flush=True,
+                )
             pg.close()
             data[str(n)] = d
             print(f"  pgvector {n:,}: load {load:.0f} s, backfill + HNSW build {hnsw:.0f} s", flush=True)
@@ -472,8 +615,17 @@ def bench_pgvector(res, cache, sizes, nq):
         server.stop()
     res["data"]["pgvector"] = data
     res["tables"]["pgvector"] = {
-        "columns": ["turns", "queries", "exact path p50 (ms wall)", "HNSW + exact re-rank p50 / p99 (ms wall)",
-                    "HNSW recall@1 (95 % CI)", "exact path = numpy scan"], "align": "llrrrr", "rows": rows}
+        "columns": [
+            "turns",
+            "queries",
+            "exact path p50 (ms wall)",
+            "HNSW + exact re-rank p50 / p99 (ms wall)",
+            "HNSW recall@1 (95 % CI)",
+            "exact path = numpy scan",
+        ],
+        "align": "llrrrr",
+        "rows": rows,
+    }
 
 
 def bench_libs(res, cache, n, nq):
@@ -491,7 +643,7 @@ def bench_libs(res, cache, n, nq):
         quant = faiss.IndexFlatIP(256)
         idx = faiss.IndexIVFFlat(quant, 256, nl, faiss.METRIC_INNER_PRODUCT)
         idx.cp.niter = 10
-        idx.train(units[:40 * nl])
+        idx.train(units[: 40 * nl])
         idx.add(units)
         idx.nprobe = 16
         return lambda x: idx.search(x[None], 64)[1][0], (idx, quant)
@@ -505,6 +657,7 @@ def bench_libs(res, cache, n, nq):
 
     def usearch():
         from usearch.index import Index
+
         idx = Index(ndim=256, metric="ip", dtype="f32", connectivity=16, expansion_add=40)
         idx.add(np.arange(n), units, threads=1)
         idx.expansion_search = 96
@@ -512,6 +665,7 @@ def bench_libs(res, cache, n, nq):
 
     def hnswlib_():
         import hnswlib
+
         idx = hnswlib.Index(space="ip", dim=256)
         idx.init_index(max_elements=n, ef_construction=40, M=16)
         idx.set_num_threads(1)
@@ -520,8 +674,12 @@ def bench_libs(res, cache, n, nq):
         return lambda x: idx.knn_query(x[None], 64)[0][0], idx
 
     rows = []
-    for name, make in (("FAISS IVF-Flat (nlist 4√n, nprobe 16)", ivf), ("FAISS HNSW-Flat (M 32, ef 40/96)", hnsw),
-                       ("usearch (f32, M 16, ef 40/96)", usearch), ("hnswlib (M 16, ef 40/96)", hnswlib_)):
+    for name, make in (
+        ("FAISS IVF-Flat (nlist 4√n, nprobe 16)", ivf),
+        ("FAISS HNSW-Flat (M 32, ef 40/96)", hnsw),
+        ("usearch (f32, M 16, ef 40/96)", usearch),
+        ("hnswlib (M 16, ef 40/96)", hnswlib_),
+    ):
         try:
             ((search, keep), c, wl) = timed(make)
         except ImportError as e:
@@ -532,13 +690,16 @@ def bench_libs(res, cache, n, nq):
             (r, tc, _) = timed(lambda: search(x))
             got.append(r), ts.append(tc)
         recall = float(np.mean([len(set(map(int, g)) & set(map(int, t))) / 64 for g, t in zip(got, truth)]))
-        libs[name] = {"build_cpu_s": c, "build_wall_s": wl, "cos_recall_at_64": recall, "query_cpu_p50_s": q(ts, .5)}
-        rows.append([name, f"{c:.1f}", f"{recall:.3f}", ms(q(ts, .5))])
-        print(f"  {name:40}: build {c:.1f} s CPU, cosine recall@64 {recall:.3f}, query {ms(q(ts, .5))} ms", flush=True)
+        libs[name] = {"build_cpu_s": c, "build_wall_s": wl, "cos_recall_at_64": recall, "query_cpu_p50_s": q(ts, 0.5)}
+        rows.append([name, f"{c:.1f}", f"{recall:.3f}", ms(q(ts, 0.5))])
+        print(f"  {name:40}: build {c:.1f} s CPU, cosine recall@64 {recall:.3f}, query {ms(q(ts, 0.5))} ms", flush=True)
         del keep
     res["data"]["libs"] = {"turns": n, **libs}
-    res["tables"]["libs"] = {"columns": [f"ANN library, {n:,} turns, 1 thread", "build (s CPU)",
-                                         "cosine recall@64", "query p50 (ms CPU)"], "align": "lrrr", "rows": rows}
+    res["tables"]["libs"] = {
+        "columns": [f"ANN library, {n:,} turns, 1 thread", "build (s CPU)", "cosine recall@64", "query p50 (ms CPU)"],
+        "align": "lrrr",
+        "rows": rows,
+    }
 
 
 def main() -> None:
@@ -559,8 +720,11 @@ def main() -> None:
     tmp = tempfile.mkdtemp(prefix="bench-memory-")
     try:
         import faiss
-        print(f"numpy {np.__version__}, faiss {faiss.__version__}, {os.cpu_count()} CPUs, "
-              f"load {os.getloadavg()}", flush=True)
+
+        print(
+            f"numpy {np.__version__}, faiss {faiss.__version__}, {os.cpu_count()} CPUs, load {os.getloadavg()}",
+            flush=True,
+        )
         if "l2" in only:
             bench_l2(res, 64 if quick else 640, args.dir)
         if "write" in only:
@@ -580,9 +744,16 @@ def main() -> None:
     from v22sdk.evidence import write_result
 
     res["data"]["loadavg_end"] = list(os.getloadavg())
-    write_result(args.out, res["data"], tables=res["tables"], name="bench_memory",
-                 criterion={"targets": TARGETS,
-                            "workload": "v22sdk.testing.memory_workload, seed 0 (2,000 topics); queries seed 1"})
+    write_result(
+        args.out,
+        res["data"],
+        tables=res["tables"],
+        name="bench_memory",
+        criterion={
+            "targets": TARGETS,
+            "workload": "v22sdk.testing.memory_workload, seed 0 (2,000 topics); queries seed 1",
+        },
+    )
     print(f"wrote {args.out}")
 
 

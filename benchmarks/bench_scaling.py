@@ -69,8 +69,13 @@ def bench_tokenize(tmp: Path, quick: bool) -> list[tuple[str, float, str]]:
         dt = time.perf_counter() - t
         ray.shutdown()
         assert s["tokenized"] == len(items), s
-        out.append((f"tokenize: Ray Data, {w} worker(s) (cluster start {up:.1f} s excluded)", dt,
-                    f"{len(items) / dt:.0f} inputs/s"))
+        out.append(
+            (
+                f"tokenize: Ray Data, {w} worker(s) (cluster start {up:.1f} s excluded)",
+                dt,
+                f"{len(items) / dt:.0f} inputs/s",
+            )
+        )
     return out
 
 
@@ -81,9 +86,27 @@ def bench_train(tmp: Path, quick: bool) -> list[tuple[str, float, str]]:
     out = []
     env = {**os.environ, "V22SDK_CACHE": str(tmp / "cache"), "PYTHONPATH": str(ROOT)}
     for n in (1, 2):
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1", "--nproc_per_node",
-               str(n), "-m", "v22sdk.scale.ddp", str(data), "--out", str(tmp / f"m{n}.pt"), "--preset", "tiny",
-               "--epochs", "3" if quick else "8", "--set", "batch_size=16"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nnodes",
+            "1",
+            "--nproc_per_node",
+            str(n),
+            "-m",
+            "v22sdk.scale.ddp",
+            str(data),
+            "--out",
+            str(tmp / f"m{n}.pt"),
+            "--preset",
+            "tiny",
+            "--epochs",
+            "3" if quick else "8",
+            "--set",
+            "batch_size=16",
+        ]
         warm = [a if a != ("3" if quick else "8") else "1" for a in cmd]  # 1 epoch: fills the token cache
         subprocess.run(warm, env=env, capture_output=True, check=True)
         t = time.perf_counter()
@@ -106,9 +129,9 @@ def _lat(fn, reps: int) -> float:
 
 def bench_memory(tmp: Path, quick: bool) -> list[tuple[str, float, str]]:
     import numpy as np
-
     from pg_server import PgServer, find_bindir
     from scale_turns import make_turn
+
     from v22sdk.memory import SQLiteTier
     from v22sdk.memory.postgres import PostgresTier
 
@@ -123,7 +146,7 @@ def bench_memory(tmp: Path, quick: bool) -> list[tuple[str, float, str]]:
         tiers = {"SQLite": SQLiteTier(str(tmp / "m.db")), "PostgreSQL": PostgresTier(server.create_db("bench"))}
         for name, tier in tiers.items():
             for s in range(0, n, 1000):
-                tier.commit(turns[s:s + 1000])
+                tier.commit(turns[s : s + 1000])
             extra = iter(make_turn(i, "w") for i in range(1, 10_000))
             w = _lat(lambda: tier.commit([next(extra)]), 200)
             g = _lat(lambda: tier.get(n // 2), 200)
@@ -131,8 +154,11 @@ def bench_memory(tmp: Path, quick: bool) -> list[tuple[str, float, str]]:
             qm = tier.vocab.mask(turns[7].attrs)[None]
             qc = np.array([len(turns[7].attrs)], np.int32)
             s = _lat(lambda: tier.search(q, qm, qc, k=1), 7)
-            out += [(f"memory {name}: commit 1 turn (durable)", w, ""), (f"memory {name}: get by id", g, ""),
-                    (f"memory {name}: exact top-1 over {len(tier)} turns", s, "")]
+            out += [
+                (f"memory {name}: commit 1 turn (durable)", w, ""),
+                (f"memory {name}: get by id", g, ""),
+                (f"memory {name}: exact top-1 over {len(tier)} turns", s, ""),
+            ]
             tier.close()
     finally:
         server.stop()
@@ -165,11 +191,21 @@ def main() -> None:
         def shown(secs: float) -> str:
             return "—" if secs != secs else (f"{secs * 1e3:.2f} ms" if secs < 1 else f"{secs:.2f} s")
 
-        write_result(args.json, {"quick": args.quick, "rows": [{"measure": m, "seconds": None if s != s else s, "note": n}
-                                                                for m, s, n in rows]},
-                     tables={"summary": {"columns": ["measurement", "time", "note"], "align": "lrl",
-                                         "rows": [[m, shown(s), n or "—"] for m, s, n in rows]}},
-                     values={"loadavg": f"{os.getloadavg()[0]:.1f}"})
+        write_result(
+            args.json,
+            {
+                "quick": args.quick,
+                "rows": [{"measure": m, "seconds": None if s != s else s, "note": n} for m, s, n in rows],
+            },
+            tables={
+                "summary": {
+                    "columns": ["measurement", "time", "note"],
+                    "align": "lrl",
+                    "rows": [[m, shown(s), n or "—"] for m, s, n in rows],
+                }
+            },
+            values={"loadavg": f"{os.getloadavg()[0]:.1f}"},
+        )
 
 
 if __name__ == "__main__":

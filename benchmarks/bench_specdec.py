@@ -56,10 +56,14 @@ def main() -> None:
     model = CharTransformer(cfg).eval()
     target = TransformerTarget(model)
     gamma, ctx_len, vocab = 7, 48, cfg.vocab
-    print(f"torch {torch.__version__}, threads {args.threads}, gamma {gamma}, context {ctx_len}, vocab {vocab}, "
-          f"target params {sum(p.numel() for p in model.parameters())}")
-    print(f"{'batch':>5} {'target pass':>12} {'verify':>10} {'round-target':>13} {'verify/target':>14} "
-          f"{'overhead/target':>16}")
+    print(
+        f"torch {torch.__version__}, threads {args.threads}, gamma {gamma}, context {ctx_len}, vocab {vocab}, "
+        f"target params {sum(p.numel() for p in model.parameters())}"
+    )
+    print(
+        f"{'batch':>5} {'target pass':>12} {'verify':>10} {'round-target':>13} {'verify/target':>14} "
+        f"{'overhead/target':>16}"
+    )
     figures = {}
     for bsz in (1, 64):
         g = torch.Generator().manual_seed(1)
@@ -78,8 +82,10 @@ def main() -> None:
             t_round = _median_s(lambda: speculative_round_batch(target, draft, ctx, gamma, 1.0, g), args.repeats)
         overhead = max(t_round - t_target, 0.0)
         figures[bsz] = {"target_s": t_target, "verify_s": t_verify, "round_s": t_round, "overhead_s": overhead}
-        print(f"{bsz:>5} {1e3 * t_target:>10.3f}ms {1e3 * t_verify:>8.3f}ms {1e3 * overhead:>11.3f}ms "
-              f"{t_verify / t_target:>14.3f} {overhead / t_target:>16.3f}")
+        print(
+            f"{bsz:>5} {1e3 * t_target:>10.3f}ms {1e3 * t_verify:>8.3f}ms {1e3 * overhead:>11.3f}ms "
+            f"{t_verify / t_target:>14.3f} {overhead / t_target:>16.3f}"
+        )
 
     if args.json:
         from v22sdk.evidence import write_result
@@ -87,15 +93,36 @@ def main() -> None:
         def ms(x: float) -> str:
             return f"{1e3 * x:.2f} ms" if x < 0.1 else f"{1e3 * x:.0f} ms"
 
-        write_result(args.json, {str(k): v for k, v in figures.items()} | {"repeats": args.repeats, "gamma": gamma,
-                                                                          "context": ctx_len, "threads": args.threads},
-                     tables={"summary": {
-                         "columns": ["batch", "one target pass", "`verify`", "whole round minus target pass",
-                                     "verify / target", "sampler overhead / target"], "align": "rrrrrr",
-                         "rows": [[str(b), ms(f["target_s"]), ms(f["verify_s"]), ms(f["overhead_s"]),
-                                   f"{f['verify_s'] / f['target_s']:.3f}", f"{f['overhead_s'] / f['target_s']:.2f}"]
-                                  for b, f in figures.items()]}},
-                     values={"loadavg": f"{os.getloadavg()[0]:.1f}"})
+        write_result(
+            args.json,
+            {str(k): v for k, v in figures.items()}
+            | {"repeats": args.repeats, "gamma": gamma, "context": ctx_len, "threads": args.threads},
+            tables={
+                "summary": {
+                    "columns": [
+                        "batch",
+                        "one target pass",
+                        "`verify`",
+                        "whole round minus target pass",
+                        "verify / target",
+                        "sampler overhead / target",
+                    ],
+                    "align": "rrrrrr",
+                    "rows": [
+                        [
+                            str(b),
+                            ms(f["target_s"]),
+                            ms(f["verify_s"]),
+                            ms(f["overhead_s"]),
+                            f"{f['verify_s'] / f['target_s']:.3f}",
+                            f"{f['overhead_s'] / f['target_s']:.2f}",
+                        ]
+                        for b, f in figures.items()
+                    ],
+                }
+            },
+            values={"loadavg": f"{os.getloadavg()[0]:.1f}"},
+        )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15, help="timed runs per image (median is reported)")
     parser.add_argument("--copies", type=int, default=8, help="copies of each file in the throughput folder")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", "--json", default=str(Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "bench_vision.json"))
+    parser.add_argument(
+        "--out",
+        "--json",
+        default=str(Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "bench_vision.json"),
+    )
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     from v22sdk.evidence import begin
@@ -48,7 +52,6 @@ def main() -> None:
     import numpy as np
     from skimage import data as skdata
     from skimage import feature as skfeature
-
     from v22sdk_vision import VisionModality
     from v22sdk_vision.decode import load_image
     from v22sdk_vision.embed import embed
@@ -77,8 +80,10 @@ def main() -> None:
         cpu_log.append(1000 * statistics.median(cpu))
         return 1000 * statistics.median(times)
 
-    print(f"vision benchmark: OpenCV {cv2.__version__}, numpy {np.__version__}, python "
-          f"{sys.version.split()[0]}, threads={args.threads}, cpus={os.cpu_count()}")
+    print(
+        f"vision benchmark: OpenCV {cv2.__version__}, numpy {np.__version__}, python "
+        f"{sys.version.split()[0]}, threads={args.threads}, cpus={os.cpu_count()}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         files = []
@@ -91,8 +96,10 @@ def main() -> None:
                 cv2.imwrite(str(path), np.ascontiguousarray(bgr), params)
                 files.append(path)
 
-        print(f"\n{'file':28s} {'bytes':>8s} {'total ms':>9s} {'cpu ms':>7s} {'decode':>7s} {'attrs':>7s} {'embed':>7s} "
-              f"{'grid=4':>7s} {'g0 cpu':>7s} {'g4 cpu':>7s} {'g8 cpu':>7s}")
+        print(
+            f"\n{'file':28s} {'bytes':>8s} {'total ms':>9s} {'cpu ms':>7s} {'decode':>7s} {'attrs':>7s} {'embed':>7s} "
+            f"{'grid=4':>7s} {'g0 cpu':>7s} {'g4 cpu':>7s} {'g8 cpu':>7s}"
+        )
         totals, totals_cpu = [], []
         g0_cpu, g4_cpu, g8_cpu = [], [], []
         dec_cpu: list[float] = []
@@ -115,16 +122,22 @@ def main() -> None:
             median_ms(lambda: m8.tokenize(arr), repeat=few)
             g8_cpu.append(cpu_log[-1])
             totals.append(total)
-            print(f"{path.name:28s} {path.stat().st_size:8d} {total:9.2f} {totals_cpu[-1]:7.2f} {dec:7.2f} {att:7.2f} {emb:7.2f} "
-                  f"{grid:7.1f} {g0_cpu[-1]:7.2f} {g4_cpu[-1]:7.1f} {g8_cpu[-1]:7.1f}")
-        print(f"\n512×512 photo, full tokenize_file: median {statistics.median(totals):.2f} ms, "
-              f"max {max(totals):.2f} ms over {len(totals)} files; CPU time median "
-              f"{statistics.median(totals_cpu):.2f} ms, max {max(totals_cpu):.2f} ms (target ≤ 20 ms)")
+            print(
+                f"{path.name:28s} {path.stat().st_size:8d} {total:9.2f} {totals_cpu[-1]:7.2f} {dec:7.2f} {att:7.2f} {emb:7.2f} "
+                f"{grid:7.1f} {g0_cpu[-1]:7.2f} {g4_cpu[-1]:7.1f} {g8_cpu[-1]:7.1f}"
+            )
+        print(
+            f"\n512×512 photo, full tokenize_file: median {statistics.median(totals):.2f} ms, "
+            f"max {max(totals):.2f} ms over {len(totals)} files; CPU time median "
+            f"{statistics.median(totals_cpu):.2f} ms, max {max(totals_cpu):.2f} ms (target ≤ 20 ms)"
+        )
 
         g0, g4, g8 = (statistics.median(v) for v in (g0_cpu, g4_cpu, g8_cpu))
-        print(f"patch grids, tokenize(array) of a 512×512 photo, CPU ms (median of {len(files)} files): "
-              f"global only {g0:.2f}, grid=4 (17 tokens) {g4:.1f} = {g4 / g0:.1f}× global, "
-              f"grid=8 (65 tokens) {g8:.1f} = {g8 / g0:.1f}× global")
+        print(
+            f"patch grids, tokenize(array) of a 512×512 photo, CPU ms (median of {len(files)} files): "
+            f"global only {g0:.2f}, grid=4 (17 tokens) {g4:.1f} = {g4 / g0:.1f}× global, "
+            f"grid=8 (65 tokens) {g8:.1f} = {g8 / g0:.1f}× global"
+        )
 
         # folder throughput: every file tokenized once, in order (as `v22sdk tokenize DIR` would)
         throughput_dir = folder / "many"
@@ -137,8 +150,10 @@ def main() -> None:
         for path in paths:
             m.tokenize_file(path)
         wall, cpu = time.perf_counter() - t0, time.thread_time() - c0
-        print(f"folder throughput: {len(paths)} files in {wall:.2f} s = {len(paths) / wall:.1f} images/s "
-              f"({1000 * wall / len(paths):.2f} ms/image wall, {1000 * cpu / len(paths):.2f} ms/image CPU)")
+        print(
+            f"folder throughput: {len(paths)} files in {wall:.2f} s = {len(paths) / wall:.1f} images/s "
+            f"({1000 * wall / len(paths):.2f} ms/image wall, {1000 * cpu / len(paths):.2f} ms/image CPU)"
+        )
 
         # peer in the same run: scikit-image's GLCM + LBP + HOG vs ours, on the same texture images
         ours_t, peer_t = [], []
@@ -147,8 +162,9 @@ def main() -> None:
             ours_t.append(median_ms(lambda: (glcm_props(glcm(t // 32)), lbp_uniform(t), hog_blocks(t))))
 
             def peer():
-                p = skfeature.graycomatrix(t // 32, [1], [0, np.pi / 4, np.pi / 2, 3 * np.pi / 4], 8,
-                                           symmetric=True, normed=True)
+                p = skfeature.graycomatrix(
+                    t // 32, [1], [0, np.pi / 4, np.pi / 2, 3 * np.pi / 4], 8, symmetric=True, normed=True
+                )
                 for prop in ("contrast", "energy", "homogeneity", "correlation"):
                     skfeature.graycoprops(p, prop)
                 skfeature.local_binary_pattern(t, 8, 1, "uniform")
@@ -156,35 +172,73 @@ def main() -> None:
 
             peer_t.append(median_ms(peer))
         ours_m, peer_m = statistics.median(ours_t), statistics.median(peer_t)
-        print(f"GLCM+LBP+HOG on 128×128: ours {ours_m:.2f} ms, scikit-image {peer_m:.2f} ms "
-              f"(ratio ours/skimage {ours_m / peer_m:.2f})")
+        print(
+            f"GLCM+LBP+HOG on 128×128: ours {ours_m:.2f} ms, scikit-image {peer_m:.2f} ms "
+            f"(ratio ours/skimage {ours_m / peer_m:.2f})"
+        )
         d0 = statistics.median(dec_cpu)
-        print(f"global token from the decoded 512×512 array: {g0:.2f} ms CPU (target ≤ 6 ms: "
-              f"{'met' if g0 <= 6 else 'NOT met'}); the decode itself {d0:.2f} ms CPU (the floor)")
+        print(
+            f"global token from the decoded 512×512 array: {g0:.2f} ms CPU (target ≤ 6 ms: "
+            f"{'met' if g0 <= 6 else 'NOT met'}); the decode itself {d0:.2f} ms CPU (the floor)"
+        )
     if args.no_write:
         return
     from v22sdk.evidence import write_result
 
     n = len(files)
     rng = lambda v: f"{min(v):.2f}–{max(v):.2f}"  # noqa: E731
-    write_result(args.out, {"files": [p.name for p in files], "tokenize_file_cpu_ms": totals_cpu,
-                            "tokenize_file_wall_ms": totals, "decode_cpu_ms": dec_cpu, "global_cpu_ms": g0_cpu,
-                            "grid4_cpu_ms": g4_cpu, "grid8_cpu_ms": g8_cpu, "glcm_lbp_hog_ms": ours_t,
-                            "skimage_ms": peer_t, "repeat": args.repeat, "loadavg_end": list(os.getloadavg())},
-                 name="bench_vision",
-                 criterion={"targets_ms_cpu": {"global token from the decoded array": 6, "tokenize_file": 20},
-                            "statistic": f"median over {n} photos of each photo's median CPU ms"},
-                 tables={"vision": {"columns": [f"512×512 photo ({n} files: JPEG 90 and PNG)", "CPU ms, median",
-                                                "range over files", "target", "met"],
-                                    "align": "lrrll",
-                                    "rows": [["decode (load_image): the floor", f"{d0:.2f}", rng(dec_cpu), "—", "—"],
-                                             ["global token from the decoded array (tokenize(arr))", f"{g0:.2f}",
-                                              rng(g0_cpu), "≤ 6 ms", "yes" if g0 <= 6 else "no"],
-                                             ["full tokenize_file (read, decode, attributes, embedding, checks)",
-                                              f"{statistics.median(totals_cpu):.2f}", rng(totals_cpu), "≤ 20 ms",
-                                              "yes" if statistics.median(totals_cpu) <= 20 else "no"],
-                                             ["grid=4 (17 tokens) from the array", f"{g4:.1f}", rng(g4_cpu), "—", "—"],
-                                             ["grid=8 (65 tokens) from the array", f"{g8:.1f}", rng(g8_cpu), "—", "—"]]}})
+    write_result(
+        args.out,
+        {
+            "files": [p.name for p in files],
+            "tokenize_file_cpu_ms": totals_cpu,
+            "tokenize_file_wall_ms": totals,
+            "decode_cpu_ms": dec_cpu,
+            "global_cpu_ms": g0_cpu,
+            "grid4_cpu_ms": g4_cpu,
+            "grid8_cpu_ms": g8_cpu,
+            "glcm_lbp_hog_ms": ours_t,
+            "skimage_ms": peer_t,
+            "repeat": args.repeat,
+            "loadavg_end": list(os.getloadavg()),
+        },
+        name="bench_vision",
+        criterion={
+            "targets_ms_cpu": {"global token from the decoded array": 6, "tokenize_file": 20},
+            "statistic": f"median over {n} photos of each photo's median CPU ms",
+        },
+        tables={
+            "vision": {
+                "columns": [
+                    f"512×512 photo ({n} files: JPEG 90 and PNG)",
+                    "CPU ms, median",
+                    "range over files",
+                    "target",
+                    "met",
+                ],
+                "align": "lrrll",
+                "rows": [
+                    ["decode (load_image): the floor", f"{d0:.2f}", rng(dec_cpu), "—", "—"],
+                    [
+                        "global token from the decoded array (tokenize(arr))",
+                        f"{g0:.2f}",
+                        rng(g0_cpu),
+                        "≤ 6 ms",
+                        "yes" if g0 <= 6 else "no",
+                    ],
+                    [
+                        "full tokenize_file (read, decode, attributes, embedding, checks)",
+                        f"{statistics.median(totals_cpu):.2f}",
+                        rng(totals_cpu),
+                        "≤ 20 ms",
+                        "yes" if statistics.median(totals_cpu) <= 20 else "no",
+                    ],
+                    ["grid=4 (17 tokens) from the array", f"{g4:.1f}", rng(g4_cpu), "—", "—"],
+                    ["grid=8 (65 tokens) from the array", f"{g8:.1f}", rng(g8_cpu), "—", "—"],
+                ],
+            }
+        },
+    )
     print(f"wrote {args.out}")
 
 

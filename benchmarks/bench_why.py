@@ -62,24 +62,50 @@ def main(argv=None) -> int:
         for source in args.inputs or INPUTS:
             run_ms = cpu_ms(lambda: runner.run(source), args.reps)
             expl = runner.explain_answer(source)
-            row = {"input": Path(source).name if Path(source).is_file() else source, "modality": expl["modality"],
-                   "tokens": expl["tokens_read"], "regions": len(expl.get("regions", {}).get("cells", [])),
-                   "run_ms": run_ms[0]}
+            row = {
+                "input": Path(source).name if Path(source).is_file() else source,
+                "modality": expl["modality"],
+                "tokens": expl["tokens_read"],
+                "regions": len(expl.get("regions", {}).get("cells", [])),
+                "run_ms": run_ms[0],
+            }
             for method in ("ig", "occlusion"):
                 row[f"{method}_ms"], row[f"{method}_max_ms"] = cpu_ms(
-                    lambda: runner.explain_answer(source, method=method), args.reps)
+                    lambda: runner.explain_answer(source, method=method), args.reps
+                )
                 row[f"{method}_no_regions_ms"] = cpu_ms(
-                    lambda: runner.explain_answer(source, method=method, regions=False), args.reps)[0]
+                    lambda: runner.explain_answer(source, method=method, regions=False), args.reps
+                )[0]
             data.append(row)
             shown = row["input"] if len(row["input"]) <= 24 else row["input"][:23] + "…"
             default = row[f"{DEFAULT_METHOD}_ms"]
-            rows.append([shown, row["modality"], str(row["tokens"]), str(row["regions"]), f"{row['run_ms']:.1f}",
-                         f"{default:.0f}", f"{default - row[f'{DEFAULT_METHOD}_no_regions_ms']:.0f}",
-                         f"{row['ig_ms']:.0f}", f"{default / row['run_ms']:.0f}×",
-                         "yes" if default <= TARGET_MS else "no"])
+            rows.append(
+                [
+                    shown,
+                    row["modality"],
+                    str(row["tokens"]),
+                    str(row["regions"]),
+                    f"{row['run_ms']:.1f}",
+                    f"{default:.0f}",
+                    f"{default - row[f'{DEFAULT_METHOD}_no_regions_ms']:.0f}",
+                    f"{row['ig_ms']:.0f}",
+                    f"{default / row['run_ms']:.0f}×",
+                    "yes" if default <= TARGET_MS else "no",
+                ]
+            )
     load = [round(x, 2) for x in (*load_before, *os.getloadavg())]
-    columns = ["input", "modality", "tokens", "regions", "run ms", f"--why ms ({DEFAULT_METHOD})", "of which regions",
-               "--why --method ig ms", "--why / run", f"--why ≤ {TARGET_MS:.0f} ms"]
+    columns = [
+        "input",
+        "modality",
+        "tokens",
+        "regions",
+        "run ms",
+        f"--why ms ({DEFAULT_METHOD})",
+        "of which regions",
+        "--why --method ig ms",
+        "--why / run",
+        f"--why ≤ {TARGET_MS:.0f} ms",
+    ]
     print(f"{os.cpu_count()} CPU(s), load average {load[:3]} before, {load[3:]} after; CPU ms, median of {args.reps}")
     print(" | ".join(columns))
     for r in rows:
@@ -87,9 +113,12 @@ def main(argv=None) -> int:
     if args.out:
         from v22sdk.evidence import write_result
 
-        write_result(args.out, {"inputs": data, "reps": args.reps, "target_ms": TARGET_MS,
-                                "loadavg_before_after": load},
-                     tables={"cost": {"columns": columns, "align": "llrrrrrrrl", "rows": rows}}, name="why-cost")
+        write_result(
+            args.out,
+            {"inputs": data, "reps": args.reps, "target_ms": TARGET_MS, "loadavg_before_after": load},
+            tables={"cost": {"columns": columns, "align": "llrrrrrrrl", "rows": rows}},
+            name="why-cost",
+        )
         print(f"wrote {args.out}")
     return 0
 

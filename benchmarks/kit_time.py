@@ -23,8 +23,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-CONFIGS = [("text", {}), ("vision", {}), ("vision", {"grid": 2}), ("audio", {}), ("hello", {}),
-           ("hello", {"frame_seconds": 0.2}), ("depth", {}), ("imu", {})]
+CONFIGS = [
+    ("text", {}),
+    ("vision", {}),
+    ("vision", {"grid": 2}),
+    ("audio", {}),
+    ("hello", {}),
+    ("hello", {"frame_seconds": 0.2}),
+    ("depth", {}),
+    ("imu", {}),
+]
 
 WORKER = """
 import json, resource, sys, time
@@ -54,33 +62,66 @@ def main(argv: list[str] | None = None) -> int:
     for name, config in CONFIGS:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", WORKER, name, json.dumps(config)], capture_output=True,
-                              text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        proc = subprocess.run(
+            [sys.executable, "-c", WORKER, name, json.dumps(config)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         total_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         line = [x for x in proc.stdout.splitlines() if x.startswith("KIT-TIME ")]
         if proc.returncode != 0 or not line:
             print(f"{name} {config}: failed: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
             return 1
-        entry = {"modality": name, "config": config, **json.loads(line[-1][len("KIT-TIME "):]),
-                 "process_cpu_seconds": round(total_cpu, 2), "process_wall_seconds": round(time.perf_counter() - start, 2)}
+        entry = {
+            "modality": name,
+            "config": config,
+            **json.loads(line[-1][len("KIT-TIME ") :]),
+            "process_cpu_seconds": round(total_cpu, 2),
+            "process_wall_seconds": round(time.perf_counter() - start, 2),
+        }
         data.append(entry)
         label = name + (f"({', '.join(f'{k}={v!r}' for k, v in config.items())})" if config else "")
-        print(f"{label:28s} ok={entry['ok']} kit {entry['kit_cpu_seconds']:6.1f} s CPU "
-              f"({entry['kit_wall_seconds']:.1f} s wall), with imports {entry['process_cpu_seconds']:6.1f} s CPU",
-              flush=True)
-        rows.append([label, "yes" if entry["ok"] else "no", str(entry["checks"]), f"{entry['kit_cpu_seconds']:.1f}",
-                     f"{entry['process_cpu_seconds']:.1f}", f"{entry['kit_wall_seconds']:.0f}"])
+        print(
+            f"{label:28s} ok={entry['ok']} kit {entry['kit_cpu_seconds']:6.1f} s CPU "
+            f"({entry['kit_wall_seconds']:.1f} s wall), with imports {entry['process_cpu_seconds']:6.1f} s CPU",
+            flush=True,
+        )
+        rows.append(
+            [
+                label,
+                "yes" if entry["ok"] else "no",
+                str(entry["checks"]),
+                f"{entry['kit_cpu_seconds']:.1f}",
+                f"{entry['process_cpu_seconds']:.1f}",
+                f"{entry['kit_wall_seconds']:.0f}",
+            ]
+        )
     worst = max(e["process_cpu_seconds"] for e in data)
     print(f"slowest configuration: {worst:.1f} s CPU with imports")
     if args.write:
         from v22sdk.evidence import write_result
 
-        write_result(args.write, {"configurations": data, "max_process_cpu_seconds": worst},
-                     tables={"time": {"columns": ["configuration", "ok", "checks", "kit CPU s",
-                                                  "CPU s with imports", "wall s (loaded machine)"],
-                                      "align": "lcrrrr", "rows": rows}},
-                     criterion={"target": "about 60 CPU seconds per plugin configuration on 2 cores (issue 17)"})
+        write_result(
+            args.write,
+            {"configurations": data, "max_process_cpu_seconds": worst},
+            tables={
+                "time": {
+                    "columns": [
+                        "configuration",
+                        "ok",
+                        "checks",
+                        "kit CPU s",
+                        "CPU s with imports",
+                        "wall s (loaded machine)",
+                    ],
+                    "align": "lcrrrr",
+                    "rows": rows,
+                }
+            },
+            criterion={"target": "about 60 CPU seconds per plugin configuration on 2 cores (issue 17)"},
+        )
         print(f"wrote {args.write}")
     return 0
 

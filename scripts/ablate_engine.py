@@ -99,10 +99,17 @@ def run_one(data: Path, overrides: dict, seed: int, epochs: int, tmp: Path) -> d
     res = train_engine(data, cfg, tmp / "ablation.pt", on_epoch=lambda h: losses.append(float(h["loss"])))
     m = res["metrics"]
     test = m["test"]
-    row = {"seed": seed, "seconds": round(time.perf_counter() - start, 2), "final_loss": losses[-1],
-           "losses": losses, "test_n": test["all"]["n"], "test_exact": test["all"]["exact"],
-           "test_char": test["all"]["char"], "test_indices": res["split"]["test"],
-           "safeguards": m["safeguards"]}
+    row = {
+        "seed": seed,
+        "seconds": round(time.perf_counter() - start, 2),
+        "final_loss": losses[-1],
+        "losses": losses,
+        "test_n": test["all"]["n"],
+        "test_exact": test["all"]["exact"],
+        "test_char": test["all"]["char"],
+        "test_indices": res["split"]["test"],
+        "safeguards": m["safeguards"],
+    }
     for modality in ("vision", "audio", "text"):
         if modality in test:
             row[f"{modality}_exact"] = test[modality]["exact"]
@@ -174,9 +181,21 @@ def _p(p) -> str:
     return "—" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
 
 
-COLUMNS = ["variant", "held-out exact, all", "vision", "audio", "text char", "Δ exact vs default",
-           "95 % CI", "Holm-adjusted p", "simultaneous 95 % CI (Bonferroni)", "final train loss",
-           "epoch loss < 1", "epoch loss < 0.5", "s/run"]
+COLUMNS = [
+    "variant",
+    "held-out exact, all",
+    "vision",
+    "audio",
+    "text char",
+    "Δ exact vs default",
+    "95 % CI",
+    "Holm-adjusted p",
+    "simultaneous 95 % CI (Bonferroni)",
+    "final train loss",
+    "epoch loss < 1",
+    "epoch loss < 0.5",
+    "s/run",
+]
 
 
 def table_rows(results: dict[str, list[dict]], comps: dict[str, dict]) -> list[list[str]]:
@@ -187,17 +206,39 @@ def table_rows(results: dict[str, list[dict]], comps: dict[str, dict]) -> list[l
             return "never" if key.startswith("epoch") else "—"
         mean, sd = mean_sd(vals)
         missing = len(rows) - len(vals)
-        return (fmt.format(mean) + (f" ± {fmt.format(sd)}" if len(vals) > 1 else "")
-                + (f" ({missing} never)" if missing else ""))
+        return (
+            fmt.format(mean)
+            + (f" ± {fmt.format(sd)}" if len(vals) > 1 else "")
+            + (f" ({missing} never)" if missing else "")
+        )
 
     out = []
     for name, rows in results.items():
         c = comps.get(name)
-        delta = ["—"] * 4 if c is None else [f"{c['mean']:+.3f}", _interval(c["lo"], c["hi"]), _p(c.get("p_holm")),
-                                             _interval(c["lo_bonf"], c["hi_bonf"])]
-        out.append([f"`{name}`", cell(rows, "test_exact"), cell(rows, "vision_exact"), cell(rows, "audio_exact"),
-                    cell(rows, "text_char"), *delta, cell(rows, "final_loss"), cell(rows, "epoch_below_1", "{:.1f}"),
-                    cell(rows, "epoch_below_0.5", "{:.1f}"), cell(rows, "seconds", "{:.1f}")])
+        delta = (
+            ["—"] * 4
+            if c is None
+            else [
+                f"{c['mean']:+.3f}",
+                _interval(c["lo"], c["hi"]),
+                _p(c.get("p_holm")),
+                _interval(c["lo_bonf"], c["hi_bonf"]),
+            ]
+        )
+        out.append(
+            [
+                f"`{name}`",
+                cell(rows, "test_exact"),
+                cell(rows, "vision_exact"),
+                cell(rows, "audio_exact"),
+                cell(rows, "text_char"),
+                *delta,
+                cell(rows, "final_loss"),
+                cell(rows, "epoch_below_1", "{:.1f}"),
+                cell(rows, "epoch_below_0.5", "{:.1f}"),
+                cell(rows, "seconds", "{:.1f}"),
+            ]
+        )
     return out
 
 
@@ -233,8 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--epochs", type=int, default=40)
-    ap.add_argument("--json", type=Path, default=None,
-                    help="write every run's figures and the table here (a result file, v22sdk.evidence)")
+    ap.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="write every run's figures and the table here (a result file, v22sdk.evidence)",
+    )
     args = ap.parse_args(argv)
     from v22sdk.evidence import begin
 
@@ -260,31 +305,52 @@ def main(argv: list[str] | None = None) -> int:
                 for seed in range(args.seeds):
                     row = run_one(data, VARIANTS[name], seed, args.epochs, Path(tmp))
                     results.setdefault(name, []).append(row)
-                    print(f"{name} seed {seed}: held-out exact {row['test_exact']:.3f}, "
-                          f"final loss {row['final_loss']:.4f}, {row['seconds']:.1f} s", file=sys.stderr, flush=True)
+                    print(
+                        f"{name} seed {seed}: held-out exact {row['test_exact']:.3f}, "
+                        f"final loss {row['final_loss']:.4f}, {row['seconds']:.1f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         finally:
             if saved_cache is None:
                 os.environ.pop("V22SDK_CACHE", None)
             else:
                 os.environ["V22SDK_CACHE"] = saved_cache
     first = next(iter(results.values()))[0]
-    assert all(r["test_indices"] == first["test_indices"] for rows in results.values() for r in rows), \
+    assert all(r["test_indices"] == first["test_indices"] for rows in results.values() for r in rows), (
         "every run must be evaluated on the same held-out examples"
+    )
     comps = comparisons(results)
-    print(f"small preset, {args.epochs} epochs, seeds 0..{args.seeds - 1}, data {args.data.name}, "
-          f"held-out n = {first['test_n']} (the same for every seed); mean ± sd over seeds; "
-          f"p-values Holm-adjusted over {len(comps)} comparisons\n")
+    print(
+        f"small preset, {args.epochs} epochs, seeds 0..{args.seeds - 1}, data {args.data.name}, "
+        f"held-out n = {first['test_n']} (the same for every seed); mean ± sd over seeds; "
+        f"p-values Holm-adjusted over {len(comps)} comparisons\n"
+    )
     print(table(results, comps))
     if args.json:
         from v22sdk.evidence import write_result
 
-        write_result(args.json, {"epochs": args.epochs, "seeds": args.seeds, "data": args.data.name,
-                                 "variants": {k: VARIANTS[k] for k in results}, "comparisons": comps, "runs": results},
-                     criterion=CRITERION | {"stuck_loss": STUCK_LOSS},
-                     tables={"ablation": {"columns": COLUMNS, "align": "l" + "r" * (len(COLUMNS) - 1),
-                                          "rows": table_rows(results, comps)}},
-                     values=values(results, comps),
-                     command=None if argv is None else ["python", "scripts/ablate_engine.py", *argv])
+        write_result(
+            args.json,
+            {
+                "epochs": args.epochs,
+                "seeds": args.seeds,
+                "data": args.data.name,
+                "variants": {k: VARIANTS[k] for k in results},
+                "comparisons": comps,
+                "runs": results,
+            },
+            criterion=CRITERION | {"stuck_loss": STUCK_LOSS},
+            tables={
+                "ablation": {
+                    "columns": COLUMNS,
+                    "align": "l" + "r" * (len(COLUMNS) - 1),
+                    "rows": table_rows(results, comps),
+                }
+            },
+            values=values(results, comps),
+            command=None if argv is None else ["python", "scripts/ablate_engine.py", *argv],
+        )
     return 0
 
 

@@ -64,7 +64,9 @@ def paired_p(diffs: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     all_variants = variants()
-    ap.add_argument("--variants", default=",".join(all_variants), help="comma-separated, from: " + ", ".join(all_variants))
+    ap.add_argument(
+        "--variants", default=",".join(all_variants), help="comma-separated, from: " + ", ".join(all_variants)
+    )
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--epochs", type=int, default=15)
     ap.add_argument("--size", default="small", choices=["tiny", "small", "full"])
@@ -93,8 +95,10 @@ def main(argv: list[str] | None = None) -> int:
             r = lab.train_and_predict(data, data.split["train"], cfg, data.split["test"], val_idx=data.split["val"])
             acc = lab.accuracy_by_part(data, r["pred"])
             runs[name].append({"seed": seed, "accuracy": acc, **{k: v for k, v in r.items() if k != "pred"}})
-            lab.log(f"seed {seed} {name}: all {acc['all']['acc']:.3f}, loss {r['final_loss']:.3f}, "
-                    f"{r['spikes']} spikes, {r['cpu_s']} s CPU")
+            lab.log(
+                f"seed {seed} {name}: all {acc['all']['acc']:.3f}, loss {r['final_loss']:.3f}, "
+                f"{r['spikes']} spikes, {r['cpu_s']} s CPU"
+            )
         # written after every seed: a run stopped early leaves the seeds it finished, and says so
         write(args, names, all_variants, runs, seed + 1)
     return 0
@@ -110,19 +114,43 @@ def write(args, names: list[str], all_variants: dict, runs: dict[str, list[dict]
     adj = holm(p) if p else {}
     rows = []
     for n in names:
-        delta = "—" if n == "default" else lab.fmt_ci(np.subtract(series(n, "all"), series("default", "all")), signed=True)
-        rows.append([f"`{n}`", *[lab.fmt_ci(series(n, c)) for c in cols], delta,
-                     "—" if n == "default" else f"{adj[n]:.3f}",
-                     f"{np.mean([r['final_loss'] for r in runs[n]]):.3f}",
-                     str(sum(r["spikes"] for r in runs[n])), f"{np.mean([r['cpu_s'] for r in runs[n]]):.0f}"])
-    table = {"columns": ["variant", *cols, "Δ all vs default", "Holm p", "final train loss", "CE spikes",
-                         "CPU s/run"], "align": "l" + "r" * (len(cols) + 5), "rows": rows}
+        delta = (
+            "—" if n == "default" else lab.fmt_ci(np.subtract(series(n, "all"), series("default", "all")), signed=True)
+        )
+        rows.append(
+            [
+                f"`{n}`",
+                *[lab.fmt_ci(series(n, c)) for c in cols],
+                delta,
+                "—" if n == "default" else f"{adj[n]:.3f}",
+                f"{np.mean([r['final_loss'] for r in runs[n]]):.3f}",
+                str(sum(r["spikes"] for r in runs[n])),
+                f"{np.mean([r['cpu_s'] for r in runs[n]]):.0f}",
+            ]
+        )
+    table = {
+        "columns": ["variant", *cols, "Δ all vs default", "Holm p", "final train loss", "CE spikes", "CPU s/run"],
+        "align": "l" + "r" * (len(cols) + 5),
+        "rows": rows,
+    }
     from v22sdk.evidence import markdown_table, write_result
 
-    write_result(args.out, {"size": args.size, "epochs": args.epochs, "seeds": list(range(done)),
-                            "seeds_planned": list(range(args.seeds)), "complete": done == args.seeds,
-                            "variants": {n: all_variants[n] for n in names}, "runs": runs,
-                            "p_paired_t": p, "p_holm": adj}, tables={"ablation": table}, name="suite-ablation")
+    write_result(
+        args.out,
+        {
+            "size": args.size,
+            "epochs": args.epochs,
+            "seeds": list(range(done)),
+            "seeds_planned": list(range(args.seeds)),
+            "complete": done == args.seeds,
+            "variants": {n: all_variants[n] for n in names},
+            "runs": runs,
+            "p_paired_t": p,
+            "p_holm": adj,
+        },
+        tables={"ablation": table},
+        name="suite-ablation",
+    )
     print(markdown_table(table), flush=True)
 
 

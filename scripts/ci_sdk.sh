@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The SDK as its users get it (issue 19), run by .ci/run after the test suite, with the dev
 # virtualenv .venv (requirements-dev.txt) in place:
-#   1. lint (scripts/lint.sh) and types (mypy: the public API --strict, the rest at the default level);
+#   1. lint and format check (scripts/lint.sh --format) and types (mypy: the public API --strict, the rest at the default level);
 #   2. the wheel: build the sdist and the wheel, check what the wheel holds and print its size,
 #      install it (not editable) in a clean virtualenv with only its declared dependencies (plus the
 #      CPU torch), and there run `v22sdk plugins list`, `v22sdk run` on a bundled example and the
@@ -18,7 +18,7 @@ step() { echo "ci_sdk: $1 ($(( SECONDS - t0 )) s)"; t0=$SECONDS; }
 t0=$SECONDS
 
 # 1. lint and types ---------------------------------------------------------------------------
-bash scripts/lint.sh   # after the one-shot `ruff format .` of the repository: bash scripts/lint.sh --format
+bash scripts/lint.sh --format
 step "lint passed"
 "$py" -m mypy --cache-dir "$work/mypy-cache"
 step "mypy passed (public API strict)"

@@ -39,11 +39,21 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import suite_lab as lab  # noqa: E402
 
-METHODS = ("V22 engine", "baseline engine", "LR on tokens", "LR on tokens, per part",
-           "LR on raw signal, per part", "1-NN on tokens")
+METHODS = (
+    "V22 engine",
+    "baseline engine",
+    "LR on tokens",
+    "LR on tokens, per part",
+    "LR on raw signal, per part",
+    "1-NN on tokens",
+)
 SELECT_EVERY = 5  # epochs between the engines' val measurements; the best point's model is kept
-RAW = {"handwriting": "pixels (32×32 grey)", "speech": "MFCC statistics (80)", "instruments": "MFCC statistics (80)",
-       "text": "char 1–3-gram TF-IDF"}
+RAW = {
+    "handwriting": "pixels (32×32 grey)",
+    "speech": "MFCC statistics (80)",
+    "instruments": "MFCC statistics (80)",
+    "text": "char 1–3-gram TF-IDF",
+}
 
 
 def classical(data: lab.Loaded, seed: int) -> dict[str, dict]:
@@ -66,15 +76,16 @@ def classical(data: lab.Loaded, seed: int) -> dict[str, dict]:
         per_part.update(zip(te, predict(feats[te])))
         per_part_c[part] = info["C"]
         if part == "text":
-            x = bl.char_ngram_features([data.ds.examples[i].input for i in tr],
-                                       {s: [data.ds.examples[i].input for i in idx] for s, idx in
-                                        (("train", tr), ("val", va), ("test", te))})
+            x = bl.char_ngram_features(
+                [data.ds.examples[i].input for i in tr],
+                {s: [data.ds.examples[i].input for i in idx] for s, idx in (("train", tr), ("val", va), ("test", te))},
+            )
             xtr, xva, xte = x["train"], x["val"], x["test"]
         else:
             idx = tr + va + te
             paths = [data.ds.examples[i].input for i in idx]
             x = bl.pixel_features(paths) if part == "handwriting" else bl.mfcc_features(paths)
-            xtr, xva, xte = x[: len(tr)], x[len(tr):len(tr) + len(va)], x[len(tr) + len(va):]
+            xtr, xva, xte = x[: len(tr)], x[len(tr) : len(tr) + len(va)], x[len(tr) + len(va) :]
         predict, info = bl.fit_logistic(xtr, y[tr], xva, y[va], seed=seed)
         raw.update(zip(te, predict(xte)))
         raw_c[part] = info["C"]
@@ -94,19 +105,34 @@ def run_seed(work: Path, size: str, seed: int, epochs: int) -> dict:
     for name, engine in (("V22 engine", "v22"), ("baseline engine", "baseline")):
         lab.log(f"seed {seed}: training the {engine} engine, {epochs} epochs on {len(train)} examples")
         ckpt = work / "models" / f"{engine}-{size}-{seed}.pt"
-        runs[name] = lab.train_and_predict(data, train, preset("small", engine=engine, seed=seed, epochs=epochs), test,
-                                           checkpoint=ckpt, val_idx=val, select_every=SELECT_EVERY)
+        runs[name] = lab.train_and_predict(
+            data,
+            train,
+            preset("small", engine=engine, seed=seed, epochs=epochs),
+            test,
+            checkpoint=ckpt,
+            val_idx=val,
+            select_every=SELECT_EVERY,
+        )
         runs[name]["checkpoint"] = str(ckpt.relative_to(work))
     lab.log(f"seed {seed}: classical baselines")
     runs.update(classical(data, seed))
-    result = {"seed": seed, "n": {p: len(data.where("test", [p])) for p in lab.PART_ORDER},
-              "n_train": len(train), "methods": {}}
+    result = {
+        "seed": seed,
+        "n": {p: len(data.where("test", [p])) for p in lab.PART_ORDER},
+        "n_train": len(train),
+        "methods": {},
+    }
     for name in METHODS:
         r = runs[name]
-        result["methods"][name] = {"accuracy": lab.accuracy_by_part(data, r["pred"]),
-                                   **{k: v for k, v in r.items() if k != "pred"}}
-        lab.log(f"seed {seed}: {name}: " + ", ".join(f"{k} {v['acc']:.3f}" for k, v in
-                                                       result["methods"][name]["accuracy"].items()))
+        result["methods"][name] = {
+            "accuracy": lab.accuracy_by_part(data, r["pred"]),
+            **{k: v for k, v in r.items() if k != "pred"},
+        }
+        lab.log(
+            f"seed {seed}: {name}: "
+            + ", ".join(f"{k} {v['acc']:.3f}" for k, v in result["methods"][name]["accuracy"].items())
+        )
     return result
 
 
@@ -117,27 +143,44 @@ def tables(seeds: list[dict]) -> dict:
         return [s["methods"][method]["accuracy"][part]["acc"] for s in seeds]
 
     acc_rows = [[m, *[lab.fmt_ci(series(m, p)) for p in cols]] for m in METHODS]
+
     def n_range(values: list[int]) -> str:  # the split follows the seed: sizes may differ a little
         return str(min(values)) if min(values) == max(values) else f"{min(values)}–{max(values)}"
 
-    acc_rows.append(["held-out n per seed", *[n_range([s["n"][p] for s in seeds]) for p in lab.PART_ORDER],
-                     n_range([sum(s["n"].values()) for s in seeds])])
+    acc_rows.append(
+        [
+            "held-out n per seed",
+            *[n_range([s["n"][p] for s in seeds]) for p in lab.PART_ORDER],
+            n_range([sum(s["n"].values()) for s in seeds]),
+        ]
+    )
     delta_rows = []
     for m in METHODS[1:]:
-        delta_rows.append([f"{m} − V22", *[lab.fmt_ci(np.subtract(series(m, p), series("V22 engine", p)), signed=True)
-                                           for p in cols]])
+        delta_rows.append(
+            [f"{m} − V22", *[lab.fmt_ci(np.subtract(series(m, p), series("V22 engine", p)), signed=True) for p in cols]]
+        )
     return {
         "accuracy": {"columns": ["method", *cols], "align": "l" + "r" * len(cols), "rows": acc_rows},
-        "delta": {"columns": ["difference (paired by seed)", *cols], "align": "l" + "r" * len(cols),
-                  "rows": delta_rows},
+        "delta": {
+            "columns": ["difference (paired by seed)", *cols],
+            "align": "l" + "r" * len(cols),
+            "rows": delta_rows,
+        },
     }
 
 
 def result_data(args, seeds: list[dict], planned: list[int]) -> dict:
     done = [r["seed"] for r in seeds]
-    return {"size": args.size, "epochs": args.epochs, "select_every": SELECT_EVERY, "seeds": done,
-            "seeds_planned": planned, "complete": set(done) >= set(planned), "raw_features": RAW,
-            "per_seed": seeds}
+    return {
+        "size": args.size,
+        "epochs": args.epochs,
+        "select_every": SELECT_EVERY,
+        "seeds": done,
+        "seeds_planned": planned,
+        "complete": set(done) >= set(planned),
+        "raw_features": RAW,
+        "per_seed": seeds,
+    }
 
 
 def combine(paths: list[Path], size: str, epochs: int) -> tuple[list[dict], list[dict]]:
@@ -150,15 +193,23 @@ def combine(paths: list[Path], size: str, epochs: int) -> tuple[list[dict], list
         doc = read_result(path)
         d = doc["data"]
         if (d["size"], d["epochs"], d["select_every"]) != (size, epochs, SELECT_EVERY):
-            raise SystemExit(f"{path}: size {d['size']}, {d['epochs']} epochs, selection every {d['select_every']}; "
-                             f"expected {size}, {epochs}, {SELECT_EVERY}")
+            raise SystemExit(
+                f"{path}: size {d['size']}, {d['epochs']} epochs, selection every {d['select_every']}; "
+                f"expected {size}, {epochs}, {SELECT_EVERY}"
+            )
         for r in d["per_seed"]:
             seen = by_seed.get(r["seed"])
             if seen and any(seen["methods"][m]["accuracy"] != r["methods"][m]["accuracy"] for m in METHODS):
                 raise SystemExit(f"{path}: seed {r['seed']} differs from another file's run of it")
             by_seed.setdefault(r["seed"], r)
-        sources.append({"file": str(path), "seeds": [r["seed"] for r in d["per_seed"]],
-                        "command": doc["provenance"].get("command"), "commit": doc["provenance"].get("commit")})
+        sources.append(
+            {
+                "file": str(path),
+                "seeds": [r["seed"] for r in d["per_seed"]],
+                "command": doc["provenance"].get("command"),
+                "commit": doc["provenance"].get("commit"),
+            }
+        )
     return [by_seed[k] for k in sorted(by_seed)], sources
 
 
@@ -170,8 +221,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=lab.DEFAULT_WORK, help="suites, token cache, checkpoints")
     ap.add_argument("--out", type=Path, default=lab.ROOT / "results" / "engine" / "suite-accuracy.json")
     ap.add_argument("--only", default=None, help="run these seeds only (comma-separated), e.g. one per process")
-    ap.add_argument("--combine", type=Path, nargs="+", default=None, metavar="RESULT",
-                    help="train nothing: merge the seeds of these result files (same size and epochs) into --out")
+    ap.add_argument(
+        "--combine",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="RESULT",
+        help="train nothing: merge the seeds of these result files (same size and epochs) into --out",
+    )
     args = ap.parse_args(argv)
     from v22sdk.evidence import begin
 

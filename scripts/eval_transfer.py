@@ -30,31 +30,31 @@ import suite_lab as lab  # noqa: E402
 
 CRITERION = {
     "question": "RFC question 3: does one shared token space help? Does adding speech and text examples of the "
-                "same digits to the training set raise the V22 engine's held-out handwriting accuracy?",
+    "same digits to the training set raise the V22 engine's held-out handwriting accuracy?",
     "data": "the small suite built with seed s, for s = 0..4 (model seed = s); endpoint on its handwriting test "
-            "split (120 scans: 12 per digit)",
+    "split (120 scans: 12 per digit)",
     "conditions": {
         "images": "k handwriting training scans per digit (the first k of a seeded order, so the sets are nested)",
         "images+speech+text": "the same scans plus every speech and every text training example of the suite "
-                              "(420 clips of 21 voices, 210 strings); no instrument notes",
+        "(420 clips of 21 voices, 210 strings); no instrument notes",
     },
     "k": [5, 10, 20, 42],
     "primary_k": 10,
     "engine": "V22, small preset, default switches",
     "training": "each condition trains for max(30 epochs, 600 optimiser steps) at batch 16; held-out handwriting "
-                "val accuracy (60 scans) is measured every ceil(50 / steps per epoch) epochs and at the end, and "
-                "the model (with its memory) of the best such point is kept (ties: the earliest)",
+    "val accuracy (60 scans) is measured every ceil(50 / steps per epoch) epochs and at the end, and "
+    "the model (with its memory) of the best such point is kept (ties: the earliest)",
     "endpoint": "D = handwriting test exact match (images+speech+text) - (images), paired by seed",
     "decision": {
         "supported": "at k = 10 the 95 % t-interval of the mean of D over the 5 seeds (4 degrees of freedom) lies "
-                     "above 0 and the mean of D is at least +0.02",
+        "above 0 and the mean of D is at least +0.02",
         "contradicted": "at k = 10 the interval lies below 0 (the other modalities hurt)",
         "not detected": "otherwise; the interval is reported as the range of effects the data leave open",
     },
     "secondary": "k = 5, 20 and 42: D with its interval and the paired t-test p-value, Holm-adjusted over these "
-                 "three; logistic regression on the same tokens (mean, std, max; C from {0.01, 0.1, 1, 10} on the "
-                 "handwriting val scans) under the same two conditions as a control. Descriptive only: no claim "
-                 "rests on them unless the Holm-adjusted p < 0.05",
+    "three; logistic regression on the same tokens (mean, std, max; C from {0.01, 0.1, 1, 10} on the "
+    "handwriting val scans) under the same two conditions as a control. Descriptive only: no claim "
+    "rests on them unless the Holm-adjusted p < 0.05",
     "seeds": [0, 1, 2, 3, 4],
     "margin": 0.02,
 }
@@ -67,13 +67,21 @@ def scan_order(data: lab.Loaded, seed: int) -> dict[str, list[int]]:
     by_digit: dict[str, list[int]] = {}
     for i in data.where("train", ["handwriting"]):
         by_digit.setdefault(data.ds.examples[i].target, []).append(i)
-    return {d: sorted(idx, key=lambda i: int(rng_for(seed, "transfer", data.records[i]["meta"]["index"])
-                                            .integers(1 << 62)))
-            for d, idx in by_digit.items()}
+    return {
+        d: sorted(idx, key=lambda i: int(rng_for(seed, "transfer", data.records[i]["meta"]["index"]).integers(1 << 62)))
+        for d, idx in by_digit.items()
+    }
 
 
-def train_selected(data: lab.Loaded, train_idx: list[int], select_idx: list[int], eval_idx: list[int],
-                   seed: int, min_epochs: int, min_steps: int) -> dict:
+def train_selected(
+    data: lab.Loaded,
+    train_idx: list[int],
+    select_idx: list[int],
+    eval_idx: list[int],
+    seed: int,
+    min_epochs: int,
+    min_steps: int,
+) -> dict:
     """Train V22 (small) on ``train_idx``, keep the best point on ``select_idx``; answers on ``eval_idx``."""
     import time
 
@@ -94,8 +102,12 @@ def train_selected(data: lab.Loaded, train_idx: list[int], select_idx: list[int]
     def on_epoch(rec: dict) -> None:
         if "val" in rec and rec["val"]["exact"] > best["acc"]:
             mem = trainer.model.memory
-            best.update(acc=rec["val"]["exact"], epoch=rec["epoch"], state=copy.deepcopy(trainer.model.state_dict()),
-                        memory=copy.deepcopy(mem.state_dict()) if mem is not None else None)
+            best.update(
+                acc=rec["val"]["exact"],
+                epoch=rec["epoch"],
+                state=copy.deepcopy(trainer.model.state_dict()),
+                memory=copy.deepcopy(mem.state_dict()) if mem is not None else None,
+            )
 
     start = time.process_time()
     trainer.fit(eval_every=every, on_epoch=on_epoch)
@@ -108,8 +120,15 @@ def train_selected(data: lab.Loaded, train_idx: list[int], select_idx: list[int]
         b = test.take(range(s, min(s + 64, test.size)))
         preds += predict(trainer.model, b["tokens"], b["mask"], vocab, b["attr_sets"], write_memory=False)[0]
     acc = float(np.mean([p == data.ds.examples[i].target for p, i in zip(preds, split["test"])]))
-    return {"test_acc": acc, "val_acc": best["acc"], "best_epoch": best["epoch"], "epochs": epochs,
-            "steps": epochs * per_epoch, "n_train": len(train_idx), "cpu_s": round(time.process_time() - start, 1)}
+    return {
+        "test_acc": acc,
+        "val_acc": best["acc"],
+        "best_epoch": best["epoch"],
+        "epochs": epochs,
+        "steps": epochs * per_epoch,
+        "n_train": len(train_idx),
+        "cpu_s": round(time.process_time() - start, 1),
+    }
 
 
 def lr_control(data: lab.Loaded, train_idx: list[int], select_idx: list[int], eval_idx: list[int], seed: int) -> dict:
@@ -136,12 +155,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", default=",".join(map(str, CRITERION["k"])))
     ap.add_argument("--min-epochs", type=int, default=30)
     ap.add_argument("--min-steps", type=int, default=600, help="at least this many optimiser steps")
-    ap.add_argument("--size", default="small", choices=["tiny", "small"], help="small in the criterion (tiny: smoke tests)")
+    ap.add_argument(
+        "--size", default="small", choices=["tiny", "small"], help="small in the criterion (tiny: smoke tests)"
+    )
     ap.add_argument("--work", type=Path, default=lab.DEFAULT_WORK)
     ap.add_argument("--out", type=Path, default=lab.ROOT / "results" / "engine" / "transfer.json")
     ap.add_argument("--only", default=None, help="run these seeds only (comma-separated), e.g. one group per process")
-    ap.add_argument("--combine", type=Path, nargs="+", default=None, metavar="RESULT",
-                    help="train nothing: merge the runs of these result files (same settings) into --out")
+    ap.add_argument(
+        "--combine",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="RESULT",
+        help="train nothing: merge the runs of these result files (same settings) into --out",
+    )
     args = ap.parse_args(argv)
     from v22sdk.evidence import begin
 
@@ -153,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     lab.one_thread()
     work = lab.use_work(args.work)
     runs: list[dict] = []
-    for seed in ([int(x) for x in args.only.split(",")] if args.only else range(args.seeds)):
+    for seed in [int(x) for x in args.only.split(",")] if args.only else range(args.seeds):
         data = lab.load(lab.suite(work, args.size, seed))
         order = scan_order(data, seed)
         others = data.where("train", ["speech", "text"])
@@ -164,8 +191,10 @@ def main(argv: list[str] | None = None) -> int:
                 r = train_selected(data, train, select, test, seed, args.min_epochs, args.min_steps)
                 r["lr_control"] = lr_control(data, train, select, test, seed)
                 runs.append({"seed": seed, "k": k, "condition": cond, **r})
-                lab.log(f"seed {seed} k {k} {cond}: test {r['test_acc']:.3f} (val {r['val_acc']:.3f} at epoch "
-                        f"{r['best_epoch']}/{r['epochs']}), LR {r['lr_control']['test_acc']:.3f}, {r['cpu_s']} s CPU")
+                lab.log(
+                    f"seed {seed} k {k} {cond}: test {r['test_acc']:.3f} (val {r['val_acc']:.3f} at epoch "
+                    f"{r['best_epoch']}/{r['epochs']}), LR {r['lr_control']['test_acc']:.3f}, {r['cpu_s']} s CPU"
+                )
         report(runs, ks, args)  # after every seed: a run stopped early leaves the seeds it finished
     return 0
 
@@ -189,10 +218,18 @@ def combine(paths: list[Path], args) -> tuple[list[dict], list[dict]]:
         for r in doc["data"]["runs"]:
             key = (r["seed"], r["k"], r["condition"])
             if key in runs and runs[key]["test_acc"] != r["test_acc"]:
-                raise SystemExit(f"{path}: seed {r['seed']} k {r['k']} {r['condition']} differs from another file's run")
+                raise SystemExit(
+                    f"{path}: seed {r['seed']} k {r['k']} {r['condition']} differs from another file's run"
+                )
             runs.setdefault(key, r)
-        sources.append({"file": str(path), "seeds": sorted({r["seed"] for r in doc["data"]["runs"]}),
-                        "command": doc["provenance"].get("command"), "commit": doc["provenance"].get("commit")})
+        sources.append(
+            {
+                "file": str(path),
+                "seeds": sorted({r["seed"] for r in doc["data"]["runs"]}),
+                "command": doc["provenance"].get("command"),
+                "commit": doc["provenance"].get("commit"),
+            }
+        )
     return [runs[k] for k in sorted(runs)], sources
 
 
@@ -210,25 +247,54 @@ def report(runs: list[dict], ks: list[int], args, extra: dict | None = None) -> 
     adj = holm({k: paired_p(diffs[k]) for k in secondary}) if secondary else {}
     seeds = sorted({r["seed"] for r in runs})
     # the decision rule is for the pre-registered seeds; fewer (a run stopped by the clock) decide nothing
-    verdicts = {k: decide(diffs[k]) if seeds == CRITERION["seeds"] else (f"none: {len(seeds)} of 5 seeds", None)
-                for k in ks}
+    verdicts = {
+        k: decide(diffs[k]) if seeds == CRITERION["seeds"] else (f"none: {len(seeds)} of 5 seeds", None) for k in ks
+    }
     rows = []
     for k in ks:
         role = "primary" if k == CRITERION["primary_k"] else f"secondary (Holm p {adj[k]:.3f})"
-        rows.append([str(k), role, lab.fmt_ci(acc(k, "images")), lab.fmt_ci(acc(k, "images+speech+text")),
-                     lab.fmt_ci(diffs[k], signed=True), verdicts[k][0] if k == CRITERION["primary_k"] else "—",
-                     lab.fmt_ci(lr_diffs[k], signed=True)])
-    table = {"columns": ["scans per digit", "role", "V22, images", "V22, images+speech+text", "D (paired by seed)",
-                         "verdict", "LR control: D"], "align": "llrrrlr", "rows": rows}
+        rows.append(
+            [
+                str(k),
+                role,
+                lab.fmt_ci(acc(k, "images")),
+                lab.fmt_ci(acc(k, "images+speech+text")),
+                lab.fmt_ci(diffs[k], signed=True),
+                verdicts[k][0] if k == CRITERION["primary_k"] else "—",
+                lab.fmt_ci(lr_diffs[k], signed=True),
+            ]
+        )
+    table = {
+        "columns": [
+            "scans per digit",
+            "role",
+            "V22, images",
+            "V22, images+speech+text",
+            "D (paired by seed)",
+            "verdict",
+            "LR control: D",
+        ],
+        "align": "llrrrlr",
+        "rows": rows,
+    }
     from v22sdk.evidence import markdown_table, write_result
 
-    write_result(args.out, {"runs": runs, "diffs": {str(k): v for k, v in diffs.items()},
-                            "lr_diffs": {str(k): v for k, v in lr_diffs.items()},
-                            "holm": {str(k): v for k, v in adj.items()},
-                            "verdict": {str(k): v[0] for k, v in verdicts.items()},
-                            "seeds_run": sorted({r["seed"] for r in runs}), "settings": settings(args, ks),
-                            **(extra or {})},
-                 tables={"transfer": table}, criterion=CRITERION, name="transfer")
+    write_result(
+        args.out,
+        {
+            "runs": runs,
+            "diffs": {str(k): v for k, v in diffs.items()},
+            "lr_diffs": {str(k): v for k, v in lr_diffs.items()},
+            "holm": {str(k): v for k, v in adj.items()},
+            "verdict": {str(k): v[0] for k, v in verdicts.items()},
+            "seeds_run": sorted({r["seed"] for r in runs}),
+            "settings": settings(args, ks),
+            **(extra or {}),
+        },
+        tables={"transfer": table},
+        criterion=CRITERION,
+        name="transfer",
+    )
     print(markdown_table(table))
     return 0
 

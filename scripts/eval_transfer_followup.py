@@ -28,22 +28,25 @@ import suite_lab as lab  # noqa: E402
 
 CRITERION = {
     "question": "Is the mixed condition's deficit at k = 10 in the first transfer experiment due to fewer passes "
-                "over the scans? With equal passes, do speech and text examples raise the V22 engine's held-out "
-                "handwriting accuracy?",
+    "over the scans? With equal passes, do speech and text examples raise the V22 engine's held-out "
+    "handwriting accuracy?",
     "follows": "scripts/eval_transfer.py (its CRITERION), pre-registered in commit 020ee29",
     "data": "as the first experiment: small suites of seeds 0..4, handwriting test split",
     "k": 10,
     "conditions": {
         "images": "10 scans per digit, trained exactly as in the first experiment (max(30 epochs, 600 steps))",
         "images+speech+text, equal passes": "the same scans plus every speech and text training example, trained for "
-                                            "the same number of epochs as the 'images' condition of the same seed",
+        "the same number of epochs as the 'images' condition of the same seed",
     },
     "training": "model chosen on the 60 handwriting val scans as in the first experiment (every ceil(50 / steps per "
-                "epoch) epochs and at the end; ties: the earliest)",
+    "epoch) epochs and at the end; ties: the earliest)",
     "endpoint": "D = handwriting test exact match (mixed, equal passes) - (images), paired by seed",
-    "decision": first.CRITERION["decision"] | {"supported": "the 95 % t-interval of the mean of D over the 5 seeds "
-                                                            "lies above 0 and the mean of D is at least +0.02",
-                                               "contradicted": "the interval lies below 0"},
+    "decision": first.CRITERION["decision"]
+    | {
+        "supported": "the 95 % t-interval of the mean of D over the 5 seeds "
+        "lies above 0 and the mean of D is at least +0.02",
+        "contradicted": "the interval lies below 0",
+    },
     "seeds": [0, 1, 2, 3, 4],
     "margin": 0.02,
 }
@@ -59,8 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=lab.DEFAULT_WORK)
     ap.add_argument("--out", type=Path, default=lab.ROOT / "results" / "engine" / "transfer-followup.json")
     ap.add_argument("--only", default=None, help="run these seeds only (comma-separated), e.g. one per process")
-    ap.add_argument("--combine", type=Path, nargs="+", default=None, metavar="RESULT",
-                    help="train nothing: merge the runs of these result files (same settings) into --out")
+    ap.add_argument(
+        "--combine",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="RESULT",
+        help="train nothing: merge the runs of these result files (same settings) into --out",
+    )
     args = ap.parse_args(argv)
     from v22sdk.evidence import begin
 
@@ -74,12 +83,12 @@ def main(argv: list[str] | None = None) -> int:
 
     runs = []
     batch = preset("small").batch_size
-    for seed in ([int(x) for x in args.only.split(",")] if args.only else range(args.seeds)):
+    for seed in [int(x) for x in args.only.split(",")] if args.only else range(args.seeds):
         data = lab.load(lab.suite(work, args.size, seed))
         order = first.scan_order(data, seed)
         others = data.where("train", ["speech", "text"])
         select, test = data.where("val", ["handwriting"]), data.where("test", ["handwriting"])
-        images = sorted(i for idx in order.values() for i in idx[:args.k])
+        images = sorted(i for idx in order.values() for i in idx[: args.k])
         alone = first.train_selected(data, images, select, test, seed, args.min_epochs, args.min_steps)
         epochs = alone["epochs"]
         mixed_train = sorted(images + others)
@@ -88,15 +97,22 @@ def main(argv: list[str] | None = None) -> int:
         assert mixed["epochs"] == epochs and math.ceil(len(mixed_train) / batch) * epochs == mixed["steps"]
         for cond, r in (("images", alone), ("images+speech+text, equal passes", mixed)):
             runs.append({"seed": seed, "k": args.k, "condition": cond, **r})
-            lab.log(f"seed {seed} k {args.k} {cond}: test {r['test_acc']:.3f} (val {r['val_acc']:.3f} at epoch "
-                    f"{r['best_epoch']}/{r['epochs']}), {r['cpu_s']} s CPU")
+            lab.log(
+                f"seed {seed} k {args.k} {cond}: test {r['test_acc']:.3f} (val {r['val_acc']:.3f} at epoch "
+                f"{r['best_epoch']}/{r['epochs']}), {r['cpu_s']} s CPU"
+            )
         report(runs, args)  # after every seed: a run stopped early leaves the seeds it finished
     return 0
 
 
 def settings(args) -> dict:
-    return {"size": args.size, "seeds": args.seeds, "k": args.k, "min_epochs": args.min_epochs,
-            "min_steps": args.min_steps}
+    return {
+        "size": args.size,
+        "seeds": args.seeds,
+        "k": args.k,
+        "min_epochs": args.min_epochs,
+        "min_steps": args.min_steps,
+    }
 
 
 def first_combine(paths: list[Path], args) -> tuple[list[dict], list[dict]]:
@@ -116,8 +132,14 @@ def first_combine(paths: list[Path], args) -> tuple[list[dict], list[dict]]:
             if key in runs and runs[key]["test_acc"] != r["test_acc"]:
                 raise SystemExit(f"{path}: seed {r['seed']} {r['condition']} differs from another file's run")
             runs.setdefault(key, r)
-        sources.append({"file": str(path), "seeds": sorted({r["seed"] for r in doc["data"]["runs"]}),
-                        "command": doc["provenance"].get("command"), "commit": doc["provenance"].get("commit")})
+        sources.append(
+            {
+                "file": str(path),
+                "seeds": sorted({r["seed"] for r in doc["data"]["runs"]}),
+                "command": doc["provenance"].get("command"),
+                "commit": doc["provenance"].get("commit"),
+            }
+        )
     return [runs[k] for k in sorted(runs)], sources
 
 
@@ -129,15 +151,41 @@ def report(runs: list[dict], args, extra: dict | None = None) -> int:
     seeds = sorted({r["seed"] for r in runs})
     # the decision rule is for the pre-registered seeds; fewer (a run stopped by the clock) decide nothing
     verdict = first.decide(d)[0] if seeds == CRITERION["seeds"] else f"none: {len(seeds)} of 5 seeds"
-    table = {"columns": ["scans per digit", "V22, images", "V22, images+speech+text, equal passes",
-                         "D (paired by seed)", "verdict"], "align": "lrrrl",
-             "rows": [[str(args.k), lab.fmt_ci(acc("images")), lab.fmt_ci(acc("images+speech+text, equal passes")),
-                       lab.fmt_ci(d, signed=True), verdict]]}
+    table = {
+        "columns": [
+            "scans per digit",
+            "V22, images",
+            "V22, images+speech+text, equal passes",
+            "D (paired by seed)",
+            "verdict",
+        ],
+        "align": "lrrrl",
+        "rows": [
+            [
+                str(args.k),
+                lab.fmt_ci(acc("images")),
+                lab.fmt_ci(acc("images+speech+text, equal passes")),
+                lab.fmt_ci(d, signed=True),
+                verdict,
+            ]
+        ],
+    }
     from v22sdk.evidence import markdown_table, write_result
 
-    write_result(args.out, {"runs": runs, "diffs": d, "verdict": verdict, "seeds_run": sorted({r["seed"] for r in runs}),
-                            "settings": settings(args), **(extra or {})},
-                 tables={"followup": table}, criterion=CRITERION, name="transfer-followup")
+    write_result(
+        args.out,
+        {
+            "runs": runs,
+            "diffs": d,
+            "verdict": verdict,
+            "seeds_run": sorted({r["seed"] for r in runs}),
+            "settings": settings(args),
+            **(extra or {}),
+        },
+        tables={"followup": table},
+        criterion=CRITERION,
+        name="transfer-followup",
+    )
     print(markdown_table(table))
     return 0
 

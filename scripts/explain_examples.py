@@ -26,7 +26,6 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from explain_faithfulness import example_parts  # noqa: E402  (one reading of a suite's parts)
 
-
 #: a text of the data suite's test split (``v22sdk data build-suite OUT --size full --seed 0``), never trained on
 EXAMPLE_TEXT = "digit SEVEN"
 
@@ -36,10 +35,12 @@ def bundled_examples() -> list[tuple[str, str, str, str]]:
     from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
 
     folder = DEFAULT_CHECKPOINT.parent / "examples"
-    return [("handwriting", str(folder / "seven.png"), "vision", "七"),
-            ("speech", str(folder / "seven.wav"), "audio", "七"),
-            ("instruments", str(folder / "violin.wav"), "audio", "小提琴"),
-            ("text", EXAMPLE_TEXT, "text", "七")]
+    return [
+        ("handwriting", str(folder / "seven.png"), "vision", "七"),
+        ("speech", str(folder / "seven.wav"), "audio", "七"),
+        ("instruments", str(folder / "violin.wav"), "audio", "小提琴"),
+        ("text", EXAMPLE_TEXT, "text", "七"),
+    ]
 
 
 def held_out_inputs(checkpoint, data, split: str) -> list[tuple[str, str, str, str]]:
@@ -61,8 +62,9 @@ def held_out_inputs(checkpoint, data, split: str) -> list[tuple[str, str, str, s
         # manifest pins, as explain_faithfulness reads it
         pinned = [getattr(ex, "split", None) for ex in examples]
         if any(p not in ("train", "val", "test") for p in pinned):
-            raise SystemExit(f"{source} is not the data {checkpoint} was trained on, and its lines do not pin "
-                             "their split")
+            raise SystemExit(
+                f"{source} is not the data {checkpoint} was trained on, and its lines do not pin their split"
+            )
         indices = [i for i, p in enumerate(pinned) if p == split]
     chosen: dict[str, tuple[str, str, str, str]] = {}
     for i in indices:
@@ -103,21 +105,45 @@ def main(argv=None) -> int:
             sample = runner.registry.modality(modality).load(source) if Path(source).is_file() else None
             write_plot(expl, picture, data=sample.data if sample else None, units=dict(sample.units) if sample else {})
             parts = sorted(expl.get("regions", {}).get("cells") or expl["tokens"], key=lambda c: -c["attribution"])
-            where = [c.get("at") or (f"box {c['box']}" if "box" in c else f"{c['time'][0]:.2f}-{c['time'][1]:.2f} s")
-                     for c in parts[:3]]
-            top = [f"{s['name']} {s['attribution']:+.3g}" for s in expl["slots"][:args.top]]
+            where = [
+                c.get("at") or (f"box {c['box']}" if "box" in c else f"{c['time'][0]:.2f}-{c['time'][1]:.2f} s")
+                for c in parts[:3]
+            ]
+            top = [f"{s['name']} {s['attribution']:+.3g}" for s in expl["slots"][: args.top]]
             shown = Path(source).name if Path(source).is_file() else source
-            data.append({"part": part, "input": str(source), "target": target, "picture": str(picture.relative_to(ROOT))
-                         if picture.resolve().is_relative_to(ROOT) else str(picture), "explanation": expl})
+            data.append(
+                {
+                    "part": part,
+                    "input": str(source),
+                    "target": target,
+                    "picture": str(picture.relative_to(ROOT))
+                    if picture.resolve().is_relative_to(ROOT)
+                    else str(picture),
+                    "explanation": expl,
+                }
+            )
             answer = expl["decoded"] if expl.get("familiar") is not False else f"{expl['decoded']} (unfamiliar)"
-            rows.append([part, shown, target, answer, f"{expl['confidence']:.3f}", ", ".join(top),
-                         "; ".join(where)])
+            rows.append([part, shown, target, answer, f"{expl['confidence']:.3f}", ", ".join(top), "; ".join(where)])
             print(f"{part}: {shown} → {answer!r} ({expl['confidence']:.3f}); {', '.join(top)}", flush=True)
-    write_result(args.out, {"checkpoint": args.checkpoint, "method": args.method, "examples": data},
-                 tables={"examples": {"columns": ["part", "input", "target", "answer", "confidence",
-                                                  f"top {args.top} slots (attribution, nats)",
-                                                  "strongest parts"], "rows": rows}},
-                 name="explanation-examples")
+    write_result(
+        args.out,
+        {"checkpoint": args.checkpoint, "method": args.method, "examples": data},
+        tables={
+            "examples": {
+                "columns": [
+                    "part",
+                    "input",
+                    "target",
+                    "answer",
+                    "confidence",
+                    f"top {args.top} slots (attribution, nats)",
+                    "strongest parts",
+                ],
+                "rows": rows,
+            }
+        },
+        name="explanation-examples",
+    )
     print(f"wrote {args.out}")
     return 0
 

@@ -43,32 +43,32 @@ sys.path.insert(0, str(ROOT))
 #: fixed before the run (pre-registration); the result file repeats it
 CRITERION = {
     "inputs": "the checkpoint's held-out split (--split, default test; for another build of its data set, the split "
-              "the manifest pins); --limit N keeps a seeded sample (seed 0) of "
-              "N per part of the data set (the manifest's part field, else the modality), in split order",
+    "the manifest pins); --limit N keeps a seeded sample (seed 0) of "
+    "N per part of the data set (the manifest's part field, else the modality), in split order",
     "answer": "the trained engine's decoded answer, held fixed for every model and variant",
     "score": "probability of the held answer as run reports it (product over its positions, <eos> included, of the "
-             "softmax of the logits divided by the checkpoint's calibration temperature, 1 without; the "
-             "comparison engines of the sanity checks use 1)",
+    "softmax of the logits divided by the checkpoint's calibration temperature, 1 without; the "
+    "comparison engines of the sanity checks use 1)",
     "k_slots": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32],
     "k_tokens": [1, 2, 3, 4, 6, 8],
     "k_regions": [1, 2, 3, 4, 6, 8, 12, 16],
     "k_beyond_parts": "k larger than the input's number of parts deletes all of them",
     "random_orders": {"slots": 20, "tokens": 20, "regions": 10},
     "regions": "inputs with fewer than 4 tokens: image 6 x 6 cells filled with the image's mean value, sound "
-               "stretches of >= 0.1 s (at most 16) silenced, re-tokenized by the input's plugin",
+    "stretches of >= 0.1 s (at most 16) silenced, re-tokenized by the input's plugin",
     "sanity_models": "re-initialised: the checkpoint's config built afresh with seed + 1; shuffled: trained with "
-                     "the checkpoint's config (--shuffled-epochs, default 150) on its train split with the targets "
-                     "permuted among the training examples (seed + 7), same vocabulary",
+    "the checkpoint's config (--shuffled-epochs, default 150) on its train split with the targets "
+    "permuted among the training examples (seed + 7), same vocabulary",
     "area": "per input, mean over the k grid (k >= 1) of p_comparison(k) - p_method(k)",
     "interval": "95 % percentile bootstrap of the mean over inputs, 10000 resamples, seed 0",
     "beats": "a ranking beats a comparison when the interval of the mean area lies above 0",
     "supported": "the chosen method beats random and magnitude for slots, and random for tokens and regions "
-                 "(levels with fewer than 5 inputs are reported, not judged)",
+    "(levels with fewer than 5 inputs are reported, not judged)",
     "pick": "default method = larger mean slot area vs magnitude; if the 95 % interval of the paired "
-            "difference (ig - occlusion) includes 0, the one with the smaller median CPU time",
+    "difference (ig - occlusion) includes 0, the one with the smaller median CPU time",
     "sanity": "attributions differ from the re-initialised and the shuffled-target engine when the interval "
-              "of the mean Spearman rho (signed attributions, per input, over >= 3 parts) has its upper end "
-              "below 0.5",
+    "of the mean Spearman rho (signed attributions, per input, over >= 3 parts) has its upper end "
+    "below 0.5",
     "completeness": "integrated gradients: |sum - delta f| <= 1 % |delta f| + 0.01 nats (explain.IG_TOLERANCE)",
 }
 LEVELS = ("slots", "tokens", "regions")
@@ -158,16 +158,29 @@ def load_cases(checkpoint, data, split: str, limit: int | None):
     info = doc.get("data", {})
     source = data or recorded_source(checkpoint, info)
     # the token cache only where V22SDK_CACHE names one (a run's own folder; never the user's default cache)
-    ds = load_dataset(source, sample=info.get("sample"), seed=cfg.seed, cache=bool(os.environ.get("V22SDK_CACHE")),
-                      modality=info.get("modality"))
+    ds = load_dataset(
+        source,
+        sample=info.get("sample"),
+        seed=cfg.seed,
+        cache=bool(os.environ.get("V22SDK_CACHE")),
+        modality=info.get("modality"),
+    )
     splits = data_splits(ds, doc, info, source, checkpoint)
     parts = example_parts(source, ds.examples) if info.get("sample") is None else [ex.modality for ex in ds.examples]
     cases = []
     for i in held_out(splits[split], parts, limit):
         ex, batch = ds.examples[i], ds.batches[i]
         plugin = registry.modality(ex.modality)
-        case = Case(i, ex.modality, parts[i], ex.input, batch, type(plugin).schema, plugin,
-                    temperature=float(temperature(ex.modality)))
+        case = Case(
+            i,
+            ex.modality,
+            parts[i],
+            ex.input,
+            batch,
+            type(plugin).schema,
+            plugin,
+            temperature=float(temperature(ex.modality)),
+        )
         if ex.is_file:
             case.sample = plugin.load(ex.input)
             case.kind = region_kind(batch, case.sample.data)
@@ -183,8 +196,10 @@ def data_splits(ds, doc, info, source, checkpoint) -> dict[str, list[int]]:
         return {k: list(v) for k, v in doc["split"].items()}
     pinned = [ex.split for ex in ds.examples]
     if any(p not in ("train", "val", "test") for p in pinned):
-        raise SystemExit(f"{source} is not the data set {checkpoint} was trained on, and its lines do not pin "
-                         "their split: the held-out inputs are unknown")
+        raise SystemExit(
+            f"{source} is not the data set {checkpoint} was trained on, and its lines do not pin "
+            "their split: the held-out inputs are unknown"
+        )
     print(f"note: {source} is another build of the checkpoint's data; using the split its manifest pins", flush=True)
     return {name: [i for i, p in enumerate(pinned) if p == name] for name in ("train", "val", "test")}
 
@@ -277,16 +292,23 @@ def deletion(model, cfg, case, objective, x, n, active, attrs_, ks: dict, orders
             curves["tokens"] = _collect(objective.values(torch.stack(variants)), rankings, grid)
         if case.kind:
             regions = cut_regions(case.kind, case.sample.data, dict(case.sample.units))
-            singles = tokenize_variants(case.plugin, case.sample,
-                                        [occlude(case.kind, case.sample.data, [idx]) for idx, _ in regions])
+            singles = tokenize_variants(
+                case.plugin, case.sample, [occlude(case.kind, case.sample.data, [idx]) for idx, _ in regions]
+            )
             base_attr = case.batch.attr.mean(0)
             change = [float(np.abs(b.attr.mean(0) - base_attr).mean()) for b in singles]
-            rankings = {"occlusion": [order_desc(attrs_[("regions", "occlusion")])],
-                        "magnitude": [order_desc(change)],
-                        "random": [list(rng.permutation(len(regions))) for _ in range(orders["regions"])]}
+            rankings = {
+                "occlusion": [order_desc(attrs_[("regions", "occlusion")])],
+                "magnitude": [order_desc(change)],
+                "random": [list(rng.permutation(len(regions))) for _ in range(orders["regions"])],
+            }
             grid = _grid(ks["regions"], len(regions))
-            arrays = [occlude(case.kind, case.sample.data, [regions[j][0] for j in order[:k]])
-                      for ords in rankings.values() for order in ords for k in grid]
+            arrays = [
+                occlude(case.kind, case.sample.data, [regions[j][0] for j in order[:k]])
+                for ords in rankings.values()
+                for order in ords
+                for k in grid
+            ]
             tokens, masks = to_tensors(tokenize_variants(case.plugin, case.sample, arrays), cfg.max_len)
             curves["regions"] = _collect(objective.values(tokens, masks), rankings, grid)
     return curves
@@ -297,7 +319,7 @@ def _collect(f: np.ndarray, rankings: dict, grid: list[int]) -> dict:
     p = np.exp(f)
     out, at = {}, 0
     for name, ords in rankings.items():
-        block = p[at: at + len(ords) * len(grid)].reshape(len(ords), len(grid))
+        block = p[at : at + len(ords) * len(grid)].reshape(len(ords), len(grid))
         out[name] = block.mean(0).tolist()
         at += block.size
     return out
@@ -327,12 +349,13 @@ def shuffled_target_model(cfg, vocab, ds, splits, epochs: int, seed: int):
         examples[i] = dataclasses.replace(ds.examples[i], target=ds.examples[train[j]].target)
     shuffled = dataclasses.replace(ds, examples=examples)
     held = list(splits.get("test", []))
-    trainer = Trainer(cfg.replace(epochs=epochs), shuffled, {"train": train, **({"test": held} if held else {})},
-                      vocab)
+    trainer = Trainer(cfg.replace(epochs=epochs), shuffled, {"train": train, **({"test": held} if held else {})}, vocab)
     trainer.fit()
-    fit = {"epochs": trainer.history[-1]["epoch"] if trainer.history else 0,
-           "train_exact_on_shuffled": trainer.evaluate("train")["all"]["exact"],
-           "moved_targets": int(sum(ds.examples[i].target != examples[i].target for i in train))}
+    fit = {
+        "epochs": trainer.history[-1]["epoch"] if trainer.history else 0,
+        "train_exact_on_shuffled": trainer.evaluate("train")["all"]["exact"],
+        "moved_targets": int(sum(ds.examples[i].target != examples[i].target for i in train)),
+    }
     trainer.model.eval()
     return trainer.model, fit
 
@@ -348,8 +371,13 @@ def save_shuffled(args) -> dict:
     model, cfg, vocab, splits, ds, _, source = load_cases(args.checkpoint, args.data, args.split, 0)
     t = time.time()
     shuffled, fit = shuffled_target_model(cfg, vocab, ds, splits, args.shuffled_epochs, cfg.seed + 7)
-    fit = {**fit, "seconds": round(time.time() - t, 1), "checkpoint": str(args.checkpoint), "data": source,
-           "requested_epochs": args.shuffled_epochs}
+    fit = {
+        **fit,
+        "seconds": round(time.time() - t, 1),
+        "checkpoint": str(args.checkpoint),
+        "data": source,
+        "requested_epochs": args.shuffled_epochs,
+    }
     # a checkpoint: the weights and the memory the engine wrote while training, as run() would keep them
     save_checkpoint(args.train_shuffled, shuffled, cfg, vocab, data={"shuffled_fit": fit})
     print(f"shuffled-target engine: {fit}; wrote {args.train_shuffled}", flush=True)
@@ -385,10 +413,21 @@ def run(args) -> dict:
         a = attributions(model, cfg, case, objective, x, n, active)
         curves = deletion(model, cfg, case, objective, x, n, active, a, ks, orders, seed=c)
         trained.append((answer, a))
-        per_input.append({"index": case.index, "modality": case.modality, "part": case.part, "answer": answer.text,
-                          "log_prob": answer.log_prob, "tokens": n, "active_slots": len(active),
-                          "regions": len(a.get(("regions", "occlusion"), [])), "curves": curves,
-                          "completeness": a["completeness"], "cpu": a["cpu"]})
+        per_input.append(
+            {
+                "index": case.index,
+                "modality": case.modality,
+                "part": case.part,
+                "answer": answer.text,
+                "log_prob": answer.log_prob,
+                "tokens": n,
+                "active_slots": len(active),
+                "regions": len(a.get(("regions", "occlusion"), [])),
+                "curves": curves,
+                "completeness": a["completeness"],
+                "cpu": a["cpu"],
+            }
+        )
         print(f"[{c + 1}/{len(cases)}] {case.part} {answer.text!r} ({time.time() - t0:.0f} s)", flush=True)
     sanity = {}
     t = time.time()
@@ -417,9 +456,18 @@ def run(args) -> dict:
         _, x, n, active, _ = setup(model, cfg, vocab, case, answer.ids)
         mags = [float(np.abs(x[:n, 256 + s].numpy()).mean()) for s in active]
         follows.append({m: spearman(a[("slots", m)], mags) for m in METHODS})
-    return {"checkpoint": str(args.checkpoint), "data": source, "split": args.split, "engine": cfg.engine,
-            "inputs": per_input, "sanity": sanity, "follows_magnitude": follows, "shuffled_fit": fit,
-            "patch_grid": patch_grid_agreement(model, cfg, vocab, cases, trained), "ks": ks}
+    return {
+        "checkpoint": str(args.checkpoint),
+        "data": source,
+        "split": args.split,
+        "engine": cfg.engine,
+        "inputs": per_input,
+        "sanity": sanity,
+        "follows_magnitude": follows,
+        "shuffled_fit": fit,
+        "patch_grid": patch_grid_agreement(model, cfg, vocab, cases, trained),
+        "ks": ks,
+    }
 
 
 def patch_grid_agreement(model, cfg, vocab, cases, trained) -> dict | None:
@@ -457,9 +505,11 @@ def summarise(data: dict) -> tuple[dict, dict]:
         grid_mean = {}
         for name in have[0]["curves"][level]:
             curves = np.array([r["curves"][level][name] for r in have])
-            grid_mean[name] = {"mean": curves.mean(0).tolist(),
-                               "lo": [bootstrap(curves[:, j])[1] for j in range(curves.shape[1])],
-                               "hi": [bootstrap(curves[:, j])[2] for j in range(curves.shape[1])]}
+            grid_mean[name] = {
+                "mean": curves.mean(0).tolist(),
+                "lo": [bootstrap(curves[:, j])[1] for j in range(curves.shape[1])],
+                "hi": [bootstrap(curves[:, j])[2] for j in range(curves.shape[1])],
+            }
         methods = [m for m in METHODS if m in have[0]["curves"][level]]
         areas = {}
         for m in methods:
@@ -473,13 +523,20 @@ def summarise(data: dict) -> tuple[dict, dict]:
                     bm, bl, bh = bootstrap(sub)
                     by_mod[mod] = {"mean": bm, "lo": bl, "hi": bh, "n": len(sub)}
                 areas[f"{m} vs {vs}"]["by_modality"] = by_mod
-                del_rows.append([level, m, vs, str(len(per)), fmt_ci(mean, lo, hi),
-                                 ("beats" if lo > 0 else "not shown") if len(per) >= 5 else "too few inputs"])
+                del_rows.append(
+                    [
+                        level,
+                        m,
+                        vs,
+                        str(len(per)),
+                        fmt_ci(mean, lo, hi),
+                        ("beats" if lo > 0 else "not shown") if len(per) >= 5 else "too few inputs",
+                    ]
+                )
         if level == "slots" and all(m in methods for m in METHODS):
             diff = [area(r["curves"]["slots"]["occlusion"], r["curves"]["slots"]["ig"]) for r in have]
             summary["deletion"]["occlusion_minus_ig_slots"] = dict(zip(("mean", "lo", "hi"), bootstrap(diff)))
-        summary["deletion"][level] = {"n": len(have), "curves": grid_mean, "areas": areas,
-                                      "k": [0, *data["ks"][level]]}
+        summary["deletion"][level] = {"n": len(have), "curves": grid_mean, "areas": areas, "k": [0, *data["ks"][level]]}
     # sanity
     san_rows = []
     for name, rows in data["sanity"].items():
@@ -488,17 +545,32 @@ def summarise(data: dict) -> tuple[dict, dict]:
         for key in keys:
             vals = [r[key] for r in rows if r.get(key) is not None]
             mean, lo, hi = bootstrap(vals)
-            summary["sanity"][name][key] = {"mean": mean, "lo": lo, "hi": hi, "n": len(vals),
-                                            "differs": bool(vals) and hi < 0.5}
+            summary["sanity"][name][key] = {
+                "mean": mean,
+                "lo": lo,
+                "hi": hi,
+                "n": len(vals),
+                "differs": bool(vals) and hi < 0.5,
+            }
             level, method = key.split("/")
-            san_rows.append([name, level, method, str(len(vals)), fmt_ci(mean, lo, hi, 2),
-                             ("differs" if hi < 0.5 else "not shown") if vals else "–"])
+            san_rows.append(
+                [
+                    name,
+                    level,
+                    method,
+                    str(len(vals)),
+                    fmt_ci(mean, lo, hi, 2),
+                    ("differs" if hi < 0.5 else "not shown") if vals else "–",
+                ]
+            )
     follow_rows = []
     for m in METHODS:
         vals = [r[m] for r in data["follows_magnitude"] if r.get(m) is not None]
         mean, lo, hi = bootstrap(vals)
         summary["sanity"].setdefault("follows_magnitude", {})[m] = {"mean": mean, "lo": lo, "hi": hi, "n": len(vals)}
-        follow_rows.append(["trained engine vs plain magnitude", "slots", m, str(len(vals)), fmt_ci(mean, lo, hi, 2), ""])
+        follow_rows.append(
+            ["trained engine vs plain magnitude", "slots", m, str(len(vals)), fmt_ci(mean, lo, hi, 2), ""]
+        )
     # completeness of integrated gradients
     comp_rows = []
     for path in ("slots", "tokens"):
@@ -510,37 +582,71 @@ def summarise(data: dict) -> tuple[dict, dict]:
         within = sum(i["within_tolerance"] for i in infos)
         # reporting only: what is left of the gap once the jump on leaving the baseline (measured on the
         # incomplete paths, explain.JUST_OFF_BASELINE) is counted: the rest of the path's completeness
-        rest = [abs(i["gap"] + i.get("jump_off_baseline", 0.0)) / max(abs(i["f_input"] - i["f_baseline"]), 1e-12)
-                for i in infos]
-        summary["completeness"][path] = {"n": len(infos), "within": within, "median_rel": float(np.median(rel)),
-                                         "max_rel": float(np.max(rel)), "max_abs": float(np.max(gaps)),
-                                         "median_rel_after_jump": float(np.median(rest)),
-                                         "max_rel_after_jump": float(np.max(rest)),
-                                         "median_intervals": float(np.median([i["steps"] for i in infos])),
-                                         "max_intervals": int(np.max([i["steps"] for i in infos]))}
-        comp_rows.append([path, str(len(infos)), f"{within}/{len(infos)}", f"{100 * np.median(rel):.2f} %",
-                          f"{100 * np.max(rel):.2f} %", f"{np.max(gaps):.3f}",
-                          f"{100 * np.median(rest):.2f} % / {100 * np.max(rest):.2f} %",
-                          f"{np.median([i['steps'] for i in infos]):.0f} / {np.max([i['steps'] for i in infos])}"])
+        rest = [
+            abs(i["gap"] + i.get("jump_off_baseline", 0.0)) / max(abs(i["f_input"] - i["f_baseline"]), 1e-12)
+            for i in infos
+        ]
+        summary["completeness"][path] = {
+            "n": len(infos),
+            "within": within,
+            "median_rel": float(np.median(rel)),
+            "max_rel": float(np.max(rel)),
+            "max_abs": float(np.max(gaps)),
+            "median_rel_after_jump": float(np.median(rest)),
+            "max_rel_after_jump": float(np.max(rest)),
+            "median_intervals": float(np.median([i["steps"] for i in infos])),
+            "max_intervals": int(np.max([i["steps"] for i in infos])),
+        }
+        comp_rows.append(
+            [
+                path,
+                str(len(infos)),
+                f"{within}/{len(infos)}",
+                f"{100 * np.median(rel):.2f} %",
+                f"{100 * np.max(rel):.2f} %",
+                f"{np.max(gaps):.3f}",
+                f"{100 * np.median(rest):.2f} % / {100 * np.max(rest):.2f} %",
+                f"{np.median([i['steps'] for i in infos]):.0f} / {np.max([i['steps'] for i in infos])}",
+            ]
+        )
     # cost and the pick
     cost_rows = []
     for key in (*METHODS, "regions"):
         vals = [r["cpu"][key] for r in inputs if key in r["cpu"]]
         if vals:
-            summary["cost"][key] = {"median_ms": 1000 * float(np.median(vals)), "max_ms": 1000 * float(np.max(vals)),
-                                    "n": len(vals)}
+            summary["cost"][key] = {
+                "median_ms": 1000 * float(np.median(vals)),
+                "max_ms": 1000 * float(np.max(vals)),
+                "n": len(vals),
+            }
             label = "regions (occlusion through the tokenizer)" if key == "regions" else f"{key}: slots + tokens"
             cost_rows.append([label, str(len(vals)), f"{1000 * np.median(vals):.0f}", f"{1000 * np.max(vals):.0f}"])
     summary["pick"] = pick(summary)
     tables = {
-        "deletion": {"columns": ["level", "method", "vs", "inputs", "area, mean [95 % CI]", "verdict"],
-                     "align": "lllrll", "rows": del_rows},
-        "sanity": {"columns": ["compared with", "level", "method", "inputs", "Spearman ρ, mean [95 % CI]", "verdict"],
-                   "align": "lllrll", "rows": san_rows + follow_rows},
-        "completeness": {"columns": ["path", "inputs", "within tolerance", "median |gap|/|Δf|", "max |gap|/|Δf|",
-                                     "max |gap| (nats)", "without the jump off the baseline: median / max",
-                                     "intervals median / max"],
-                         "align": "lrrrrrrr", "rows": comp_rows},
+        "deletion": {
+            "columns": ["level", "method", "vs", "inputs", "area, mean [95 % CI]", "verdict"],
+            "align": "lllrll",
+            "rows": del_rows,
+        },
+        "sanity": {
+            "columns": ["compared with", "level", "method", "inputs", "Spearman ρ, mean [95 % CI]", "verdict"],
+            "align": "lllrll",
+            "rows": san_rows + follow_rows,
+        },
+        "completeness": {
+            "columns": [
+                "path",
+                "inputs",
+                "within tolerance",
+                "median |gap|/|Δf|",
+                "max |gap|/|Δf|",
+                "max |gap| (nats)",
+                "without the jump off the baseline: median / max",
+                "intervals median / max",
+            ],
+            "align": "lrrrrrrr",
+            "rows": comp_rows,
+        },
         "cost": {"columns": ["method", "inputs", "median CPU ms", "max CPU ms"], "align": "lrrr", "rows": cost_rows},
         "by_modality": by_modality_table(summary),
         "pick": pick_table(summary),
@@ -573,9 +679,16 @@ def pick_table(summary: dict) -> dict:
     cost = summary["cost"]
     ms = {m: f"{cost[m]['median_ms']:.0f}" if m in cost else "–" for m in METHODS}
     p = summary["pick"]
-    return {"columns": ["slots: p left by occlusion − p left by ig, mean [95 % CI]", "median CPU ms ig / occlusion",
-                        "default", "why"],
-            "align": "lrll", "rows": [[paired, f"{ms['ig']} / {ms['occlusion']}", p["method"], p["why"]]]}
+    return {
+        "columns": [
+            "slots: p left by occlusion − p left by ig, mean [95 % CI]",
+            "median CPU ms ig / occlusion",
+            "default",
+            "why",
+        ],
+        "align": "lrll",
+        "rows": [[paired, f"{ms['ig']} / {ms['occlusion']}", p["method"], p["why"]]],
+    }
 
 
 def by_modality_table(summary: dict) -> dict:
@@ -586,13 +699,16 @@ def by_modality_table(summary: dict) -> dict:
         for key, area in d["areas"].items():
             for mod, a in area["by_modality"].items():
                 rows.append([level, key, mod, str(a["n"]), fmt_ci(a["mean"], a["lo"], a["hi"])])
-    return {"columns": ["level", "ranking", "part", "inputs", "area, mean [95 % CI]"], "align": "lllrl",
-            "rows": rows}
+    return {"columns": ["level", "ranking", "part", "inputs", "area, mean [95 % CI]"], "align": "lllrl", "rows": rows}
 
 
 # -- figure ----------------------------------------------------------------------------------------------------
-STYLE = {"ig": ("integrated gradients", "C0", "-"), "occlusion": ("occlusion", "C2", "-"),
-         "magnitude": ("plain magnitude", "C1", "--"), "random": ("random", "0.5", ":")}
+STYLE = {
+    "ig": ("integrated gradients", "C0", "-"),
+    "occlusion": ("occlusion", "C2", "-"),
+    "magnitude": ("plain magnitude", "C1", "--"),
+    "random": ("random", "0.5", ":"),
+}
 
 
 def figure(result_path, out) -> Path:
@@ -608,8 +724,11 @@ def figure(result_path, out) -> Path:
     deletion = doc["data"]["summary"]["deletion"]
     levels = [lv for lv in LEVELS if lv in deletion]
     fig, axes = plt.subplots(1, len(levels), figsize=(4.2 * len(levels), 3.6), squeeze=False)
-    titles = {"slots": "named slots set to 0", "tokens": "tokens set to 0",
-              "regions": "image cells / sound stretches removed"}
+    titles = {
+        "slots": "named slots set to 0",
+        "tokens": "tokens set to 0",
+        "regions": "image cells / sound stretches removed",
+    }
     for ax, level in zip(axes[0], levels):
         d = deletion[level]
         ks = d["k"]
@@ -644,10 +763,18 @@ def main(argv=None) -> int:
     ap.add_argument("--split", default="test", choices=["val", "test"])
     ap.add_argument("--limit", type=int, default=None, help="a seeded sample of at most N held-out inputs per part")
     ap.add_argument("--shuffled-epochs", type=int, default=150, help="epochs of the shuffled-target engine")
-    ap.add_argument("--train-shuffled", metavar="PATH", default=None,
-                    help="only train the shuffled-target engine and save it to PATH (then run with --shuffled-model)")
-    ap.add_argument("--shuffled-model", metavar="PATH", default=None,
-                    help="the shuffled-target engine saved by --train-shuffled (same checkpoint and data)")
+    ap.add_argument(
+        "--train-shuffled",
+        metavar="PATH",
+        default=None,
+        help="only train the shuffled-target engine and save it to PATH (then run with --shuffled-model)",
+    )
+    ap.add_argument(
+        "--shuffled-model",
+        metavar="PATH",
+        default=None,
+        help="the shuffled-target engine saved by --train-shuffled (same checkpoint and data)",
+    )
     ap.add_argument("--out", default=str(ROOT / "results" / "explain" / "faithfulness.json"))
     ap.add_argument("--figure", default=None, help="also draw the deletion curves (PNG) from the result file")
     ap.add_argument("--figure-only", metavar="RESULT", default=None, help="only draw --figure from RESULT")

@@ -17,11 +17,13 @@ OUT = Path(__file__).resolve().parents[1] / "docs" / "slots.md"
 
 def render(names: tuple[str, ...] = BUILT_IN) -> str:
     registry = get_registry()
-    parts = ["# Every named attribute slot of the built-in modalities",
-             "",
-             "Generated from the schemas by `scripts/gen_slot_docs.py`; do not edit by hand. `slot` is the",
-             "position in `attr` (0..383); the position in the full 640-D token is `256 + slot`.",
-             ""]
+    parts = [
+        "# Every named attribute slot of the built-in modalities",
+        "",
+        "Generated from the schemas by `scripts/gen_slot_docs.py`; do not edit by hand. `slot` is the",
+        "position in `attr` (0..383); the position in the full 640-D token is `256 + slot`.",
+        "",
+    ]
     for name in names:
         cls = registry.get_class("modalities", name)
         schema = cls.schema

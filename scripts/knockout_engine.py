@@ -70,14 +70,21 @@ def knockouts(checkpoint: Path, source: Path | None = None) -> dict:
     with torch.no_grad():
         gate = mean_gate(model, train_data.tokens, train_data.mask)
     intact = answers([])
-    result = {"checkpoint": str(checkpoint), "sha256": hashlib.sha256(checkpoint.read_bytes()).hexdigest(),
-              "n": len(held), "groups": sorted(set(groups[i] for i in held)),
-              "intact": score(intact, gold, [groups[i] for i in held]), "knockouts": {}}
+    result = {
+        "checkpoint": str(checkpoint),
+        "sha256": hashlib.sha256(checkpoint.read_bytes()).hexdigest(),
+        "n": len(held),
+        "groups": sorted(set(groups[i] for i in held)),
+        "intact": score(intact, gold, [groups[i] for i in held]),
+        "knockouts": {},
+    }
     for row in ROWS:
         names = list(KNOCKOUTS) if row == "all six" else [row]
         got = answers(names)
-        result["knockouts"][row] = {"changed": sum(a != b for a, b in zip(got, intact)),
-                                    **score(got, gold, [groups[i] for i in held])}
+        result["knockouts"][row] = {
+            "changed": sum(a != b for a, b in zip(got, intact)),
+            **score(got, gold, [groups[i] for i in held]),
+        }
     mean = bl.mean_tokens(ds.batches)
     y = np.array([ex.target for ex in ds.examples])
     nn = bl.nearest_neighbour(mean[train], y[train], mean[held])
@@ -90,15 +97,21 @@ def group_of(source: Path, ds) -> dict[int, str]:
     import json
 
     if source.suffix == ".jsonl":
-        recs = {n: json.loads(line) for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1)
-                if line.strip()}
+        recs = {
+            n: json.loads(line)
+            for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1)
+            if line.strip()
+        }
         if all("part" in recs[ex.line] for ex in ds.examples):
             return {i: recs[ex.line]["part"] for i, ex in enumerate(ds.examples)}
     return {i: ex.modality for i, ex in enumerate(ds.examples)}
 
 
 def score(pred: list[str], gold: list[str], groups: list[str]) -> dict:
-    out = {"exact": float(np.mean([p == g for p, g in zip(pred, gold)])), "right": sum(p == g for p, g in zip(pred, gold))}
+    out = {
+        "exact": float(np.mean([p == g for p, g in zip(pred, gold)])),
+        "right": sum(p == g for p, g in zip(pred, gold)),
+    }
     for grp in sorted(set(groups)):
         sel = [k for k, g in enumerate(groups) if g == grp]
         out[grp] = float(np.mean([pred[k] == gold[k] for k in sel]))
@@ -114,34 +127,66 @@ def tables(demo: dict | None, suite: list[dict]) -> dict:
             rows.append([f"knock out {r}", f"{k['changed']}/{demo['n']}", f"{k['right']}/{demo['n']}"])
         nn = demo["nearest_neighbour"]
         rows.append(["1-NN on raw tokens (no training)", "—", f"{nn['right']}/{demo['n']}"])
-        out["demo"] = {"columns": ["demo checkpoint, held-out inputs", "answers changed", "right"],
-                       "align": "lrr", "rows": rows}
+        out["demo"] = {
+            "columns": ["demo checkpoint, held-out inputs", "answers changed", "right"],
+            "align": "lrr",
+            "rows": rows,
+        }
     if suite:
         parts = [p for p in lab.PART_ORDER if p in suite[0]["intact"]]
 
         def cell(values):
             return lab.fmt_ci(values)
 
-        rows = [["intact", "—", *[cell([s["intact"][p] for s in suite]) for p in parts],
-                 cell([s["intact"]["exact"] for s in suite])]]
+        rows = [
+            [
+                "intact",
+                "—",
+                *[cell([s["intact"][p] for s in suite]) for p in parts],
+                cell([s["intact"]["exact"] for s in suite]),
+            ]
+        ]
         for r in ROWS:
             changed = [s["knockouts"][r]["changed"] / s["n"] for s in suite]
-            rows.append([f"knock out {r}", cell(changed), *[cell([s["knockouts"][r][p] for s in suite]) for p in parts],
-                         cell([s["knockouts"][r]["exact"] for s in suite])])
-        rows.append(["1-NN on raw tokens (no training)", "—",
-                     *[cell([s["nearest_neighbour"][p] for s in suite]) for p in parts],
-                     cell([s["nearest_neighbour"]["exact"] for s in suite])])
+            rows.append(
+                [
+                    f"knock out {r}",
+                    cell(changed),
+                    *[cell([s["knockouts"][r][p] for s in suite]) for p in parts],
+                    cell([s["knockouts"][r]["exact"] for s in suite]),
+                ]
+            )
+        rows.append(
+            [
+                "1-NN on raw tokens (no training)",
+                "—",
+                *[cell([s["nearest_neighbour"][p] for s in suite]) for p in parts],
+                cell([s["nearest_neighbour"]["exact"] for s in suite]),
+            ]
+        )
         seeds = ", ".join(str(s["seed"]) for s in suite)
         held = "–".join(sorted({str(min(s["n"] for s in suite)), str(max(s["n"] for s in suite))}, key=int))
-        out["suite"] = {"columns": [f"suite models (seeds {seeds}; {held} held-out each)", "share of answers changed",
-                                    *parts, "all"], "align": "l" + "r" * (len(parts) + 2), "rows": rows}
+        out["suite"] = {
+            "columns": [
+                f"suite models (seeds {seeds}; {held} held-out each)",
+                "share of answers changed",
+                *parts,
+                "all",
+            ],
+            "align": "l" + "r" * (len(parts) + 2),
+            "rows": rows,
+        }
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--demo", type=Path, default=None,
-                    help="also a checkpoint trained on a data file it records (e.g. the old demo checkpoint)")
+    ap.add_argument(
+        "--demo",
+        type=Path,
+        default=None,
+        help="also a checkpoint trained on a data file it records (e.g. the old demo checkpoint)",
+    )
     ap.add_argument("--work", type=Path, default=lab.DEFAULT_WORK, help="eval_suite.py's work folder")
     ap.add_argument("--size", default="small")
     ap.add_argument("--seeds", type=int, default=5, help="suite models to read (models/v22-<size>-<seed>.pt)")
@@ -155,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     work = lab.use_work(args.work)
     demo = knockouts(args.demo) if args.demo else None
     suite = []
-    for seed in ([int(x) for x in args.only.split(",")] if args.only else range(args.seeds)):
+    for seed in [int(x) for x in args.only.split(",")] if args.only else range(args.seeds):
         ckpt = work / "models" / f"v22-{args.size}-{seed}.pt"
         if not ckpt.is_file():
             raise SystemExit(f"{ckpt} is missing: run scripts/eval_suite.py first")
@@ -164,8 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     from v22sdk.evidence import markdown_table, write_result
 
     t = tables(demo, suite)
-    write_result(args.out, {"demo": demo, "suite": suite, "seeds": [s["seed"] for s in suite], "rows": list(ROWS)},
-                 tables=t, name="suite-knockouts")
+    write_result(
+        args.out,
+        {"demo": demo, "suite": suite, "seeds": [s["seed"] for s in suite], "rows": list(ROWS)},
+        tables=t,
+        name="suite-knockouts",
+    )
     for table in t.values():
         print(markdown_table(table))
     return 0

@@ -2,8 +2,7 @@
 # Lint (ruff check, rules in pyproject.toml [tool.ruff]) and, with --format, the formatting check.
 #
 #   bash scripts/lint.sh            # ruff check: must pass
-#   bash scripts/lint.sh --format   # also `ruff format --check` (enable once the repository has
-#                                   # been formatted in one commit: `ruff format .`)
+#   bash scripts/lint.sh --format   # also `ruff format --check` (what CI runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ruff=".venv/bin/ruff"

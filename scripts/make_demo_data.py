@@ -36,15 +36,36 @@ OUT = ROOT / "v22sdk" / "engine" / "data" / "demo"
 SR = 16000
 
 TEXT_PAIRS = [
-    ("你好", "你好呀"), ("早上好", "早安"), ("晚上好", "晚上好呀"), ("谢谢你", "不客气"), ("再见", "明天见"),
-    ("你叫什么名字？", "我叫小白"), ("你几岁了？", "我三岁了"), ("今天天气怎么样？", "今天是晴天"),
-    ("下雨了吗？", "没有下雨"), ("你吃饭了吗？", "我吃过了"), ("你喜欢什么？", "我喜欢苹果"),
-    ("太阳是什么颜色？", "太阳是黄色的"), ("苹果是什么颜色？", "苹果是红色的"), ("我很开心！", "太好了"),
-    ("我有点累", "休息一下吧"), ("现在几点了？", "现在三点"), ("你在做什么？", "我在看书"),
-    ("我们去公园吧", "好的走吧"), ("这个多少钱？", "十块钱"), ("你会唱歌吗？", "我会唱歌"),
-    ("外面冷不冷？", "外面很冷"), ("请坐", "谢谢"), ("对不起", "没关系"), ("生日快乐！", "谢谢你"),
-    ("你住在哪里？", "我住在北京"), ("你喜欢音乐吗？", "我喜欢音乐"), ("明天见", "明天见"),
-    ("好久不见", "好久不见了"), ("你好吗？", "我很好"), ("晚安", "晚安好梦"),
+    ("你好", "你好呀"),
+    ("早上好", "早安"),
+    ("晚上好", "晚上好呀"),
+    ("谢谢你", "不客气"),
+    ("再见", "明天见"),
+    ("你叫什么名字？", "我叫小白"),
+    ("你几岁了？", "我三岁了"),
+    ("今天天气怎么样？", "今天是晴天"),
+    ("下雨了吗？", "没有下雨"),
+    ("你吃饭了吗？", "我吃过了"),
+    ("你喜欢什么？", "我喜欢苹果"),
+    ("太阳是什么颜色？", "太阳是黄色的"),
+    ("苹果是什么颜色？", "苹果是红色的"),
+    ("我很开心！", "太好了"),
+    ("我有点累", "休息一下吧"),
+    ("现在几点了？", "现在三点"),
+    ("你在做什么？", "我在看书"),
+    ("我们去公园吧", "好的走吧"),
+    ("这个多少钱？", "十块钱"),
+    ("你会唱歌吗？", "我会唱歌"),
+    ("外面冷不冷？", "外面很冷"),
+    ("请坐", "谢谢"),
+    ("对不起", "没关系"),
+    ("生日快乐！", "谢谢你"),
+    ("你住在哪里？", "我住在北京"),
+    ("你喜欢音乐吗？", "我喜欢音乐"),
+    ("明天见", "明天见"),
+    ("好久不见", "好久不见了"),
+    ("你好吗？", "我很好"),
+    ("晚安", "晚安好梦"),
 ]
 
 
@@ -117,7 +138,7 @@ def chirp(seed: int) -> np.ndarray:
     r = _rng(6, seed)
     f0, f1 = float(r.uniform(150, 300)), float(r.uniform(1500, 3000))
     t = np.arange(int(0.5 * SR)) / SR
-    phase = 2 * np.pi * (f0 * t + (f1 - f0) * t ** 2 / (2 * t[-1]))
+    phase = 2 * np.pi * (f0 * t + (f1 - f0) * t**2 / (2 * t[-1]))
     return (0.4 * np.sin(phase)).astype(np.float32)
 
 
@@ -170,13 +191,21 @@ EXPERIMENTS = {  # upstream's verification table (spec §7.5), each with a held-
     "audio → label (低音/中音/高音)": ("audio.jsonl", {"epochs": 120}),
 }
 TABLE_ROWS = {  # how docs/results.md names each experiment, what upstream reported, what is held out
-    "text memorisation (--sample 10)": ("text `--sample 10` (8 train / 1 val / 1 test pairs)",
-                                        "loss 6.98 → 0.0001", None),
-    "image → label (28 pairs, apple/sun)": ("image → label, 28 training pairs (14 apple → 苹果, 14 sun → 太阳)",
-                                            'loss 3.00 → 1.01, "apple predicted correctly" on training images',
-                                            "unseen images"),
-    "audio → label (低音/中音/高音)": ("audio → label, 低音/中音/高音 (8 training frequencies each)",
-                                   '"高音" output; low/mid/high never separated', "unseen frequencies"),
+    "text memorisation (--sample 10)": (
+        "text `--sample 10` (8 train / 1 val / 1 test pairs)",
+        "loss 6.98 → 0.0001",
+        None,
+    ),
+    "image → label (28 pairs, apple/sun)": (
+        "image → label, 28 training pairs (14 apple → 苹果, 14 sun → 太阳)",
+        'loss 3.00 → 1.01, "apple predicted correctly" on training images',
+        "unseen images",
+    ),
+    "audio → label (低音/中音/高音)": (
+        "audio → label, 低音/中音/高音 (8 training frequencies each)",
+        '"高音" output; low/mid/high never separated',
+        "unseen frequencies",
+    ),
 }
 
 
@@ -201,13 +230,20 @@ def run_experiments(out: Path, engines=("v22", "baseline")) -> dict:
                 m = res["metrics"]
                 held = [m[k]["all"] for k in ("val", "test") if k in m and "all" in m[k]]
                 n_held = sum(h["n"] for h in held)
-                row = {"engine": engine, "parameters": m["parameters"], "epochs": m["epochs"],
-                       "final_loss": m["final_loss"], "stopped_early": m["stopped_early"],
-                       "train_exact": m["train"]["all"]["exact"], "train_n": m["train"]["all"]["n"],
-                       "heldout_exact": sum(h["exact"] * h["n"] for h in held) / max(n_held, 1),
-                       "heldout_char": sum(h["char"] * h["n"] for h in held) / max(n_held, 1),
-                       "heldout_n": n_held, "seconds": round(time.perf_counter() - start, 1),
-                       "safeguards": m["safeguards"]}
+                row = {
+                    "engine": engine,
+                    "parameters": m["parameters"],
+                    "epochs": m["epochs"],
+                    "final_loss": m["final_loss"],
+                    "stopped_early": m["stopped_early"],
+                    "train_exact": m["train"]["all"]["exact"],
+                    "train_n": m["train"]["all"]["n"],
+                    "heldout_exact": sum(h["exact"] * h["n"] for h in held) / max(n_held, 1),
+                    "heldout_char": sum(h["char"] * h["n"] for h in held) / max(n_held, 1),
+                    "heldout_n": n_held,
+                    "seconds": round(time.perf_counter() - start, 1),
+                    "safeguards": m["safeguards"],
+                }
                 results.setdefault(title, []).append(row)
                 print(title, json.dumps(row, ensure_ascii=False), flush=True)
     return results
@@ -220,12 +256,35 @@ def verification_table(results: dict) -> dict:
         name, upstream, held_word = TABLE_ROWS[title]
         for k, r in enumerate(runs):
             held_ok = round(r["heldout_exact"] * r["heldout_n"])
-            held = f"**{held_ok}/{r['heldout_n']}**" + (f" {held_word}" if held_word else f" (char {r['heldout_char']:.2f})")
-            rows.append([name if k == 0 else "", upstream if k == 0 else "", "V22" if r["engine"] == "v22" else r["engine"],
-                         f"{r['parameters']:,}", f"{r['epochs']}" + (" (auto-stop)" if r["stopped_early"] else ""),
-                         f"{r['final_loss']:.1e}", f"{round(r['train_exact'] * r['train_n'])}/{r['train_n']}", held])
-    return {"columns": ["experiment", "upstream reported (spec §7.5)", "engine", "params", "epochs", "final train loss",
-                        "train exact", "**held-out exact**"], "align": "lllrrrrr", "rows": rows}
+            held = f"**{held_ok}/{r['heldout_n']}**" + (
+                f" {held_word}" if held_word else f" (char {r['heldout_char']:.2f})"
+            )
+            rows.append(
+                [
+                    name if k == 0 else "",
+                    upstream if k == 0 else "",
+                    "V22" if r["engine"] == "v22" else r["engine"],
+                    f"{r['parameters']:,}",
+                    f"{r['epochs']}" + (" (auto-stop)" if r["stopped_early"] else ""),
+                    f"{r['final_loss']:.1e}",
+                    f"{round(r['train_exact'] * r['train_n'])}/{r['train_n']}",
+                    held,
+                ]
+            )
+    return {
+        "columns": [
+            "experiment",
+            "upstream reported (spec §7.5)",
+            "engine",
+            "params",
+            "epochs",
+            "final train loss",
+            "train exact",
+            "**held-out exact**",
+        ],
+        "align": "lllrrrrr",
+        "rows": rows,
+    }
 
 
 def verification_values(results: dict) -> dict[str, str]:
@@ -250,8 +309,12 @@ def main() -> None:
     ap.add_argument("--train", action="store_true", help="also train a checkpoint on the demo set (small preset)")
     ap.add_argument("--checkpoint", "-c", type=Path, default=Path("demo.pt"), help="where --train writes it")
     ap.add_argument("--epochs", type=int, default=150)
-    ap.add_argument("--results", type=Path, default=None,
-                    help="run upstream's verification table (V22 and baseline) and write it as a result file here")
+    ap.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        help="run upstream's verification table (V22 and baseline) and write it as a result file here",
+    )
     args = ap.parse_args()
     from v22sdk.evidence import begin
 
@@ -264,8 +327,10 @@ def main() -> None:
 def _main(args) -> None:
     manifests = generate(args.out)
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
-    print(f"demo data: {sum(len(v) for k, v in manifests.items() if k == 'demo.jsonl')} examples, "
-          f"{size / 1e6:.2f} MB in {args.out}")
+    print(
+        f"demo data: {sum(len(v) for k, v in manifests.items() if k == 'demo.jsonl')} examples, "
+        f"{size / 1e6:.2f} MB in {args.out}"
+    )
     if args.train:
         import torch
 
@@ -275,26 +340,42 @@ def _main(args) -> None:
         torch.set_num_threads(1)
         cfg = preset("small", epochs=args.epochs, seed=0)
         checkpoint = args.checkpoint
-        res = train_engine(args.out / "demo.jsonl", cfg, checkpoint, val_frac=0.0, test_frac=0.1,
-                           log_path=checkpoint.with_suffix(".log.jsonl"),
-                           on_epoch=lambda h: print(f"epoch {h['epoch']}: loss {h['loss']:.4g}") if h["epoch"] % 10 == 0 else None,
-                           storage="float16")
+        res = train_engine(
+            args.out / "demo.jsonl",
+            cfg,
+            checkpoint,
+            val_frac=0.0,
+            test_frac=0.1,
+            log_path=checkpoint.with_suffix(".log.jsonl"),
+            on_epoch=lambda h: print(f"epoch {h['epoch']}: loss {h['loss']:.4g}") if h["epoch"] % 10 == 0 else None,
+            storage="float16",
+        )
         m = res["metrics"]
         print(f"output vocabulary: {len(res['vocab'])} entries, embeddings from: {res['vocab'].source}")
-        print(json.dumps({k: m[k] for k in ("train", "test", "parameters", "final_loss", "epochs") if k in m},
-                         ensure_ascii=False, indent=1))
+        print(
+            json.dumps(
+                {k: m[k] for k in ("train", "test", "parameters", "final_loss", "epochs") if k in m},
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
         from v22sdk.engine.pipeline import evaluate_checkpoint
 
         # the shipped file stores float16 weights: its own held-out figures, measured after reloading
-        print("reloaded (float16) test split:", json.dumps(evaluate_checkpoint(checkpoint)["metrics"],
-                                                           ensure_ascii=False))
+        print(
+            "reloaded (float16) test split:", json.dumps(evaluate_checkpoint(checkpoint)["metrics"], ensure_ascii=False)
+        )
         print(f"checkpoint: {checkpoint} ({checkpoint.stat().st_size / 1e6:.2f} MB)")
     if args.results:
         from v22sdk.evidence import write_result
 
         results = run_experiments(args.out)
-        write_result(args.results, results, tables={"verification": verification_table(results)},
-                     values=verification_values(results))
+        write_result(
+            args.results,
+            results,
+            tables={"verification": verification_table(results)},
+            values=verification_values(results),
+        )
 
 
 if __name__ == "__main__":

@@ -46,7 +46,6 @@ def _rel(a, b) -> float:
 def frame_descriptors(t) -> dict[str, float]:
     """The largest relative difference of each frame quantity over the synthetic signals."""
     import librosa
-
     from v22sdk_audio import spectral as sp
 
     worst: dict[str, float] = {}
@@ -61,14 +60,24 @@ def frame_descriptors(t) -> dict[str, float]:
             "stft": (mag, S.T),
             "centroid": (cent[ok], librosa.feature.spectral_centroid(S=S, sr=t.RATE, n_fft=1024)[0][ok]),
             "bandwidth": (bw[ok], librosa.feature.spectral_bandwidth(S=S, sr=t.RATE, n_fft=1024)[0][ok]),
-            "rolloff85": (sp.rolloff(mag, 0.85)[0][ok],
-                          librosa.feature.spectral_rolloff(S=S, sr=t.RATE, n_fft=1024, roll_percent=0.85)[0][ok]),
-            "flatness": (sp.flatness(mag * mag)[ok], librosa.feature.spectral_flatness(S=S, power=2.0, amin=1e-10)[0][ok]),
-            "zcr": ((zc[starts + 1023] - zc[starts]) / 1024,
-                    librosa.feature.zero_crossing_rate(padded, frame_length=1024, hop_length=320,
-                                                       center=False)[0][: fr.shape[0]]),
-            "rms": (sp.frame_rms(fr), librosa.feature.rms(y=padded, frame_length=1024, hop_length=320,
-                                                          center=False)[0][: fr.shape[0]]),
+            "rolloff85": (
+                sp.rolloff(mag, 0.85)[0][ok],
+                librosa.feature.spectral_rolloff(S=S, sr=t.RATE, n_fft=1024, roll_percent=0.85)[0][ok],
+            ),
+            "flatness": (
+                sp.flatness(mag * mag)[ok],
+                librosa.feature.spectral_flatness(S=S, power=2.0, amin=1e-10)[0][ok],
+            ),
+            "zcr": (
+                (zc[starts + 1023] - zc[starts]) / 1024,
+                librosa.feature.zero_crossing_rate(padded, frame_length=1024, hop_length=320, center=False)[0][
+                    : fr.shape[0]
+                ],
+            ),
+            "rms": (
+                sp.frame_rms(fr),
+                librosa.feature.rms(y=padded, frame_length=1024, hop_length=320, center=False)[0][: fr.shape[0]],
+            ),
         }
         if "stft" in pairs:  # relative to the spectrum's largest bin (single bins near 0 have no relative error)
             a, b = pairs.pop("stft")
@@ -81,7 +90,6 @@ def frame_descriptors(t) -> dict[str, float]:
 def segment_slots(t) -> float:
     """The largest absolute difference between a segment slot and librosa's frame mean."""
     import librosa
-
     from v22sdk_audio import AudioModality
 
     audio = AudioModality()
@@ -98,8 +106,9 @@ def segment_slots(t) -> float:
             "aud.spec.centroid": librosa.feature.spectral_centroid(S=S, sr=t.RATE, n_fft=1024)[0] / 8000,
             "aud.spec.rolloff85": librosa.feature.spectral_rolloff(S=S, sr=t.RATE, n_fft=1024)[0] / 8000,
             "aud.spec.flatness": librosa.feature.spectral_flatness(S=S, amin=1e-10)[0],
-            "aud.zcr.mean": librosa.feature.zero_crossing_rate(padded, frame_length=1024, hop_length=320, center=False,
-                                                               threshold=1e-3 * np.abs(padded).max())[0][: fr.shape[0]],
+            "aud.zcr.mean": librosa.feature.zero_crossing_rate(
+                padded, frame_length=1024, hop_length=320, center=False, threshold=1e-3 * np.abs(padded).max()
+            )[0][: fr.shape[0]],
         }
         for slot_name, frame_vals in pairs.items():
             seg = frame_vals.reshape(n_seg, 25).mean(axis=1)
@@ -109,8 +118,13 @@ def segment_slots(t) -> float:
 
 def pitch_row(t, y, fmax: float) -> dict[str, float]:
     cents, agree, n = t._compare_pitch(y, fmax=fmax)
-    return {"median_cents": float(np.median(cents)), "p95_cents": float(np.percentile(cents, 95)),
-            "within_50": float(np.mean(cents <= 50)), "voicing_agreement": float(agree), "both_voiced": int(n)}
+    return {
+        "median_cents": float(np.median(cents)),
+        "p95_cents": float(np.percentile(cents, 95)),
+        "within_50": float(np.mean(cents <= 50)),
+        "voicing_agreement": float(agree),
+        "both_voiced": int(n),
+    }
 
 
 def speech(t) -> np.ndarray | None:
@@ -119,8 +133,9 @@ def speech(t) -> np.ndarray | None:
         return None
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "speech.wav"
-        subprocess.run([exe, "-v", "en", "-s", "150", "-w", str(path), SPEECH_TEXT], check=True,
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            [exe, "-v", "en", "-s", "150", "-w", str(path), SPEECH_TEXT], check=True, capture_output=True, timeout=60
+        )
         import soundfile as sf
 
         x, rate = sf.read(path, dtype="float64")
@@ -139,28 +154,52 @@ def tables(data: dict) -> dict:
     med = [r["median_cents"] for r in syn.values()]
     sp = data.get("pitch_speech")
     rows = [
-        ["STFT magnitude", "tone, vibrato harmonic, glide, noise, harmonic+noise", "rtol 1e-9",
-         f"{fd['stft']:.1e} (of the largest bin)"],
-        ["centroid, bandwidth, roll-off 85 %, flatness, ZCR, frame RMS", "same", "rtol 1e-6",
-         ", ".join(f"{fd[k]:.1e}" for k in ("centroid", "bandwidth", "rolloff85", "flatness", "zcr", "rms"))],
-        ["segment slots (`aud.spec.centroid`, `rolloff85`, `flatness`, `aud.zcr.mean`) vs the mean of librosa's "
-         "frame values, librosa fed the same analysis range (bins 0–1 zeroed, the 60 dB gate subtracted)",
-         "vibrato harmonic, noise, harmonic+noise", "abs 1e-4 (float32 storage)", f"{data['segment_slots']:.1e}"],
-        ["YIN f0 vs `librosa.pyin` f0, frames both voiced",
-         "synthetic (tone, 150 Hz vibrato harmonic, 100→400 Hz glide, harmonic+noise)",
-         "median ≤ 10 cents, ≥ 90 % within 50 cents, voicing agreement ≥ 85 %",
-         f"median {min(med):.1f}–{max(med):.1f} cents, p95 ≤ {max(r['p95_cents'] for r in syn.values()):.1f} cents, "
-         f"{_at_least(min(r['within_50'] for r in syn.values()))} within 50 cents, voicing "
-         f"{_at_least(min(r['voicing_agreement'] for r in syn.values()))}"],
+        [
+            "STFT magnitude",
+            "tone, vibrato harmonic, glide, noise, harmonic+noise",
+            "rtol 1e-9",
+            f"{fd['stft']:.1e} (of the largest bin)",
+        ],
+        [
+            "centroid, bandwidth, roll-off 85 %, flatness, ZCR, frame RMS",
+            "same",
+            "rtol 1e-6",
+            ", ".join(f"{fd[k]:.1e}" for k in ("centroid", "bandwidth", "rolloff85", "flatness", "zcr", "rms")),
+        ],
+        [
+            "segment slots (`aud.spec.centroid`, `rolloff85`, `flatness`, `aud.zcr.mean`) vs the mean of librosa's "
+            "frame values, librosa fed the same analysis range (bins 0–1 zeroed, the 60 dB gate subtracted)",
+            "vibrato harmonic, noise, harmonic+noise",
+            "abs 1e-4 (float32 storage)",
+            f"{data['segment_slots']:.1e}",
+        ],
+        [
+            "YIN f0 vs `librosa.pyin` f0, frames both voiced",
+            "synthetic (tone, 150 Hz vibrato harmonic, 100→400 Hz glide, harmonic+noise)",
+            "median ≤ 10 cents, ≥ 90 % within 50 cents, voicing agreement ≥ 85 %",
+            f"median {min(med):.1f}–{max(med):.1f} cents, p95 ≤ {max(r['p95_cents'] for r in syn.values()):.1f} cents, "
+            f"{_at_least(min(r['within_50'] for r in syn.values()))} within 50 cents, voicing "
+            f"{_at_least(min(r['voicing_agreement'] for r in syn.values()))}",
+        ],
     ]
     if sp:
-        rows.append(["same", "speech: espeak-ng (`-v en -s 150`, two sentences, 22 050 Hz → 16 kHz), generated at "
-                     "run time", "same",
-                     f"median {sp['median_cents']:.1f} cents, p95 {sp['p95_cents']:.1f} cents, "
-                     f"{100 * sp['within_50']:.1f} % within 50 cents, voicing agreement "
-                     f"{100 * sp['voicing_agreement']:.1f} % ({sp['both_voiced']} frames both voiced)"])
-    return {"agreement": {"columns": ["quantity", "signals", "tolerance in the tests", "measured worst case"],
-                          "align": "llll", "rows": rows}}
+        rows.append(
+            [
+                "same",
+                "speech: espeak-ng (`-v en -s 150`, two sentences, 22 050 Hz → 16 kHz), generated at run time",
+                "same",
+                f"median {sp['median_cents']:.1f} cents, p95 {sp['p95_cents']:.1f} cents, "
+                f"{100 * sp['within_50']:.1f} % within 50 cents, voicing agreement "
+                f"{100 * sp['voicing_agreement']:.1f} % ({sp['both_voiced']} frames both voiced)",
+            ]
+        )
+    return {
+        "agreement": {
+            "columns": ["quantity", "signals", "tolerance in the tests", "measured worst case"],
+            "align": "llll",
+            "rows": rows,
+        }
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,13 +210,16 @@ def main(argv: list[str] | None = None) -> int:
 
     begin()  # the result file names the commit this run starts at
     import librosa
-
     import test_audio_librosa as t  # the test's signals and comparisons: one definition for both
 
-    data = {"librosa": librosa.__version__, "frame_descriptors": frame_descriptors(t),
-            "segment_slots": segment_slots(t),
-            "pitch_synthetic": {n: pitch_row(t, t._signals()[n], 1_000.0)
-                                for n in ("harmonic_vibrato", "glide", "tone", "mixed")}}
+    data = {
+        "librosa": librosa.__version__,
+        "frame_descriptors": frame_descriptors(t),
+        "segment_slots": segment_slots(t),
+        "pitch_synthetic": {
+            n: pitch_row(t, t._signals()[n], 1_000.0) for n in ("harmonic_vibrato", "glide", "tone", "mixed")
+        },
+    }
     y = speech(t)
     data["pitch_speech"] = None if y is None else pitch_row(t, y, 600.0)
     values = {"librosa": data["librosa"]}

@@ -40,14 +40,14 @@ sys.path.insert(0, str(ROOT))
 
 CRITERION = {
     "calibration_target": "expected calibration error of the calibrated confidence on the test split <= 0.05 "
-                          "(point estimate; the bootstrap 95 % interval is reported beside it)",
+    "(point estimate; the bootstrap 95 % interval is reported beside it)",
     "ece": "10 equal-width confidence bins; correctness = exact match of the decoded answer",
     "open_set": "AUROC of the shipped score, test split (familiar) vs each out-of-distribution test category; "
-                "detection rate at the shipped threshold; false-alarm rate on the test split",
+    "detection rate at the shipped threshold; false-alarm rate on the test split",
     "intervals": "percentile bootstrap, 2,000 resamples, seed 0 (ECE: examples; AUROC: each side); Wilson for "
-                 "proportions",
+    "proportions",
     "done_when": "a real photo and a spoken sentence are reported as unfamiliar: detection rate of the 'photo' and "
-                 "'speech_sentence' categories at the threshold, reported with its interval",
+    "'speech_sentence' categories at the threshold, reported with its interval",
 }
 
 
@@ -56,14 +56,22 @@ def main() -> None:
     ap.add_argument("--suite", type=Path)
     ap.add_argument("--ood", type=Path)
     ap.add_argument("--checkpoint", type=Path, default=None)
-    ap.add_argument("--train-manifest", type=Path, default=None,
-                    help="the manifest the checkpoint was trained on, if not the suite's (e.g. with storage "
-                         "copies): the other candidate scores are fitted on its train split, as the shipped one was")
+    ap.add_argument(
+        "--train-manifest",
+        type=Path,
+        default=None,
+        help="the manifest the checkpoint was trained on, if not the suite's (e.g. with storage "
+        "copies): the other candidate scores are fitted on its train split, as the shipped one was",
+    )
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
     ap.add_argument("--plot", type=Path, default=None, help="draw the reliability diagram (PNG) from --from")
     ap.add_argument("--from", dest="source", type=Path, default=None, help="the result file to plot")
-    ap.add_argument("--from-result", type=Path, default=None,
-                    help="add the values docs quote to this result file, derived from its data (no measurement)")
+    ap.add_argument(
+        "--from-result",
+        type=Path,
+        default=None,
+        help="add the values docs quote to this result file, derived from its data (no measurement)",
+    )
     args = ap.parse_args()
     from v22sdk.evidence import begin
 
@@ -85,8 +93,13 @@ def main() -> None:
 def measure(args) -> None:
     import torch
 
-    from v22sdk.engine.calibration import (ece_interval, expected_calibration_error, reliability,
-                                           string_confidence, wilson_interval)
+    from v22sdk.engine.calibration import (
+        ece_interval,
+        expected_calibration_error,
+        reliability,
+        string_confidence,
+        wilson_interval,
+    )
     from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
     from v22sdk.engine.ood import read_ood
     from v22sdk.engine.openset import CANDIDATES, auroc, auroc_interval, fit_scorer
@@ -102,8 +115,10 @@ def measure(args) -> None:
     suite_rows = [json.loads(x) for x in (args.suite / "suite.jsonl").read_text(encoding="utf-8").splitlines()]
 
     def tokenize(rows, base: Path | None):
-        return [runner.tokenize(str(base / r["input"]) if base and r["modality"] != "text" else r["input"],
-                                r["modality"]) for r in rows]
+        return [
+            runner.tokenize(str(base / r["input"]) if base and r["modality"] != "text" else r["input"], r["modality"])
+            for r in rows
+        ]
 
     test_rows = [r for r in suite_rows if r["split"] == "test"]
     test = runner.features(tokenize(test_rows, args.suite))
@@ -123,11 +138,19 @@ def measure(args) -> None:
             lo, hi = ece_interval(conf[sel], correct[sel])
             entry[kind] = {"ece": e, "ece_ci95": [lo, hi], "mean_confidence": float(conf[sel].mean())}
         calibration[mod] = entry
-        cal_rows.append([mod, str(entry["n"]), f"{entry['accuracy']:.3f}",
-                         f"{entry['raw']['mean_confidence']:.3f}", f"{entry['raw']['ece']:.3f}",
-                         f"[{entry['raw']['ece_ci95'][0]:.3f}, {entry['raw']['ece_ci95'][1]:.3f}]",
-                         f"{entry['calibrated']['mean_confidence']:.3f}", f"{entry['calibrated']['ece']:.3f}",
-                         f"[{entry['calibrated']['ece_ci95'][0]:.3f}, {entry['calibrated']['ece_ci95'][1]:.3f}]"])
+        cal_rows.append(
+            [
+                mod,
+                str(entry["n"]),
+                f"{entry['accuracy']:.3f}",
+                f"{entry['raw']['mean_confidence']:.3f}",
+                f"{entry['raw']['ece']:.3f}",
+                f"[{entry['raw']['ece_ci95'][0]:.3f}, {entry['raw']['ece_ci95'][1]:.3f}]",
+                f"{entry['calibrated']['mean_confidence']:.3f}",
+                f"{entry['calibrated']['ece']:.3f}",
+                f"[{entry['calibrated']['ece_ci95'][0]:.3f}, {entry['calibrated']['ece_ci95'][1]:.3f}]",
+            ]
+        )
     diagram = {"raw": reliability(raw, correct), "calibrated": reliability(cal, correct)}
 
     # -- the open set ------------------------------------------------------------------------------------
@@ -143,8 +166,12 @@ def measure(args) -> None:
     for mod in sorted(set(mods)) + ["all"]:
         sel = np.array([mod in ("all", m) for m in mods])
         k = int(flagged_test[sel].sum())
-        false_alarms[mod] = {"n": int(sel.sum()), "flagged": k, "rate": k / int(sel.sum()),
-                             "ci95": list(wilson_interval(k, int(sel.sum())))}
+        false_alarms[mod] = {
+            "n": int(sel.sum()),
+            "flagged": k,
+            "rate": k / int(sel.sum()),
+            "ci95": list(wilson_interval(k, int(sel.sum()))),
+        }
     open_set, os_rows = {}, []
     for cat in cats:
         idx = [i for i, r in enumerate(ood_rows) if r["category"] == cat]
@@ -155,11 +182,27 @@ def measure(args) -> None:
         lo, hi = auroc_interval(*_finite(fam, unf))
         k = int(sum(not shipped.familiar(s, mod) for s in unf))
         dlo, dhi = wilson_interval(k, len(idx))
-        open_set[cat] = {"modality": mod, "n": len(idx), "auroc": a, "auroc_ci95": [lo, hi], "detected": k,
-                         "detection_rate": k / len(idx), "detection_ci95": [dlo, dhi],
-                         "nearest_labels": _top([nearest[i] for i in idx])}
-        os_rows.append([cat, mod, str(len(idx)), f"{a:.3f}", f"[{lo:.3f}, {hi:.3f}]", f"{k / len(idx):.3f}",
-                        f"[{dlo:.3f}, {dhi:.3f}]"])
+        open_set[cat] = {
+            "modality": mod,
+            "n": len(idx),
+            "auroc": a,
+            "auroc_ci95": [lo, hi],
+            "detected": k,
+            "detection_rate": k / len(idx),
+            "detection_ci95": [dlo, dhi],
+            "nearest_labels": _top([nearest[i] for i in idx]),
+        }
+        os_rows.append(
+            [
+                cat,
+                mod,
+                str(len(idx)),
+                f"{a:.3f}",
+                f"[{lo:.3f}, {hi:.3f}]",
+                f"{k / len(idx):.3f}",
+                f"[{dlo:.3f}, {dhi:.3f}]",
+            ]
+        )
     # the other candidates, measured the same way (fitted on the train split, thresholds not needed)
     manifest = args.train_manifest or args.suite / "suite.jsonl"
     train_rows = [json.loads(x) for x in manifest.read_text(encoding="utf-8").splitlines()]
@@ -178,8 +221,10 @@ def measure(args) -> None:
             row[cat] = auroc(*_finite(ts[[i for i, m in enumerate(mods) if m == mod]], os_[idx]))
         row["mean"] = float(np.mean(list(row.values())))
         others[name] = row
-        other_rows.append([name + (" (shipped)" if name == shipped.method or _same(name, shipped) else ""),
-                           f"{row['mean']:.3f}"] + [f"{row[c]:.3f}" for c in cats])
+        other_rows.append(
+            [name + (" (shipped)" if name == shipped.method or _same(name, shipped) else ""), f"{row['mean']:.3f}"]
+            + [f"{row[c]:.3f}" for c in cats]
+        )
 
     # -- real voices -------------------------------------------------------------------------------------
     real_rows = read_ood(args.ood, "real_digits.jsonl")
@@ -191,38 +236,107 @@ def measure(args) -> None:
         unf = sum(real[i]["familiar"] is False for i in idx)
         lo, hi = wilson_interval(k, len(idx))
         voices["/".join(group) if group != ("all", "all") else "all"] = {
-            "n": len(idx), "correct": int(k), "accuracy": k / len(idx), "ci95": [lo, hi], "unfamiliar": int(unf),
-            "answers": [f"{real_rows[i]['target']}→{real[i]['decoded'] or '∅'}" for i in idx]}
-    voice_rows = [[g, str(v["n"]), f"{v['accuracy']:.3f}", f"[{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]",
-                   f"{v['unfamiliar']}/{v['n']}"] for g, v in voices.items()]
+            "n": len(idx),
+            "correct": int(k),
+            "accuracy": k / len(idx),
+            "ci95": [lo, hi],
+            "unfamiliar": int(unf),
+            "answers": [f"{real_rows[i]['target']}→{real[i]['decoded'] or '∅'}" for i in idx],
+        }
+    voice_rows = [
+        [
+            g,
+            str(v["n"]),
+            f"{v['accuracy']:.3f}",
+            f"[{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]",
+            f"{v['unfamiliar']}/{v['n']}",
+        ]
+        for g, v in voices.items()
+    ]
 
-    summary = {"checkpoint": str(checkpoint), "method": shipped.method,
-               "calibration": {"objective": runner.doc["calibration"].get("objective"),
-                               "temperature": runner.temperature, "per_modality": runner.temperatures},
-               "test_examples": len(test_rows), "ood_test_inputs": len(ood_rows),
-               "ece_calibrated": calibration["all"]["calibrated"]["ece"],
-               "ece_calibrated_ci95": calibration["all"]["calibrated"]["ece_ci95"],
-               "ece_target_met": calibration["all"]["calibrated"]["ece"] <= 0.05,
-               "mean_auroc": float(np.mean([v["auroc"] for v in open_set.values()])),
-               "false_alarm_rate": false_alarms["all"]["rate"], "thresholds": thresholds,
-               "seconds": round(time.perf_counter() - start, 1)}
-    result = {"summary": summary, "calibration": calibration, "reliability": diagram, "open_set": open_set,
-              "false_alarms": false_alarms, "other_scores_test_auroc": others, "real_voices": voices}
+    summary = {
+        "checkpoint": str(checkpoint),
+        "method": shipped.method,
+        "calibration": {
+            "objective": runner.doc["calibration"].get("objective"),
+            "temperature": runner.temperature,
+            "per_modality": runner.temperatures,
+        },
+        "test_examples": len(test_rows),
+        "ood_test_inputs": len(ood_rows),
+        "ece_calibrated": calibration["all"]["calibrated"]["ece"],
+        "ece_calibrated_ci95": calibration["all"]["calibrated"]["ece_ci95"],
+        "ece_target_met": calibration["all"]["calibrated"]["ece"] <= 0.05,
+        "mean_auroc": float(np.mean([v["auroc"] for v in open_set.values()])),
+        "false_alarm_rate": false_alarms["all"]["rate"],
+        "thresholds": thresholds,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    result = {
+        "summary": summary,
+        "calibration": calibration,
+        "reliability": diagram,
+        "open_set": open_set,
+        "false_alarms": false_alarms,
+        "other_scores_test_auroc": others,
+        "real_voices": voices,
+    }
     print(json.dumps(summary, ensure_ascii=False, indent=1))
     if args.out:
-        write_result(args.out, result, criterion=CRITERION, values=doc_values(result), tables={
-            "calibration": {"columns": ["test split", "n", "accuracy", "raw: mean conf.", "raw: ECE", "95 % CI",
-                                        "calibrated: mean conf.", "calibrated: ECE", "95 % CI"],
-                            "align": "lrrrrrrrr", "rows": cal_rows},
-            "open_set": {"columns": ["unfamiliar inputs (test half)", "modality", "n", "AUROC", "95 % CI",
-                                     "called unfamiliar", "95 % CI"], "align": "llrrrrr", "rows": os_rows},
-            "false_alarms": {"columns": ["test split", "n", "called unfamiliar", "95 % CI"], "align": "lrrr",
-                             "rows": [[m, str(v["n"]), f"{v['rate']:.3f}", f"[{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]"]
-                                      for m, v in false_alarms.items()]},
-            "other_scores": {"columns": ["score", "mean AUROC (test)"] + cats, "align": "l" + "r" * (len(cats) + 1),
-                             "rows": other_rows},
-            "real_voices": {"columns": ["language/voice", "n", "accuracy", "95 % CI", "called unfamiliar"],
-                            "align": "lrrrr", "rows": voice_rows}})
+        write_result(
+            args.out,
+            result,
+            criterion=CRITERION,
+            values=doc_values(result),
+            tables={
+                "calibration": {
+                    "columns": [
+                        "test split",
+                        "n",
+                        "accuracy",
+                        "raw: mean conf.",
+                        "raw: ECE",
+                        "95 % CI",
+                        "calibrated: mean conf.",
+                        "calibrated: ECE",
+                        "95 % CI",
+                    ],
+                    "align": "lrrrrrrrr",
+                    "rows": cal_rows,
+                },
+                "open_set": {
+                    "columns": [
+                        "unfamiliar inputs (test half)",
+                        "modality",
+                        "n",
+                        "AUROC",
+                        "95 % CI",
+                        "called unfamiliar",
+                        "95 % CI",
+                    ],
+                    "align": "llrrrrr",
+                    "rows": os_rows,
+                },
+                "false_alarms": {
+                    "columns": ["test split", "n", "called unfamiliar", "95 % CI"],
+                    "align": "lrrr",
+                    "rows": [
+                        [m, str(v["n"]), f"{v['rate']:.3f}", f"[{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]"]
+                        for m, v in false_alarms.items()
+                    ],
+                },
+                "other_scores": {
+                    "columns": ["score", "mean AUROC (test)"] + cats,
+                    "align": "l" + "r" * (len(cats) + 1),
+                    "rows": other_rows,
+                },
+                "real_voices": {
+                    "columns": ["language/voice", "n", "accuracy", "95 % CI", "called unfamiliar"],
+                    "align": "lrrrr",
+                    "rows": voice_rows,
+                },
+            },
+        )
         print(f"wrote {args.out}")
 
 
@@ -311,8 +425,14 @@ def plot(source: Path, out: Path) -> None:
         centres = [(r["lo"] + r["hi"]) / 2 for r in rows]
         ax.bar(centres, [r["accuracy"] for r in rows], width=0.09, color="#4c72b0", alpha=0.8, label="accuracy")
         ax.plot([0, 1], [0, 1], "--", color="grey", lw=1, label="perfect calibration")
-        ax.plot(centres, [r["confidence"] for r in rows], "D", color="#dd8452", ms=5,
-                label="mean confidence of the bin (the gap to the bar: miscalibration)")
+        ax.plot(
+            centres,
+            [r["confidence"] for r in rows],
+            "D",
+            color="#dd8452",
+            ms=5,
+            label="mean confidence of the bin (the gap to the bar: miscalibration)",
+        )
         for c, r in zip(centres, rows):
             ax.text(c, 0.02, str(r["n"]), ha="center", fontsize=7, color="white" if r["accuracy"] > 0.1 else "black")
         e = data["calibration"]["all"][kind]
@@ -324,8 +444,10 @@ def plot(source: Path, out: Path) -> None:
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     n = data["calibration"]["all"]["n"]
-    fig.suptitle(f"Reliability of the default checkpoint on the suite's test split ({n} examples; "
-                 f"bar labels: examples per bin)", fontsize=9)
+    fig.suptitle(
+        f"Reliability of the default checkpoint on the suite's test split ({n} examples; bar labels: examples per bin)",
+        fontsize=9,
+    )
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)

@@ -51,34 +51,43 @@ KNOCKOUTS = {
     "P3-L zeroed": [("p3l", "zero_first")],
     "A and C outputs zeroed": [("stage_a", "zero"), ("stage_c", "zero")],
     "gate fixed (val mean)": [("gate", "val_mean")],
-    "all of the above": [("stage_e", "zero"), ("abc_prime", "zero"), ("abc_prime.to_sent", "zero"),
-                         ("p3l", "zero_first"), ("stage_a", "zero"), ("stage_c", "zero"), ("gate", "val_mean")],
+    "all of the above": [
+        ("stage_e", "zero"),
+        ("abc_prime", "zero"),
+        ("abc_prime.to_sent", "zero"),
+        ("p3l", "zero_first"),
+        ("stage_a", "zero"),
+        ("stage_c", "zero"),
+        ("gate", "val_mean"),
+    ],
 }
 MEMORY = "memory: the training split's turns"
 NN_PRIMARY = "nearest neighbour, mean token (640-D)"
-NN_SECONDARY = {"nearest neighbour, embedding only (256-D)": slice(0, 256),
-                "nearest neighbour, attributes only (384)": slice(256, 640)}
+NN_SECONDARY = {
+    "nearest neighbour, embedding only (256-D)": slice(0, 256),
+    "nearest neighbour, attributes only (384)": slice(256, 640),
+}
 
 CRITERION = {
     "checkpoint": "the bundled v22sdk/engine/data/default.pt as shipped (its SHA-256 is recorded); weights unchanged",
     "data": "the data suite (--size full --seed 0) test split, every modality; the validation split only to fix "
-            "the gate's constant; the training split only as the memory's turns and the nearest neighbour's bank",
+    "the gate's constant; the training split only as the memory's turns and the nearest neighbour's bank",
     "measure": "exact match of the decoded answer with the target; answers changed against the intact checkpoint",
-    "knockouts": "each alone, at inference, by replacing a module's output: " + "; ".join(
-        f"{k}: {', '.join(f'{m} -> {how}' for m, how in v)}" for k, v in KNOCKOUTS.items())
-        + f"; {MEMORY}: a TieredMemory in a temporary folder, every training-split input written as a turn "
-          "(batches of 64, in manifest order) before the test split is read (no writes then). The intact "
-          "checkpoint runs without memory, as 'v22sdk run --no-memory'",
+    "knockouts": "each alone, at inference, by replacing a module's output: "
+    + "; ".join(f"{k}: {', '.join(f'{m} -> {how}' for m, how in v)}" for k, v in KNOCKOUTS.items())
+    + f"; {MEMORY}: a TieredMemory in a temporary folder, every training-split input written as a turn "
+    "(batches of 64, in manifest order) before the test split is read (no writes then). The intact "
+    "checkpoint runs without memory, as 'v22sdk run --no-memory'",
     "nearest_neighbour": "primary: 1-NN by cosine on the mean 640-D token, within the input's modality, bank = the "
-                         "suite's training split (without the storage copies the checkpoint also trained on); "
-                         "secondary (not tested): the 256-D embedding and the 384 attributes alone",
+    "suite's training split (without the storage copies the checkpoint also trained on); "
+    "secondary (not tested): the 256-D embedding and the 384 attributes alone",
     "test": "paired, per example: exact McNemar test (two-sided binomial on the discordant pairs) against the "
-            "intact checkpoint; Holm-Bonferroni over the 7 knock-outs (all modalities together), and separately "
-            "over the 3 modalities for the primary nearest neighbour against the checkpoint",
+    "intact checkpoint; Holm-Bonferroni over the 7 knock-outs (all modalities together), and separately "
+    "over the 3 modalities for the primary nearest neighbour against the checkpoint",
     "detected": "a difference is called detected only when its Holm-adjusted p < 0.05; otherwise 'not detected', "
-                "with the 95 % interval of the accuracy difference saying how large a difference is not excluded",
+    "with the 95 % interval of the accuracy difference saying how large a difference is not excluded",
     "intervals": "Wilson 95 % for proportions; percentile bootstrap over examples (2,000 resamples, seed 0) for "
-                 "paired accuracy differences",
+    "paired accuracy differences",
 }
 
 CRITERION_E_OFFSET = {
@@ -86,12 +95,12 @@ CRITERION_E_OFFSET = {
     "checkpoint": CRITERION["checkpoint"],
     "data": "the data suite (--size full --seed 0): the validation split fixes the constant, the test split measures",
     "variant": "E's output me replaced by its mean over the validation split (one 256-D vector for every input), "
-               "its recall score zeroed (it is zero without memory anyway); no memory, as the intact run",
+    "its recall score zeroed (it is zero without memory anyway); no memory, as the intact run",
     "measure": "exact match on the test split per modality and over all; answers changed against the intact "
-               "checkpoint; cosine of each test input's me to the constant (how constant E's output is)",
+    "checkpoint; cosine of each test input's me to the constant (how constant E's output is)",
     "test": "one comparison: exact McNemar test against the intact checkpoint, all modalities together",
     "verdict": "'an offset, for these answers' when the McNemar p >= 0.05 (no detectable difference; the 95 % "
-               "interval of the accuracy difference says what is not excluded); 'input-dependent' when p < 0.05",
+    "interval of the accuracy difference says what is not excluded); 'input-dependent' when p < 0.05",
     "intervals": CRITERION["intervals"],
 }
 
@@ -128,6 +137,7 @@ def paired_difference_interval(a_right, b_right, *, resamples: int = 2000, seed:
 
 def nearest_neighbour(bank: np.ndarray, bank_labels, bank_mods, query: np.ndarray, query_mods) -> list[str]:
     """The label of each query's nearest bank row by cosine, within its modality."""
+
     def unit(x):
         x = np.asarray(x, np.float64)
         return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
@@ -161,6 +171,7 @@ def _replace(how: str, constant=None):
         if how == "val_mean":
             return constant.to(out).expand_as(out).clone()
         raise ValueError(how)
+
     return hook
 
 
@@ -191,7 +202,7 @@ def run_split(runner, batches, *, write_memory=False):
     decoded, gates = [], []
     with torch.no_grad():
         for start in range(0, len(batches), 64):
-            chunk = batches[start:start + 64]
+            chunk = batches[start : start + 64]
             tokens, mask = to_tensors(chunk, runner.cfg.max_len)
             sets = [runner.registry.get_class("modalities", b.modality).schema.active_names(b) for b in chunk]
             out = forward_eval(runner.model, tokens, mask, sets, write_memory=write_memory)
@@ -223,14 +234,18 @@ def measure(args) -> None:
 
     def tokenize(split):
         sel = [r for r in rows if r["split"] == split]
-        return sel, [runner.tokenize(str(args.suite / r["input"]) if r["modality"] != "text" else r["input"],
-                                     r["modality"]) for r in sel]
+        return sel, [
+            runner.tokenize(str(args.suite / r["input"]) if r["modality"] != "text" else r["input"], r["modality"])
+            for r in sel
+        ]
 
     test_rows, test = tokenize("test")
     val_rows, val = tokenize("val")
     train_rows, train = tokenize("train")
-    print(f"tokenized {len(train)} train, {len(val)} val, {len(test)} test ({time.perf_counter() - start:.0f} s)",
-          flush=True)
+    print(
+        f"tokenized {len(train)} train, {len(val)} val, {len(test)} test ({time.perf_counter() - start:.0f} s)",
+        flush=True,
+    )
     targets = [r["target"] for r in test_rows]
     mods = [r["modality"] for r in test_rows]
     groups = sorted(set(mods)) + ["all"]
@@ -278,8 +293,12 @@ def measure(args) -> None:
             n, c = int(sel[g].sum()), int(right[k][sel[g]].sum())
             changed = int(sum(answers[k][i] != answers["intact"][i] for i in np.flatnonzero(sel[g])))
             entry["accuracy"][g] = {"n": n, "correct": c, "exact": c / n, "ci95": list(wilson_interval(c, n))}
-            entry["changed"][g] = {"n": n, "changed": changed, "rate": changed / n,
-                                   "ci95": list(wilson_interval(changed, n))}
+            entry["changed"][g] = {
+                "n": n,
+                "changed": changed,
+                "rate": changed / n,
+                "ci95": list(wilson_interval(changed, n)),
+            }
         if k != "intact":
             entry["delta_all"] = float(right[k].mean() - intact.mean())
             entry["delta_all_ci95"] = list(paired_difference_interval(intact, right[k]))
@@ -287,10 +306,17 @@ def measure(args) -> None:
             entry["p"], entry["p_holm"] = p_knock[k], p_knock_holm[k]
             entry["detected"] = p_knock_holm[k] < 0.05
         if k == NN_PRIMARY:
-            entry["by_modality"] = {g: {"delta": float(right[k][sel[g]].mean() - intact[sel[g]].mean()),
-                                        "delta_ci95": list(paired_difference_interval(intact[sel[g]], right[k][sel[g]])),
-                                        "p": p_nn[g], "p_holm": p_nn_holm[g], "detected": p_nn_holm[g] < 0.05}
-                                    for g in groups if g != "all"}
+            entry["by_modality"] = {
+                g: {
+                    "delta": float(right[k][sel[g]].mean() - intact[sel[g]].mean()),
+                    "delta_ci95": list(paired_difference_interval(intact[sel[g]], right[k][sel[g]])),
+                    "p": p_nn[g],
+                    "p_holm": p_nn_holm[g],
+                    "detected": p_nn_holm[g] < 0.05,
+                }
+                for g in groups
+                if g != "all"
+            }
         variants[k] = entry
 
     def acc(k, g):
@@ -301,18 +327,41 @@ def measure(args) -> None:
     for k in ["intact"] + list(KNOCKOUTS) + [MEMORY]:
         v = variants[k]
         ch = v["changed"]["all"]
-        knock_rows.append([k] + [acc(k, g) for g in groups] + (
-            ["—", "—", "—", "—"] if k == "intact" else
-            [f"{ch['changed']} ({ch['rate']:.1%})", f"{v['delta_all']:+.3f}",
-             f"[{v['delta_all_ci95'][0]:+.3f}, {v['delta_all_ci95'][1]:+.3f}]", f"{v['p_holm']:.3f}"]))
+        knock_rows.append(
+            [k]
+            + [acc(k, g) for g in groups]
+            + (
+                ["—", "—", "—", "—"]
+                if k == "intact"
+                else [
+                    f"{ch['changed']} ({ch['rate']:.1%})",
+                    f"{v['delta_all']:+.3f}",
+                    f"[{v['delta_all_ci95'][0]:+.3f}, {v['delta_all_ci95'][1]:+.3f}]",
+                    f"{v['p_holm']:.3f}",
+                ]
+            )
+        )
     nn_rows = []
     for k in ["intact", NN_PRIMARY] + list(NN_SECONDARY):
         label = "the shipped checkpoint (trained)" if k == "intact" else k
-        nn_rows.append([label] + [f"{acc(k, g)} [{variants[k]['accuracy'][g]['ci95'][0]:.3f}, "
-                                  f"{variants[k]['accuracy'][g]['ci95'][1]:.3f}]" for g in groups])
-    nn_test_rows = [[g, f"{variants[NN_PRIMARY]['by_modality'][g]['delta']:+.3f}",
-                     "[{:+.3f}, {:+.3f}]".format(*variants[NN_PRIMARY]["by_modality"][g]["delta_ci95"]),
-                     f"{variants[NN_PRIMARY]['by_modality'][g]['p_holm']:.3g}"] for g in groups if g != "all"]
+        nn_rows.append(
+            [label]
+            + [
+                f"{acc(k, g)} [{variants[k]['accuracy'][g]['ci95'][0]:.3f}, "
+                f"{variants[k]['accuracy'][g]['ci95'][1]:.3f}]"
+                for g in groups
+            ]
+        )
+    nn_test_rows = [
+        [
+            g,
+            f"{variants[NN_PRIMARY]['by_modality'][g]['delta']:+.3f}",
+            "[{:+.3f}, {:+.3f}]".format(*variants[NN_PRIMARY]["by_modality"][g]["delta_ci95"]),
+            f"{variants[NN_PRIMARY]['by_modality'][g]['p_holm']:.3g}",
+        ]
+        for g in groups
+        if g != "all"
+    ]
     detected = [k for k in list(KNOCKOUTS) + [MEMORY] if variants[k]["detected"]]
     most = max(list(KNOCKOUTS) + [MEMORY], key=lambda k: variants[k]["changed"]["all"]["changed"])
     values = {
@@ -328,22 +377,48 @@ def measure(args) -> None:
     for g in groups:
         values[f"intact.{g}"] = acc("intact", g)
         values[f"nn.{g}"] = acc(NN_PRIMARY, g)
-    summary = {"checkpoint": str(checkpoint), "sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
-               "suite": str(args.suite), "n": {"train": len(train), "val": len(val), "test": len(test)},
-               "memory_turns": stored, "seconds": round(time.perf_counter() - start, 1)}
+    summary = {
+        "checkpoint": str(checkpoint),
+        "sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
+        "suite": str(args.suite),
+        "n": {"train": len(train), "val": len(val), "test": len(test)},
+        "memory_turns": stored,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
     result = {"summary": summary, "variants": variants, "answers": answers, "targets": targets, "modalities": mods}
-    print(json.dumps({k: (variants[k]["accuracy"]["all"]["exact"], variants[k]["changed"]["all"]["changed"])
-                      for k in variants}, ensure_ascii=False, indent=1))
+    print(
+        json.dumps(
+            {k: (variants[k]["accuracy"]["all"]["exact"], variants[k]["changed"]["all"]["changed"]) for k in variants},
+            ensure_ascii=False,
+            indent=1,
+        )
+    )
     if args.out:
-        write_result(args.out, result, criterion=CRITERION, values=values, tables={
-            "knockouts": {"columns": ["variant (shipped weights)"] + [f"exact: {g}" for g in groups]
-                          + ["answers changed", "Δ exact (all)", "95 % CI", "Holm-adjusted p"],
-                          "align": "l" + "r" * (len(groups) + 4), "rows": knock_rows},
-            "nearest_neighbour": {"columns": ["answers from"] + [f"exact: {g} [95 % CI]" for g in groups],
-                                  "align": "l" + "r" * len(groups), "rows": nn_rows},
-            "nearest_neighbour_test": {"columns": ["modality", "Δ exact, NN − checkpoint", "95 % CI",
-                                                   "Holm-adjusted p"], "align": "lrrr", "rows": nn_test_rows},
-        })
+        write_result(
+            args.out,
+            result,
+            criterion=CRITERION,
+            values=values,
+            tables={
+                "knockouts": {
+                    "columns": ["variant (shipped weights)"]
+                    + [f"exact: {g}" for g in groups]
+                    + ["answers changed", "Δ exact (all)", "95 % CI", "Holm-adjusted p"],
+                    "align": "l" + "r" * (len(groups) + 4),
+                    "rows": knock_rows,
+                },
+                "nearest_neighbour": {
+                    "columns": ["answers from"] + [f"exact: {g} [95 % CI]" for g in groups],
+                    "align": "l" + "r" * len(groups),
+                    "rows": nn_rows,
+                },
+                "nearest_neighbour_test": {
+                    "columns": ["modality", "Δ exact, NN − checkpoint", "95 % CI", "Holm-adjusted p"],
+                    "align": "lrrr",
+                    "rows": nn_test_rows,
+                },
+            },
+        )
         print(f"result file: {args.out}")
 
 
@@ -365,8 +440,10 @@ def measure_e_offset(args) -> None:
 
     def tokenize(split):
         sel = [r for r in rows if r["split"] == split]
-        return sel, [runner.tokenize(str(args.suite / r["input"]) if r["modality"] != "text" else r["input"],
-                                     r["modality"]) for r in sel]
+        return sel, [
+            runner.tokenize(str(args.suite / r["input"]) if r["modality"] != "text" else r["input"], r["modality"])
+            for r in sel
+        ]
 
     test_rows, test = tokenize("test")
     _, val = tokenize("val")
@@ -396,8 +473,10 @@ def measure_e_offset(args) -> None:
     finally:
         handle.remove()
     cos = torch.nn.functional.cosine_similarity(test_me, constant.expand_as(test_me), dim=-1).numpy()
-    right = {"intact": np.array([a == t for a, t in zip(intact, targets)]),
-             "offset": np.array([a == t for a, t in zip(offset, targets)])}
+    right = {
+        "intact": np.array([a == t for a, t in zip(intact, targets)]),
+        "offset": np.array([a == t for a, t in zip(offset, targets)]),
+    }
     p = mcnemar_exact(right["intact"], right["offset"])
     lo, hi = paired_difference_interval(right["intact"], right["offset"])
     per = {}
@@ -406,29 +485,71 @@ def measure_e_offset(args) -> None:
         sel = np.array([g in ("all", m) for m in mods])
         n = int(sel.sum())
         changed = int(sum(intact[i] != offset[i] for i in np.flatnonzero(sel)))
-        entry = {"n": n, "changed": changed, "cos_to_constant": {"mean": float(cos[sel].mean()),
-                                                                  "min": float(cos[sel].min())}}
+        entry = {
+            "n": n,
+            "changed": changed,
+            "cos_to_constant": {"mean": float(cos[sel].mean()), "min": float(cos[sel].min())},
+        }
         for k in right:
             c = int(right[k][sel].sum())
             entry[k] = {"correct": c, "exact": c / n, "ci95": list(wilson_interval(c, n))}
         per[g] = entry
-        table.append([g, str(n), f"{entry['intact']['exact']:.3f}", f"{entry['offset']['exact']:.3f}",
-                      f"{changed}", f"{entry['cos_to_constant']['mean']:.3f} (min {entry['cos_to_constant']['min']:.3f})"])
+        table.append(
+            [
+                g,
+                str(n),
+                f"{entry['intact']['exact']:.3f}",
+                f"{entry['offset']['exact']:.3f}",
+                f"{changed}",
+                f"{entry['cos_to_constant']['mean']:.3f} (min {entry['cos_to_constant']['min']:.3f})",
+            ]
+        )
     verdict = "an offset, for these answers" if p >= 0.05 else "input-dependent"
-    values = {"verdict": verdict, "p": f"{p:.3g}", "delta": f"{right['offset'].mean() - right['intact'].mean():+.3f} "
-              f"[{lo:+.3f}, {hi:+.3f}]", "changed": str(per["all"]["changed"]), "n_test": str(len(test_rows)),
-              "cos_mean": f"{per['all']['cos_to_constant']['mean']:.3f}"}
-    summary = {"checkpoint": str(checkpoint), "sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
-               "suite": str(args.suite), "p": p, "delta_ci95": [lo, hi], "verdict": verdict,
-               "seconds": round(time.perf_counter() - start, 1)}
+    values = {
+        "verdict": verdict,
+        "p": f"{p:.3g}",
+        "delta": f"{right['offset'].mean() - right['intact'].mean():+.3f} [{lo:+.3f}, {hi:+.3f}]",
+        "changed": str(per["all"]["changed"]),
+        "n_test": str(len(test_rows)),
+        "cos_mean": f"{per['all']['cos_to_constant']['mean']:.3f}",
+    }
+    summary = {
+        "checkpoint": str(checkpoint),
+        "sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
+        "suite": str(args.suite),
+        "p": p,
+        "delta_ci95": [lo, hi],
+        "verdict": verdict,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
     print(json.dumps({"summary": summary, "per": per}, ensure_ascii=False, indent=1))
     if args.out:
-        write_result(args.out, {"summary": summary, "per_modality": per, "answers": {"intact": intact, "offset": offset},
-                                "targets": targets, "modalities": mods},
-                     criterion=CRITERION_E_OFFSET, values=values, tables={"e_offset": {
-                         "columns": ["test split", "n", "exact: intact", "exact: E fixed to its val mean",
-                                     "answers changed", "cos(me, constant): mean (min)"],
-                         "align": "lrrrrr", "rows": table}})
+        write_result(
+            args.out,
+            {
+                "summary": summary,
+                "per_modality": per,
+                "answers": {"intact": intact, "offset": offset},
+                "targets": targets,
+                "modalities": mods,
+            },
+            criterion=CRITERION_E_OFFSET,
+            values=values,
+            tables={
+                "e_offset": {
+                    "columns": [
+                        "test split",
+                        "n",
+                        "exact: intact",
+                        "exact: E fixed to its val mean",
+                        "answers changed",
+                        "cos(me, constant): mean (min)",
+                    ],
+                    "align": "lrrrrr",
+                    "rows": table,
+                }
+            },
+        )
         print(f"result file: {args.out}")
 
 
@@ -437,8 +558,12 @@ def main() -> None:
     ap.add_argument("--suite", type=Path, required=True, help="the data suite folder (suite.jsonl)")
     ap.add_argument("--checkpoint", type=Path, default=None, help="default: the bundled checkpoint")
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
-    ap.add_argument("--experiment", choices=["knockouts", "e-offset"], default="knockouts",
-                    help="knockouts: every knock-out and the nearest neighbour; e-offset: the follow-up on E")
+    ap.add_argument(
+        "--experiment",
+        choices=["knockouts", "e-offset"],
+        default="knockouts",
+        help="knockouts: every knock-out and the nearest neighbour; e-offset: the follow-up on E",
+    )
     args = ap.parse_args()
     from v22sdk.evidence import begin
 

@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT))
 CRITERION = {
     "what": "the same answer for the same content, whatever its storage",
     "target": "agreement >= 0.95 with the original file's answer for every variant of every modality "
-              "(the 95 % Wilson lower bound is reported beside it)",
+    "(the 95 % Wilson lower bound is reported beside it)",
     "split": "the suite's test split (audio and vision examples); 'val' is used to decide whether training "
-             "needs storage augmentation, 'test' only to report",
+    "needs storage augmentation, 'test' only to report",
     "variants": "all of v22sdk.engine.storage.AUDIO_VARIANTS and IMAGE_VARIANTS except the references",
 }
 
@@ -58,8 +58,17 @@ def read_signal(path: str, modality: str):
 #: the variants docs/results.md groups in its prose: copies that keep every sample, and copies
 #: that change the samples a little (resampled, stereo, JPEG, WebP, rescaled; Ogg and 8-bit apart)
 LOSSLESS = ("audio/wav24", "audio/float", "audio/flac", "vision/webp_lossless")
-NEAR = ("audio/r16k", "audio/r22k", "audio/r44k", "audio/stereo", "vision/jpeg95", "vision/jpeg90", "vision/webp",
-        "vision/half", "vision/double")
+NEAR = (
+    "audio/r16k",
+    "audio/r22k",
+    "audio/r44k",
+    "audio/stereo",
+    "vision/jpeg95",
+    "vision/jpeg90",
+    "vision/webp",
+    "vision/half",
+    "vision/double",
+)
 
 
 def doc_values(result: dict) -> dict[str, str]:
@@ -101,8 +110,12 @@ def main() -> None:
     ap.add_argument("--split", default="test", choices=["val", "test"])
     ap.add_argument("--limit", type=int, default=None, help="at most N examples per modality (quick runs)")
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
-    ap.add_argument("--from-result", type=Path, default=None,
-                    help="add the values docs quote to this result file, derived from its data (no measurement)")
+    ap.add_argument(
+        "--from-result",
+        type=Path,
+        default=None,
+        help="add the values docs quote to this result file, derived from its data (no measurement)",
+    )
     args = ap.parse_args()
     from v22sdk.evidence import add_values, begin, read_result
 
@@ -138,8 +151,11 @@ def main() -> None:
             batches = [ref_batch]
             for name in names:
                 stem = Path(tmp) / f"{k}_{name}"
-                f = (write_audio_variant(name, signal, rate, stem) if modality == "audio"
-                     else write_image_variant(name, signal, stem))
+                f = (
+                    write_audio_variant(name, signal, rate, stem)
+                    if modality == "audio"
+                    else write_image_variant(name, signal, stem)
+                )
                 batches.append(runner.tokenize(str(f), modality))
                 f.unlink()
             answers = runner.judge(batches)
@@ -163,36 +179,92 @@ def main() -> None:
         agree = int(sum(d["agree"]))
         lo, hi = wilson_interval(agree, n)
         fam = [f for f in d["familiar"] if f is not None]
-        entry = {"modality": modality, "variant": name, "n": n, "agree": agree, "agreement": agree / n,
-                 "agreement_ci95": [lo, hi], "accuracy": float(np.mean(d["correct"])),
-                 "reference_accuracy": float(np.mean(d["ref_correct"])),
-                 "familiar": (float(np.mean(fam)) if fam else None),
-                 "token_min_cos_mean": float(np.mean(tokens_stats[(modality, name)]["cos"])),
-                 "token_min_cos_min": float(np.min(tokens_stats[(modality, name)]["cos"])),
-                 "attr_change_mean": float(np.mean(tokens_stats[(modality, name)]["attr"]))}
+        entry = {
+            "modality": modality,
+            "variant": name,
+            "n": n,
+            "agree": agree,
+            "agreement": agree / n,
+            "agreement_ci95": [lo, hi],
+            "accuracy": float(np.mean(d["correct"])),
+            "reference_accuracy": float(np.mean(d["ref_correct"])),
+            "familiar": (float(np.mean(fam)) if fam else None),
+            "token_min_cos_mean": float(np.mean(tokens_stats[(modality, name)]["cos"])),
+            "token_min_cos_min": float(np.min(tokens_stats[(modality, name)]["cos"])),
+            "attr_change_mean": float(np.mean(tokens_stats[(modality, name)]["attr"])),
+        }
         data[f"{modality}/{name}"] = entry
         describe = (AUDIO_VARIANTS if modality == "audio" else IMAGE_VARIANTS)[name].describe
-        table.append([modality, name, describe, str(n), f"{entry['agreement']:.3f}", f"[{lo:.3f}, {hi:.3f}]",
-                      f"{entry['accuracy']:.3f} (original {entry['reference_accuracy']:.3f})",
-                      "-" if entry["familiar"] is None else f"{entry['familiar']:.3f}"])
-        tok_table.append([modality, name, f"{entry['token_min_cos_mean']:.4f}", f"{entry['token_min_cos_min']:.4f}",
-                          f"{entry['attr_change_mean']:.4f}"])
+        table.append(
+            [
+                modality,
+                name,
+                describe,
+                str(n),
+                f"{entry['agreement']:.3f}",
+                f"[{lo:.3f}, {hi:.3f}]",
+                f"{entry['accuracy']:.3f} (original {entry['reference_accuracy']:.3f})",
+                "-" if entry["familiar"] is None else f"{entry['familiar']:.3f}",
+            ]
+        )
+        tok_table.append(
+            [
+                modality,
+                name,
+                f"{entry['token_min_cos_mean']:.4f}",
+                f"{entry['token_min_cos_min']:.4f}",
+                f"{entry['attr_change_mean']:.4f}",
+            ]
+        )
     worst = min(data.values(), key=lambda e: e["agreement"])
-    summary = {"examples": len(rows), "split": args.split, "checkpoint": str(args.checkpoint),
-               "suite": str(args.suite), "min_agreement": worst["agreement"],
-               "min_agreement_variant": f"{worst['modality']}/{worst['variant']}",
-               "target_met": all(e["agreement"] >= 0.95 for e in data.values()),
-               "seconds": round(time.perf_counter() - start, 1)}
+    summary = {
+        "examples": len(rows),
+        "split": args.split,
+        "checkpoint": str(args.checkpoint),
+        "suite": str(args.suite),
+        "min_agreement": worst["agreement"],
+        "min_agreement_variant": f"{worst['modality']}/{worst['variant']}",
+        "target_met": all(e["agreement"] >= 0.95 for e in data.values()),
+        "seconds": round(time.perf_counter() - start, 1),
+    }
     print(json.dumps(summary, ensure_ascii=False, indent=1))
     for row in table:
         print(" | ".join(row))
     if args.out:
         result = {"summary": summary, "variants": data}
-        write_result(args.out, result, criterion=CRITERION, values=doc_values(result), tables={
-            "agreement": {"columns": ["modality", "variant", "stored as", "n", "agreement", "95 % CI",
-                                      "accuracy", "familiar"], "align": "lllrrrrr", "rows": table},
-            "tokens": {"columns": ["modality", "variant", "emb cos (mean of per-input minimum)", "emb cos (smallest)",
-                                   "mean |Δ attr| per slot"], "align": "llrrr", "rows": tok_table}})
+        write_result(
+            args.out,
+            result,
+            criterion=CRITERION,
+            values=doc_values(result),
+            tables={
+                "agreement": {
+                    "columns": [
+                        "modality",
+                        "variant",
+                        "stored as",
+                        "n",
+                        "agreement",
+                        "95 % CI",
+                        "accuracy",
+                        "familiar",
+                    ],
+                    "align": "lllrrrrr",
+                    "rows": table,
+                },
+                "tokens": {
+                    "columns": [
+                        "modality",
+                        "variant",
+                        "emb cos (mean of per-input minimum)",
+                        "emb cos (smallest)",
+                        "mean |Δ attr| per slot",
+                    ],
+                    "align": "llrrr",
+                    "rows": tok_table,
+                },
+            },
+        )
         print(f"wrote {args.out}")
 
 

@@ -24,8 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 #: the code points compared (ranges, end exclusive) and what they are
-RANGES = [(0x4E00, 0x4E00 + 3500, "CJK"), (0x21, 0x7F, "ASCII"), (0x3041, 0x3097, "hiragana"),
-          (0x0627, 0x064B, "Arabic"), (0x1F600, 0x1F650, "emoji")]
+RANGES = [
+    (0x4E00, 0x4E00 + 3500, "CJK"),
+    (0x21, 0x7F, "ASCII"),
+    (0x3041, 0x3097, "hiragana"),
+    (0x0627, 0x064B, "Arabic"),
+    (0x1F600, 0x1F650, "emoji"),
+]
 
 
 def measure() -> dict:
@@ -34,10 +39,16 @@ def measure() -> dict:
     cps = np.concatenate([np.arange(a, b) for a, b, _ in RANGES])
     v = code_point_vectors(cps).astype(np.float64)
     c = np.abs(v @ v.T)[np.triu_indices(len(v), 1)]
-    return {"code_points": int(len(v)), "pairs": int(c.size), "mean": float(c.mean()),
-            "p99": float(np.percentile(c, 99)), "p99_99": float(np.percentile(c, 99.99)), "max": float(c.max()),
-            "independent_mean": math.sqrt(2 / math.pi) / 16,
-            "ranges": [[f"U+{a:04X}", f"U+{b - 1:04X}", what] for a, b, what in RANGES]}
+    return {
+        "code_points": int(len(v)),
+        "pairs": int(c.size),
+        "mean": float(c.mean()),
+        "p99": float(np.percentile(c, 99)),
+        "p99_99": float(np.percentile(c, 99.99)),
+        "max": float(c.max()),
+        "independent_mean": math.sqrt(2 / math.pi) / 16,
+        "ranges": [[f"U+{a:04X}", f"U+{b - 1:04X}", what] for a, b, what in RANGES],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,14 +59,28 @@ def main(argv: list[str] | None = None) -> int:
 
     begin()  # the result file names the commit this run starts at
     d = measure()
-    print(f"|cos| over {d['pairs']:,} pairs of {d['code_points']:,} code points: mean {d['mean']:.4f}, "
-          f"p99 {d['p99']:.4f}, p99.99 {d['p99_99']:.4f}, max {d['max']:.4f}")
+    print(
+        f"|cos| over {d['pairs']:,} pairs of {d['code_points']:,} code points: mean {d['mean']:.4f}, "
+        f"p99 {d['p99']:.4f}, p99.99 {d['p99_99']:.4f}, max {d['max']:.4f}"
+    )
     if args.out:
-        write_result(args.out, d, name="text-embedding-cosines",
-                     tables={"cos": {"columns": ["mean", "p99", "p99.99", "max"], "align": "rrrr",
-                                     "rows": [[f"{d[k]:.4f}" for k in ("mean", "p99", "p99_99", "max")]]}},
-                     values={"pairs": f"{d['pairs']:,}", "code_points": f"{d['code_points']:,}",
-                             "independent_mean": f"{d['independent_mean']:.4f}"})
+        write_result(
+            args.out,
+            d,
+            name="text-embedding-cosines",
+            tables={
+                "cos": {
+                    "columns": ["mean", "p99", "p99.99", "max"],
+                    "align": "rrrr",
+                    "rows": [[f"{d[k]:.4f}" for k in ("mean", "p99", "p99_99", "max")]],
+                }
+            },
+            values={
+                "pairs": f"{d['pairs']:,}",
+                "code_points": f"{d['code_points']:,}",
+                "independent_mean": f"{d['independent_mean']:.4f}",
+            },
+        )
         print(f"wrote {args.out}")
     return 0
 

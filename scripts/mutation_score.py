@@ -39,16 +39,16 @@ sys.path.insert(0, str(ROOT / "tests"))
 CRITERION = {
     "kill_rate_min": 0.97,
     "kill_rate_of": "rule-breaking mutants, development and held-out sets together; the held-out set is also "
-                    "reported on its own",
+    "reported on its own",
     "controls_killed_max": 0,
     "seconds_per_configuration_max": 60.0,
     "seconds_measure": "CPU seconds (user + system, the kit's process and its fresh-process child) of one full "
-                       "kit run on each configuration of each unmutated target, on the 2-core machine",
+    "kit run on each configuration of each unmutated target, on the 2-core machine",
     "settings": "check_modality() as on a CI machine: derandomize=True, 20 examples per check, fresh process on, "
-                "warnings not strict",
+    "warnings not strict",
     "targets": {"hello": ["{}", "{'frame_seconds': 0.2}"], "vision": ["{}", "{'grid': 2}"]},
     "survivors": "every surviving rule-breaking mutant is reported; one shown afterwards, with a stated input, not to "
-                 "break any rule is reported as equivalent, never silently dropped from the count",
+    "break any rule is reported as equivalent, never silently dropped from the count",
 }
 
 
@@ -64,8 +64,9 @@ def _load_old_kit(folder: str) -> None:
 
     import v22sdk
 
-    spec = importlib.util.spec_from_file_location("v22sdk.testing", Path(folder) / "__init__.py",
-                                                  submodule_search_locations=[folder])
+    spec = importlib.util.spec_from_file_location(
+        "v22sdk.testing", Path(folder) / "__init__.py", submodule_search_locations=[folder]
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules["v22sdk.testing"] = module
     spec.loader.exec_module(module)
@@ -80,8 +81,9 @@ def worker(args: argparse.Namespace) -> None:
         _load_old_kit(args.old_kit)
     module, _, qualname = args.cls.partition(":")
     cls = getattr(importlib.import_module(module), qualname)
-    assert Path(sys.modules[module].__file__).resolve().is_relative_to(Path(args.root).resolve()) or args.reference, \
+    assert Path(sys.modules[module].__file__).resolve().is_relative_to(Path(args.root).resolve()) or args.reference, (
         f"{module} was not imported from the mutated copy"
+    )
     out = []
     for config in json.loads(args.configs):
         modality = cls(**config)  # not from_config: a mutant may break it, and the kit must see that
@@ -92,8 +94,11 @@ def worker(args: argparse.Namespace) -> None:
             report = check_modality(modality)
             failed = [r for r in report.results if r.status == "failed"]
             first = failed[0] if failed else None
-            entry = {"killed_by": first.name if first else None, "rule": first.name if first else None,
-                     "reason": first.reason.splitlines()[0] if first else ""}
+            entry = {
+                "killed_by": first.name if first else None,
+                "rule": first.name if first else None,
+                "reason": first.reason.splitlines()[0] if first else "",
+            }
         else:
             from v22sdk.testing import catalog
             from v22sdk.testing._settings import active, resolve
@@ -101,8 +106,13 @@ def worker(args: argparse.Namespace) -> None:
             from v22sdk.testing.report import run_check
 
             entry = {"killed_by": None, "rule": None, "reason": "", "warned": []}
-            settings = resolve(derandomize=True, max_examples=20, strict_warnings=False, fresh_process=True,
-                               contract_version=catalog.resolve_version(None, modality))
+            settings = resolve(
+                derandomize=True,
+                max_examples=20,
+                strict_warnings=False,
+                fresh_process=True,
+                contract_version=catalog.resolve_version(None, modality),
+            )
             with active(settings):
                 forget_reported(modality)
                 for name in catalog.list_checks(settings.contract_version):
@@ -110,12 +120,16 @@ def worker(args: argparse.Namespace) -> None:
                     if result.status == "warned":
                         entry["warned"].append(name)
                     if result.status == "failed":
-                        entry.update(killed_by=name, rule=result.rule or name,
-                                     reason=result.reason.splitlines()[0] if result.reason else "")
+                        entry.update(
+                            killed_by=name,
+                            rule=result.rule or name,
+                            reason=result.reason.splitlines()[0] if result.reason else "",
+                        )
                         if not args.reference:
                             break
-        entry.update(config=config, cpu_seconds=round(_cpu() - start_cpu, 2),
-                     wall_seconds=round(time.perf_counter() - start, 2))
+        entry.update(
+            config=config, cpu_seconds=round(_cpu() - start_cpu, 2), wall_seconds=round(time.perf_counter() - start, 2)
+        )
         out.append(entry)
         if entry["killed_by"] and not args.reference:
             break
@@ -126,12 +140,18 @@ def worker(args: argparse.Namespace) -> None:
 def _export_kit(commit: str, dest: Path) -> str:
     folder = dest / "old_kit"
     folder.mkdir()
-    names = subprocess.run(["git", "ls-tree", "--name-only", f"{commit}:v22sdk/testing"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split()
+    names = subprocess.run(
+        ["git", "ls-tree", "--name-only", f"{commit}:v22sdk/testing"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     for name in names:
         if name.endswith(".py"):
-            text = subprocess.run(["git", "show", f"{commit}:v22sdk/testing/{name}"], cwd=ROOT,
-                                  capture_output=True, text=True, check=True).stdout
+            text = subprocess.run(
+                ["git", "show", f"{commit}:v22sdk/testing/{name}"], cwd=ROOT, capture_output=True, text=True, check=True
+            ).stdout
             (folder / name).write_text(text, encoding="utf-8")
     return str(folder)
 
@@ -142,10 +162,21 @@ def run_one(target: Any, mutant: Any, old_kit: str | None, timeout: float) -> di
     with tempfile.TemporaryDirectory(prefix="v22sdk-mutant-") as tmp:
         root = apply(target, mutant, Path(tmp))
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(root), str(ROOT / "tests"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env["PYTHONPATH"] = os.pathsep.join([str(root), str(ROOT / "tests"), env.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep
+        )
         env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", "1")
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--cls", target.cls, "--root", str(root),
-               "--configs", json.dumps(list(target.configs))]
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--worker",
+            "--cls",
+            target.cls,
+            "--root",
+            str(root),
+            "--configs",
+            json.dumps(list(target.configs)),
+        ]
         if old_kit:
             cmd += ["--old-kit", old_kit]
         if mutant is None:
@@ -157,9 +188,15 @@ def run_one(target: Any, mutant: Any, old_kit: str | None, timeout: float) -> di
             return {"error": f"timed out after {timeout:g} s", "configs": []}
         lines = [line for line in proc.stdout.splitlines() if line.startswith("MUTATION-RESULT ")]
         if proc.returncode != 0 or not lines:
-            return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1], "configs": [],
-                    "wall_seconds": time.perf_counter() - start}
-        return {"configs": json.loads(lines[-1][len("MUTATION-RESULT "):]), "wall_seconds": time.perf_counter() - start}
+            return {
+                "error": (proc.stderr.strip().splitlines() or ["?"])[-1],
+                "configs": [],
+                "wall_seconds": time.perf_counter() - start,
+            }
+        return {
+            "configs": json.loads(lines[-1][len("MUTATION-RESULT ") :]),
+            "wall_seconds": time.perf_counter() - start,
+        }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,9 +235,12 @@ def main(argv: list[str] | None = None) -> int:
                 ref = run_one(target, None, old_kit, args.timeout)
                 timings[name] = ref
                 for c in ref.get("configs", []):
-                    print(f"{name} {json.dumps(c['config'])}: reference run {c['cpu_seconds']:.1f} s CPU, "
-                          f"{c['wall_seconds']:.1f} s wall, {'FAILED ' + str(c['killed_by']) if c['killed_by'] else 'ok'}"
-                          f"{', warned ' + ','.join(c.get('warned', [])) if c.get('warned') else ''}", flush=True)
+                    print(
+                        f"{name} {json.dumps(c['config'])}: reference run {c['cpu_seconds']:.1f} s CPU, "
+                        f"{c['wall_seconds']:.1f} s wall, {'FAILED ' + str(c['killed_by']) if c['killed_by'] else 'ok'}"
+                        f"{', warned ' + ','.join(c.get('warned', [])) if c.get('warned') else ''}",
+                        flush=True,
+                    )
                 if ref.get("error"):
                     print(f"{name}: reference run failed: {ref['error']}", flush=True)
             for mutant in mutants:
@@ -210,30 +250,54 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 res = run_one(target, mutant, old_kit, args.timeout)
                 killed = next((c for c in res.get("configs", []) if c.get("killed_by")), None)
-                row = {"target": name, "mutant": mutant.name, "rule": mutant.rule, "control": mutant.control,
-                       "held_out": mutant.held_out, "post_hoc": mutant.post_hoc, "equivalent": mutant.equivalent,
-                       "rare": mutant.rare, "where": mutant.where,
-                       "killed": killed is not None, "killed_by": killed["killed_by"] if killed else None,
-                       "killed_rule": killed["rule"] if killed else None,
-                       "killed_config": killed["config"] if killed else None,
-                       "reason": killed["reason"] if killed else "", "error": res.get("error"),
-                       "cpu_seconds": round(sum(c["cpu_seconds"] for c in res.get("configs", [])), 2),
-                       "wall_seconds": round(res.get("wall_seconds", 0.0), 2)}
+                row = {
+                    "target": name,
+                    "mutant": mutant.name,
+                    "rule": mutant.rule,
+                    "control": mutant.control,
+                    "held_out": mutant.held_out,
+                    "post_hoc": mutant.post_hoc,
+                    "equivalent": mutant.equivalent,
+                    "rare": mutant.rare,
+                    "where": mutant.where,
+                    "killed": killed is not None,
+                    "killed_by": killed["killed_by"] if killed else None,
+                    "killed_rule": killed["rule"] if killed else None,
+                    "killed_config": killed["config"] if killed else None,
+                    "reason": killed["reason"] if killed else "",
+                    "error": res.get("error"),
+                    "cpu_seconds": round(sum(c["cpu_seconds"] for c in res.get("configs", [])), 2),
+                    "wall_seconds": round(res.get("wall_seconds", 0.0), 2),
+                }
                 rows.append(row)
-                verdict = "KILLED" if row["killed"] else ("error" if row["error"] else
-                                                          "equivalent" if mutant.equivalent else "survived")
+                verdict = (
+                    "KILLED"
+                    if row["killed"]
+                    else ("error" if row["error"] else "equivalent" if mutant.equivalent else "survived")
+                )
                 ok = (row["killed"] != row["control"] or bool(mutant.equivalent)) and not row["error"]
-                print(f"{'  ' if ok else '! '}{name:7s} {mutant.name:28s} {'control' if mutant.control else 'mutant':7s} "
-                      f"{_set(mutant):8s} {verdict:8s} {row['killed_by'] or '':28s} "
-                      f"{row['cpu_seconds']:6.1f}s  {row['error'] or row['reason'][:90]}", flush=True)
+                print(
+                    f"{'  ' if ok else '! '}{name:7s} {mutant.name:28s} {'control' if mutant.control else 'mutant':7s} "
+                    f"{_set(mutant):8s} {verdict:8s} {row['killed_by'] or '':28s} "
+                    f"{row['cpu_seconds']:6.1f}s  {row['error'] or row['reason'][:90]}",
+                    flush=True,
+                )
     summary = summarise(rows, timings)
     print(json.dumps(summary["totals"], indent=1))
     if args.write:
         from v22sdk.evidence import write_result
 
-        write_result(args.write, {"totals": summary["totals"], "mutants": rows, "reference_runs": timings,
-                                  "kit": args.kit_from or "current"},
-                     tables=summary["tables"], criterion=CRITERION)
+        write_result(
+            args.write,
+            {
+                "totals": summary["totals"],
+                "mutants": rows,
+                "reference_runs": timings,
+                "kit": args.kit_from or "current",
+            },
+            tables=summary["tables"],
+            criterion=CRITERION,
+        )
         print(f"wrote {args.write}")
     return 0
 
@@ -253,19 +317,33 @@ def summarise(rows: list[dict[str, Any]], timings: dict[str, Any]) -> dict[str, 
     held_killed, held_total = _rate([r for r in rows if r["held_out"]])
     rare_killed, rare_total = _rate([r for r in rows if r["rare"]])
     controls = [r for r in rows if r["control"]]
-    seconds = {f"{name} {json.dumps(c['config'])}": c["cpu_seconds"]
-               for name, ref in timings.items() for c in ref.get("configs", [])}
-    totals = {"killed": killed, "mutants": total, "kill_rate": round(killed / total, 4) if total else None,
-              "held_out_killed": held_killed, "held_out": held_total,
-              "rare_killed": rare_killed, "rare": rare_total,
-              "equivalent": [r["mutant"] for r in rows if r.get("equivalent")],
-              "controls": len(controls), "controls_killed": sum(r["killed"] for r in controls),
-              "errors": sum(bool(r["error"]) for r in rows),
-              "cpu_seconds_per_configuration": seconds,
-              "max_cpu_seconds_per_configuration": max(seconds.values()) if seconds else None}
-    totals["criterion_met"] = bool(total and killed / total >= CRITERION["kill_rate_min"]
-                                   and totals["controls_killed"] <= CRITERION["controls_killed_max"]
-                                   and seconds and max(seconds.values()) <= CRITERION["seconds_per_configuration_max"])
+    seconds = {
+        f"{name} {json.dumps(c['config'])}": c["cpu_seconds"]
+        for name, ref in timings.items()
+        for c in ref.get("configs", [])
+    }
+    totals = {
+        "killed": killed,
+        "mutants": total,
+        "kill_rate": round(killed / total, 4) if total else None,
+        "held_out_killed": held_killed,
+        "held_out": held_total,
+        "rare_killed": rare_killed,
+        "rare": rare_total,
+        "equivalent": [r["mutant"] for r in rows if r.get("equivalent")],
+        "controls": len(controls),
+        "controls_killed": sum(r["killed"] for r in controls),
+        "errors": sum(bool(r["error"]) for r in rows),
+        "cpu_seconds_per_configuration": seconds,
+        "max_cpu_seconds_per_configuration": max(seconds.values()) if seconds else None,
+    }
+    totals["criterion_met"] = bool(
+        total
+        and killed / total >= CRITERION["kill_rate_min"]
+        and totals["controls_killed"] <= CRITERION["controls_killed_max"]
+        and seconds
+        and max(seconds.values()) <= CRITERION["seconds_per_configuration_max"]
+    )
 
     def pct(k: int, n: int) -> str:
         return f"{k}/{n} ({100 * k / n:.1f} %)" if n else "-"
@@ -277,26 +355,60 @@ def summarise(rows: list[dict[str, Any]], timings: dict[str, Any]) -> dict[str, 
         hk, hn = _rate([r for r in mine if r["held_out"]])
         ctl = [r for r in mine if r["control"]]
         secs = [f"{v:.1f}" for key, v in seconds.items() if key.startswith(name + " ")]
-        summary_rows.append([name, pct(k, n), pct(hk, hn), f"{sum(r['killed'] for r in ctl)}/{len(ctl)}",
-                             " / ".join(secs) or "-"])
-    summary_rows.append(["all", pct(killed, total), pct(held_killed, held_total),
-                         f"{totals['controls_killed']}/{len(controls)}",
-                         f"max {totals['max_cpu_seconds_per_configuration']:.1f}"
-                         if totals["max_cpu_seconds_per_configuration"] is not None else "-"])
-    mutant_rows = [[r["target"], r["mutant"], "control" if r["control"] else (r["rule"] or ""),
-                    "held-out" if r["held_out"] else "post hoc" if r.get("post_hoc") else "dev",
-                    "yes" if r["rare"] else "", r["where"],
-                    ("killed by " + r["killed_by"] + (" (" + json.dumps(r["killed_config"]) + ")"
-                                                      if r["killed_config"] else "")) if r["killed"]
-                    else ("error: " + r["error"] if r["error"] else
-                          "equivalent: " + r["equivalent"] if r.get("equivalent") else "survived")]
-                   for r in rows]
+        summary_rows.append(
+            [name, pct(k, n), pct(hk, hn), f"{sum(r['killed'] for r in ctl)}/{len(ctl)}", " / ".join(secs) or "-"]
+        )
+    summary_rows.append(
+        [
+            "all",
+            pct(killed, total),
+            pct(held_killed, held_total),
+            f"{totals['controls_killed']}/{len(controls)}",
+            f"max {totals['max_cpu_seconds_per_configuration']:.1f}"
+            if totals["max_cpu_seconds_per_configuration"] is not None
+            else "-",
+        ]
+    )
+    mutant_rows = [
+        [
+            r["target"],
+            r["mutant"],
+            "control" if r["control"] else (r["rule"] or ""),
+            "held-out" if r["held_out"] else "post hoc" if r.get("post_hoc") else "dev",
+            "yes" if r["rare"] else "",
+            r["where"],
+            (
+                "killed by "
+                + r["killed_by"]
+                + (" (" + json.dumps(r["killed_config"]) + ")" if r["killed_config"] else "")
+            )
+            if r["killed"]
+            else (
+                "error: " + r["error"]
+                if r["error"]
+                else "equivalent: " + r["equivalent"]
+                if r.get("equivalent")
+                else "survived"
+            ),
+        ]
+        for r in rows
+    ]
     tables = {
-        "summary": {"columns": ["plugin", "rule-breaking mutants killed", "held-out killed", "controls killed",
-                                "kit CPU s per configuration (default / 2nd)"],
-                    "align": "lrrrr", "rows": summary_rows},
-        "mutants": {"columns": ["plugin", "mutant", "breaks", "set", "rare input", "where it breaks", "outcome"],
-                    "rows": mutant_rows},
+        "summary": {
+            "columns": [
+                "plugin",
+                "rule-breaking mutants killed",
+                "held-out killed",
+                "controls killed",
+                "kit CPU s per configuration (default / 2nd)",
+            ],
+            "align": "lrrrr",
+            "rows": summary_rows,
+        },
+        "mutants": {
+            "columns": ["plugin", "mutant", "breaks", "set", "rare input", "where it breaks", "outcome"],
+            "rows": mutant_rows,
+        },
     }
     return {"totals": totals, "tables": tables}
 

@@ -1,7 +1,7 @@
 """Rewrite every table the docs embed from its committed result file (see ``v22sdk/evidence.py``).
 
-    python scripts/render_docs.py            # rewrite docs/*.md and README.md in place
-    python scripts/render_docs.py --check    # exit 1 and name each doc whose tables are stale
+python scripts/render_docs.py            # rewrite docs/*.md and README.md in place
+python scripts/render_docs.py --check    # exit 1 and name each doc whose tables are stale
 """
 
 from __future__ import annotations

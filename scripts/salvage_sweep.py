@@ -61,8 +61,18 @@ def _block(b: int) -> list[Turn]:
     mem = rng.standard_normal((BLOCK, 384)).astype(np.float32)
     picks = rng.integers(0, len(NAMES), (BLOCK, 4))
     first = b * BLOCK + 1
-    return [Turn(sent[i], mem[i], frozenset(NAMES[j] for j in picks[i]), conversation="sweep", modality="text",
-                 digest=f"d{first + i}", summary=f"turn {first + i}") for i in range(BLOCK)]
+    return [
+        Turn(
+            sent[i],
+            mem[i],
+            frozenset(NAMES[j] for j in picks[i]),
+            conversation="sweep",
+            modality="text",
+            digest=f"d{first + i}",
+            summary=f"turn {first + i}",
+        )
+        for i in range(BLOCK)
+    ]
 
 
 def turns(start: int, stop: int) -> list[Turn]:
@@ -140,12 +150,19 @@ def check(out: str, n: int, held_true: int, report: dict, ref: set[int], rng) ->
     got = set(ids.tolist())
     lost_true = held_true - len(got)
     return {
-        "reference_rows": len(ref), "recovered": len(got),
+        "reference_rows": len(ref),
+        "recovered": len(got),
         "recovered_of_reference": (len(got & ref) / len(ref)) if ref else 1.0,
-        "recovered_not_written": len(got - set(range(1, n + 1))), "sample_identical": bool(identical),
-        "held_reported": report["held"], "held_true": held_true, "lost_reported": report["lost"],
-        "lost_true": lost_true, "complete_reported": report["complete"], "complete_true": lost_true == 0,
-        "header": report["header"], "missing_pages": report["missing_pages"],
+        "recovered_not_written": len(got - set(range(1, n + 1))),
+        "sample_identical": bool(identical),
+        "held_reported": report["held"],
+        "held_true": held_true,
+        "lost_reported": report["lost"],
+        "lost_true": lost_true,
+        "complete_reported": report["complete"],
+        "complete_true": lost_true == 0,
+        "header": report["header"],
+        "missing_pages": report["missing_pages"],
     }
 
 
@@ -162,9 +179,14 @@ def sweep(size: int, work: Path, rng) -> list[dict]:
     built = time.perf_counter() - t0
     spans = locate(path, size)
     total = os.path.getsize(path)
-    cases = [("cut 25 %", total // 4, None), ("cut 50 %", total // 2, None), ("cut 75 %", total * 3 // 4, None),
-             ("cut at random", int(rng.integers(0, total)), None), ("header zeroed", None, (0, 100)),
-             ("first page zeroed", None, (0, PAGE))]
+    cases = [
+        ("cut 25 %", total // 4, None),
+        ("cut 50 %", total // 2, None),
+        ("cut 75 %", total * 3 // 4, None),
+        ("cut at random", int(rng.integers(0, total)), None),
+        ("header zeroed", None, (0, 100)),
+        ("first page zeroed", None, (0, PAGE)),
+    ]
     lo = int(rng.integers(0, max(1, total - 65536)))
     cases.append(("64 KiB zeroed at random", None, (lo, min(total, lo + 65536))))
     rows = []
@@ -178,8 +200,15 @@ def sweep(size: int, work: Path, rng) -> list[dict]:
         cpu, wall = time.process_time(), time.perf_counter()
         report = salvage(src, out)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        row = {"size": size, "damage": name, "bytes": total, "salvage_cpu_s": round(cpu, 2),
-               "salvage_wall_s": round(wall, 2), "build_s": round(built, 1), **check(out, size, size, report, ref, rng)}
+        row = {
+            "size": size,
+            "damage": name,
+            "bytes": total,
+            "salvage_cpu_s": round(cpu, 2),
+            "salvage_wall_s": round(wall, 2),
+            "build_s": round(built, 1),
+            **check(out, size, size, report, ref, rng),
+        }
         rows.append(row)
         print(row, flush=True)
         for p in (src, src + "-ack", out):
@@ -190,9 +219,15 @@ def sweep(size: int, work: Path, rng) -> list[dict]:
         wal_path = str(work / f"w{size}.db")
         build(wal_path, size, in_wal)
         report = salvage(wal_path, str(work / "out.db"))
-        row = {"size": size, "damage": f"WAL of the last {in_wal} deleted", "bytes": os.path.getsize(wal_path),
-               "salvage_cpu_s": None, "salvage_wall_s": None, "build_s": None,
-               **check(str(work / "out.db"), size, size, report, set(range(1, size - in_wal + 1)), rng)}
+        row = {
+            "size": size,
+            "damage": f"WAL of the last {in_wal} deleted",
+            "bytes": os.path.getsize(wal_path),
+            "salvage_cpu_s": None,
+            "salvage_wall_s": None,
+            "build_s": None,
+            **check(str(work / "out.db"), size, size, report, set(range(1, size - in_wal + 1)), rng),
+        }
         rows.append(row)
         print(row, flush=True)
         for p in (wal_path, wal_path + "-ack", str(work / "out.db")):
@@ -205,10 +240,14 @@ def sweep(size: int, work: Path, rng) -> list[dict]:
 
 def verdict(row: dict) -> bool:
     held_ok = row["held_reported"] == row["held_true"] or row["held_reported"] is None
-    return (row["recovered_of_reference"] >= CRITERION["recovered_of_reference_min"]
-            and row["recovered_not_written"] == 0 and row["sample_identical"] and held_ok
-            and (row["held_reported"] is None or row["lost_reported"] == row["lost_true"])
-            and row["complete_reported"] == row["complete_true"])
+    return (
+        row["recovered_of_reference"] >= CRITERION["recovered_of_reference_min"]
+        and row["recovered_not_written"] == 0
+        and row["sample_identical"]
+        and held_ok
+        and (row["held_reported"] is None or row["lost_reported"] == row["lost_true"])
+        and row["complete_reported"] == row["complete_true"]
+    )
 
 
 def main() -> None:
@@ -228,17 +267,41 @@ def main() -> None:
         rows += sweep(size, work, rng)
     for r in rows:
         r["meets_criterion"] = verdict(r)
-    table = {"columns": ["turns", "damage", "rows whole in the file", "recovered", "of those whole",
-                         "held: reported / true", "lost: reported / true", "salvage CPU s", "criterion"],
-             "align": "rlrrrrrrl",
-             "rows": [[f"{r['size']:,}", r["damage"], f"{r['reference_rows']:,}", f"{r['recovered']:,}",
-                       f"{100 * r['recovered_of_reference']:.2f} %",
-                       f"{r['held_reported'] if r['held_reported'] is not None else '-'} / {r['held_true']:,}",
-                       f"{r['lost_reported']:,} / {r['lost_true']:,}",
-                       "-" if r["salvage_cpu_s"] is None else f"{r['salvage_cpu_s']:.2f}",
-                       "met" if r["meets_criterion"] else "NOT met"] for r in rows]}
-    write_result(args.out, {"rows": rows, "all_met": all(r["meets_criterion"] for r in rows)},
-                 tables={"sweep": table}, criterion=CRITERION, name="memory-salvage-sweep")
+    table = {
+        "columns": [
+            "turns",
+            "damage",
+            "rows whole in the file",
+            "recovered",
+            "of those whole",
+            "held: reported / true",
+            "lost: reported / true",
+            "salvage CPU s",
+            "criterion",
+        ],
+        "align": "rlrrrrrrl",
+        "rows": [
+            [
+                f"{r['size']:,}",
+                r["damage"],
+                f"{r['reference_rows']:,}",
+                f"{r['recovered']:,}",
+                f"{100 * r['recovered_of_reference']:.2f} %",
+                f"{r['held_reported'] if r['held_reported'] is not None else '-'} / {r['held_true']:,}",
+                f"{r['lost_reported']:,} / {r['lost_true']:,}",
+                "-" if r["salvage_cpu_s"] is None else f"{r['salvage_cpu_s']:.2f}",
+                "met" if r["meets_criterion"] else "NOT met",
+            ]
+            for r in rows
+        ],
+    }
+    write_result(
+        args.out,
+        {"rows": rows, "all_met": all(r["meets_criterion"] for r in rows)},
+        tables={"sweep": table},
+        criterion=CRITERION,
+        name="memory-salvage-sweep",
+    )
     print(f"wrote {args.out}: criterion met in {sum(r['meets_criterion'] for r in rows)} of {len(rows)} cases")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)

@@ -14,9 +14,10 @@ import math
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -95,9 +96,16 @@ def load(manifest: Path) -> Loaded:
     return Loaded(manifest, ds, split, np.array([r["part"] for r in recs]), recs)
 
 
-def train_and_predict(data: Loaded, train_idx: Sequence[int], cfg, eval_idx: Sequence[int], *,
-                      checkpoint: Path | None = None, val_idx: Sequence[int] = (),
-                      select_every: int | None = None) -> dict[str, Any]:
+def train_and_predict(
+    data: Loaded,
+    train_idx: Sequence[int],
+    cfg,
+    eval_idx: Sequence[int],
+    *,
+    checkpoint: Path | None = None,
+    val_idx: Sequence[int] = (),
+    select_every: int | None = None,
+) -> dict[str, Any]:
     """Train an engine (``cfg``) on ``train_idx``; decoded answers for ``eval_idx``.
 
     The output vocabulary comes from the training targets. ``select_every``: measure exact match
@@ -121,11 +129,14 @@ def train_and_predict(data: Loaded, train_idx: Sequence[int], cfg, eval_idx: Seq
             curve.append((rec["epoch"], round(rec["val"]["exact"], 4)))
             if rec["val"]["exact"] > best["acc"]:
                 mem = trainer.model.memory
-                best.update(acc=rec["val"]["exact"], epoch=rec["epoch"],
-                            state=copy.deepcopy(trainer.model.state_dict()),
-                            memory=copy.deepcopy(mem.state_dict()) if mem is not None else None)
+                best.update(
+                    acc=rec["val"]["exact"],
+                    epoch=rec["epoch"],
+                    state=copy.deepcopy(trainer.model.state_dict()),
+                    memory=copy.deepcopy(mem.state_dict()) if mem is not None else None,
+                )
 
-    trainer.fit(eval_every=select_every or 10 ** 9, on_epoch=on_epoch)
+    trainer.fit(eval_every=select_every or 10**9, on_epoch=on_epoch)
     if select_every and best["epoch"] is not None:
         trainer.model.load_state_dict(best["state"])
         if best["memory"] is not None:
@@ -140,15 +151,30 @@ def train_and_predict(data: Loaded, train_idx: Sequence[int], cfg, eval_idx: Seq
         from v22sdk.engine.checkpoint import save_checkpoint
 
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        save_checkpoint(checkpoint, trainer.model, cfg, vocab, split=split,
-                        data={"source": str(data.manifest), "identity": data.ds.identity, "n": len(data.ds.examples)})
+        save_checkpoint(
+            checkpoint,
+            trainer.model,
+            cfg,
+            vocab,
+            split=split,
+            data={"source": str(data.manifest), "identity": data.ds.identity, "n": len(data.ds.examples)},
+        )
     last = trainer.history[-1] if trainer.history else {}
     worst_lb = max((h.get("lb", 0.0) for h in trainer.history), default=0.0)
-    return {"pred": dict(zip(split["test"], preds)), "cpu_s": round(seconds, 1), "epochs": last.get("epoch"),
-            "final_loss": last.get("loss"), "final_ce": last.get("ce"), "spikes": trainer.spikes,
-            "rollbacks": trainer.rollbacks, "ac_alarms": trainer.ac_alarms,
-            "epochs_lb_at_clamp": sum(1 for h in trainer.history if h.get("lb", 0.0) >= 9.99),
-            "max_epoch_lb": worst_lb, "selected_epoch": best["epoch"], "val_curve": curve}
+    return {
+        "pred": dict(zip(split["test"], preds)),
+        "cpu_s": round(seconds, 1),
+        "epochs": last.get("epoch"),
+        "final_loss": last.get("loss"),
+        "final_ce": last.get("ce"),
+        "spikes": trainer.spikes,
+        "rollbacks": trainer.rollbacks,
+        "ac_alarms": trainer.ac_alarms,
+        "epochs_lb_at_clamp": sum(1 for h in trainer.history if h.get("lb", 0.0) >= 9.99),
+        "max_epoch_lb": worst_lb,
+        "selected_epoch": best["epoch"],
+        "val_curve": curve,
+    }
 
 
 def accuracy_by_part(data: Loaded, pred: dict[int, str]) -> dict[str, dict[str, float]]:
@@ -175,7 +201,7 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, flo
 
 
 def fmt_ci(values: Sequence[float], signed: bool = False, digits: int = 3) -> str:
-    """"mean [low, high]": the 95 % t-interval, clipped to the range the values can take
+    """ "mean [low, high]": the 95 % t-interval, clipped to the range the values can take
     (accuracies [0, 1]; differences of accuracies, ``signed``, [-1, 1])."""
     mean, lo, hi = t_interval(values)
     lo, hi = max(lo, -1.0 if signed else 0.0), min(hi, 1.0)

@@ -42,20 +42,20 @@ sys.path.insert(0, str(ROOT))
 #: fixed before the checkpoint is trained (pre-registration; the result file repeats it)
 CRITERION = {
     "model": "V22, small preset, seed 0, up to 30 epochs, trained on the data suite's train split (size full, "
-             "seed 0); the state with the best val exact match (evaluated every 2 epochs) is kept (a run on the "
-             "small suite diverged at epoch 89: CE 0.2 -> 125)",
+    "seed 0); the state with the best val exact match (evaluated every 2 epochs) is kept (a run on the "
+    "small suite diverged at epoch 89: CE 0.2 -> 125)",
     "augmentation": "one stored-differently copy of each training sound (8-bit, Ogg Vorbis, 16/22.05/44.1 kHz, "
-                    "8-bit 22.05 kHz, stereo) and image (JPEG 90, WebP 90, half, double size), drawn with seed 0; "
-                    "decided before training: the slots that describe storage (aud.clip.source_rate: speech is "
-                    "22.05 kHz and instruments 32 kHz in the suite) separate the suite's parts, a shortcut only "
-                    "such copies take away",
+    "8-bit 22.05 kHz, stereo) and image (JPEG 90, WebP 90, half, double size), drawn with seed 0; "
+    "decided before training: the slots that describe storage (aud.clip.source_rate: speech is "
+    "22.05 kHz and instruments 32 kHz in the suite) separate the suite's parts, a shortcut only "
+    "such copies take away",
     "calibration_split": "the suite's val split (pinned by the builder: unseen voices, pitches, scans, strings)",
     "calibration_choice": "among temperature scaling fitted globally on the string objective ('global'), "
-                          "globally on the token objective ('token'), and per modality ('per_modality'): "
-                          "the lowest 5-fold cross-validated log loss of the printed confidence on the val split",
+    "globally on the token objective ('token'), and per modality ('per_modality'): "
+    "the lowest 5-fold cross-validated log loss of the printed confidence on the val split",
     "open_set_choice": "among msp, energy, mahalanobis(sent_vec), relative mahalanobis(sent_vec), "
-                       "mahalanobis(tokens), knn(k=5, sent_vec): the highest mean AUROC over the "
-                       "out-of-distribution set's dev categories, each against the val examples of its modality",
+    "mahalanobis(tokens), knn(k=5, sent_vec): the highest mean AUROC over the "
+    "out-of-distribution set's dev categories, each against the val examples of its modality",
     "threshold": "per modality, the 0.95 quantile of the val split's scores (5 % false alarms by construction)",
     "never_used_for_choices": "the test split and the out-of-distribution test inputs",
 }
@@ -90,11 +90,17 @@ def augment(suite: Path, out: Path, per_example: int, seed: int = 0) -> Path:
 
                 img = cv2.imdecode(np.frombuffer(src.read_bytes(), np.uint8), cv2.IMREAD_COLOR)[:, :, ::-1]
                 f = write_image_variant(str(name), img, stem)
-            extra.append({**{k2: v for k2, v in r.items() if k2 not in ("sha256",)},
-                          "input": str(f.resolve()), "variant": str(name)})
+            extra.append(
+                {
+                    **{k2: v for k2, v in r.items() if k2 not in ("sha256",)},
+                    "input": str(f.resolve()),
+                    "variant": str(name),
+                }
+            )
     manifest = out / "augmented.jsonl"
-    lines = [{**r, "input": str((suite / r["input"]).resolve()) if r["modality"] != "text" else r["input"]}
-             for r in rows] + extra
+    lines = [
+        {**r, "input": str((suite / r["input"]).resolve()) if r["modality"] != "text" else r["input"]} for r in rows
+    ] + extra
     manifest.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8")
     return manifest
 
@@ -103,10 +109,14 @@ def doc_values(result: dict) -> dict[str, str]:
     """The single figures docs/results.md quotes in prose, from a run's figures (``data``);
     ``--from-result`` adds them to a result file written before this function existed."""
     summary, cal = result["summary"], result["calibration"]
-    out = {"checkpoint_mb": f"{summary['bytes'] / 1e6:.2f} MB", "epochs": str(summary["epochs"]),
-           "best_epoch": str(summary["best_epoch"]), "val_n": f"{cal['n']:,}",
-           "temperature": f"{cal['temperature']:.2f}",
-           "dev_inputs": f"{sum(result['open_set']['dev_counts'].values()):,}"}
+    out = {
+        "checkpoint_mb": f"{summary['bytes'] / 1e6:.2f} MB",
+        "epochs": str(summary["epochs"]),
+        "best_epoch": str(summary["best_epoch"]),
+        "val_n": f"{cal['n']:,}",
+        "temperature": f"{cal['temperature']:.2f}",
+        "dev_inputs": f"{sum(result['open_set']['dev_counts'].values()):,}",
+    }
     for part, c in summary["suite"]["counts"].items():
         out[f"{part}.val_n"] = str(c["by_split"]["val"])
     for part, v in result["test_accuracy_by_part"].items():
@@ -117,8 +127,12 @@ def doc_values(result: dict) -> dict[str, str]:
 def main() -> None:
     import torch
 
-    from v22sdk.engine.calibration import (choose_calibration, expected_calibration_error, fit_calibration,
-                                           wilson_interval)
+    from v22sdk.engine.calibration import (
+        choose_calibration,
+        expected_calibration_error,
+        fit_calibration,
+        wilson_interval,
+    )
     from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT, load_checkpoint, read_checkpoint, save_checkpoint
     from v22sdk.engine.config import preset
     from v22sdk.engine.data.suite import build_suite, read_suite_info
@@ -135,12 +149,21 @@ def main() -> None:
     ap.add_argument("--ood", type=Path, default=None, help="an out-of-distribution set built before")
     ap.add_argument("--size", default="full", choices=["tiny", "small", "full"])
     ap.add_argument("--epochs", type=int, default=30)
-    ap.add_argument("--augment", type=int, default=1, metavar="N",
-                    help="N stored-differently copies of each training sound and image (0: none)")
+    ap.add_argument(
+        "--augment",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N stored-differently copies of each training sound and image (0: none)",
+    )
     ap.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT, help="where to write the checkpoint")
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
-    ap.add_argument("--from-result", type=Path, default=None,
-                    help="add the values docs quote to this result file, derived from its data (no training)")
+    ap.add_argument(
+        "--from-result",
+        type=Path,
+        default=None,
+        help="add the values docs quote to this result file, derived from its data (no training)",
+    )
     args = ap.parse_args()
     from v22sdk.evidence import add_values, begin, read_result
 
@@ -159,14 +182,26 @@ def main() -> None:
         ood = args.ood or build_ood(work / "ood", seed=0, log=print).parent
         info = read_suite_info(suite)
         manifest = augment(suite, work / "augmented", args.augment) if args.augment else suite / "suite.jsonl"
-        sources = [{"part": part, "name": s.get("name"), "version": s.get("version"), "licence": s.get("licence")}
-                   for part, s in info["sources"].items()]
+        sources = [
+            {"part": part, "name": s.get("name"), "version": s.get("version"), "licence": s.get("licence")}
+            for part, s in info["sources"].items()
+        ]
         cfg = preset("small", epochs=args.epochs, seed=0)
-        res = train_engine(manifest, cfg, args.checkpoint, storage="float16", sources=sources,
-                           log_path=work / "train-log.jsonl", keep_best=True, eval_every=2,
-                           on_epoch=lambda h: print(f"epoch {h['epoch']}: loss {h['loss']:.4g}"
-                                                    + (f", val exact {h['val']['exact']:.3f}" if "val" in h else ""),
-                                                    flush=True))
+        res = train_engine(
+            manifest,
+            cfg,
+            args.checkpoint,
+            storage="float16",
+            sources=sources,
+            log_path=work / "train-log.jsonl",
+            keep_best=True,
+            eval_every=2,
+            on_epoch=lambda h: print(
+                f"epoch {h['epoch']}: loss {h['loss']:.4g}"
+                + (f", val exact {h['val']['exact']:.3f}" if "val" in h else ""),
+                flush=True,
+            ),
+        )
         train_seconds = time.perf_counter() - start
 
         # -- everything below uses the weights as shipped (float16, reloaded) -------------------------
@@ -189,18 +224,36 @@ def main() -> None:
         val_scores, _ = scorer.score(val, val["modalities"])
         scorer.set_thresholds(val_scores, val["modalities"])
         correct = np.array(val["correct"])
-        calibration = {"method": "temperature", "objective": cal_method, **fitted, "split": "val",
-                       "n": int(len(correct)), "val_accuracy": float(correct.mean()),
-                       "val_ece_before": expected_calibration_error(raw_val, correct),
-                       "val_ece_after": expected_calibration_error(val["confidence"], correct)}
+        calibration = {
+            "method": "temperature",
+            "objective": cal_method,
+            **fitted,
+            "split": "val",
+            "n": int(len(correct)),
+            "val_accuracy": float(correct.mean()),
+            "val_ece_before": expected_calibration_error(raw_val, correct),
+            "val_ece_after": expected_calibration_error(val["confidence"], correct),
+        }
         full = read_checkpoint(args.checkpoint)
         full["metrics"]["calibration"] = {k: v for k, v in calibration.items() if k != "method"}
-        save_checkpoint(args.checkpoint, model, cfg, vocab, split=full["split"], data=full["data"],
-                        metrics=full["metrics"], history=full["history"], storage="float16",
-                        calibration=calibration, open_set=scorer.to_state())
+        save_checkpoint(
+            args.checkpoint,
+            model,
+            cfg,
+            vocab,
+            split=full["split"],
+            data=full["data"],
+            metrics=full["metrics"],
+            history=full["history"],
+            storage="float16",
+            calibration=calibration,
+            open_set=scorer.to_state(),
+        )
 
         if args.checkpoint.stat().st_size > 10 * 1024 * 1024:
-            raise SystemExit(f"{args.checkpoint} is {args.checkpoint.stat().st_size / 1e6:.1f} MB: over the 10 MB budget")
+            raise SystemExit(
+                f"{args.checkpoint} is {args.checkpoint.stat().st_size / 1e6:.1f} MB: over the 10 MB budget"
+            )
 
         # -- held-out accuracy of the shipped checkpoint -------------------------------------------------
         test = split_features(model, data["test"], vocab, fitted)
@@ -222,37 +275,93 @@ def main() -> None:
         # the shipped (float16) weights' figures, for 'run --knows' (the trainer recorded the float32 ones)
         full = read_checkpoint(args.checkpoint)
         full["metrics"]["test_shipped"] = {mod: {"exact": v["exact"], "n": v["n"]} for mod, v in acc.items()}
-        save_checkpoint(args.checkpoint, model, cfg, vocab, split=full["split"], data=full["data"],
-                        metrics=full["metrics"], history=full["history"], storage="float16",
-                        calibration=full["calibration"], open_set=full["open_set"])
+        save_checkpoint(
+            args.checkpoint,
+            model,
+            cfg,
+            vocab,
+            split=full["split"],
+            data=full["data"],
+            metrics=full["metrics"],
+            history=full["history"],
+            storage="float16",
+            calibration=full["calibration"],
+            open_set=full["open_set"],
+        )
         m = res["metrics"]
-        summary = {"checkpoint": str(args.checkpoint.relative_to(ROOT) if args.checkpoint.is_relative_to(ROOT)
-                                     else args.checkpoint),
-                   "bytes": args.checkpoint.stat().st_size, "parameters": m["parameters"], "epochs": m["epochs"],
-                   "final_loss": m["final_loss"], "stopped_early": m["stopped_early"], "safeguards": m["safeguards"],
-                   "best_epoch": m.get("best_epoch"),
-                   "suite": {"size": info["size"], "seed": info["seed"], "n": info["n"], "counts": info["counts"]},
-                   "augment": args.augment, "train_examples": len(split["train"]),
-                   "train_seconds": round(train_seconds, 1), "seconds": round(time.perf_counter() - start, 1)}
-        result = {"summary": summary, "test_accuracy": acc, "test_accuracy_by_part": by_part,
-                  "calibration": calibration, "calibration_cv_log_loss": cal_losses,
-                  "open_set": {"chosen": best, "thresholds": scorer.thresholds, "dev_auroc": table,
-                               "dev_counts": {c: sum(r["category"] == c for r in dev_rows)
-                                              for c in sorted({r["category"] for r in dev_rows})}}}
+        summary = {
+            "checkpoint": str(
+                args.checkpoint.relative_to(ROOT) if args.checkpoint.is_relative_to(ROOT) else args.checkpoint
+            ),
+            "bytes": args.checkpoint.stat().st_size,
+            "parameters": m["parameters"],
+            "epochs": m["epochs"],
+            "final_loss": m["final_loss"],
+            "stopped_early": m["stopped_early"],
+            "safeguards": m["safeguards"],
+            "best_epoch": m.get("best_epoch"),
+            "suite": {"size": info["size"], "seed": info["seed"], "n": info["n"], "counts": info["counts"]},
+            "augment": args.augment,
+            "train_examples": len(split["train"]),
+            "train_seconds": round(train_seconds, 1),
+            "seconds": round(time.perf_counter() - start, 1),
+        }
+        result = {
+            "summary": summary,
+            "test_accuracy": acc,
+            "test_accuracy_by_part": by_part,
+            "calibration": calibration,
+            "calibration_cv_log_loss": cal_losses,
+            "open_set": {
+                "chosen": best,
+                "thresholds": scorer.thresholds,
+                "dev_auroc": table,
+                "dev_counts": {
+                    c: sum(r["category"] == c for r in dev_rows) for c in sorted({r["category"] for r in dev_rows})
+                },
+            },
+        }
         print(json.dumps(result, ensure_ascii=False, indent=1))
         if args.out:
             cats = sorted(next(iter(table.values())).keys() - {"mean"})
-            write_result(args.out, result, criterion=CRITERION, values=doc_values(result), tables={
-                "accuracy": {"columns": ["test split", "n", "exact match", "95 % CI (Wilson)"], "align": "lrrr",
-                             "rows": acc_rows + [[f"{p} (part)", str(v["n"]), f"{v['exact']:.3f}",
-                                                  f"[{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]"]
-                                                 for p, v in by_part.items()]},
-                "calibration_choice": {"columns": ["method", "5-fold CV log loss (val)"], "align": "lr",
-                                       "rows": [[k + (" (chosen)" if k == cal_method else ""), f"{v:.4f}"]
-                                                for k, v in cal_losses.items()]},
-                "open_set_choice": {"columns": ["score", "mean AUROC (dev)"] + cats, "align": "l" + "r" * (len(cats) + 1),
-                                    "rows": [[n + (" (chosen)" if n == best else ""), f"{table[n]['mean']:.3f}"]
-                                             + [f"{table[n][c]:.3f}" for c in cats] for n in CANDIDATES]}})
+            write_result(
+                args.out,
+                result,
+                criterion=CRITERION,
+                values=doc_values(result),
+                tables={
+                    "accuracy": {
+                        "columns": ["test split", "n", "exact match", "95 % CI (Wilson)"],
+                        "align": "lrrr",
+                        "rows": acc_rows
+                        + [
+                            [
+                                f"{p} (part)",
+                                str(v["n"]),
+                                f"{v['exact']:.3f}",
+                                f"[{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]",
+                            ]
+                            for p, v in by_part.items()
+                        ],
+                    },
+                    "calibration_choice": {
+                        "columns": ["method", "5-fold CV log loss (val)"],
+                        "align": "lr",
+                        "rows": [
+                            [k + (" (chosen)" if k == cal_method else ""), f"{v:.4f}"] for k, v in cal_losses.items()
+                        ],
+                    },
+                    "open_set_choice": {
+                        "columns": ["score", "mean AUROC (dev)"] + cats,
+                        "align": "l" + "r" * (len(cats) + 1),
+                        "rows": [
+                            [n + (" (chosen)" if n == best else ""), f"{table[n]['mean']:.3f}"]
+                            + [f"{table[n][c]:.3f}" for c in cats]
+                            for n in CANDIDATES
+                        ],
+                    },
+                },
+            )
             print(f"wrote {args.out}")
 
 

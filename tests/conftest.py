@@ -22,8 +22,14 @@ from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["pytester", "skip_policy"]
 
-settings.register_profile("v22sdk-repo", deadline=None, derandomize=True, database=None, max_examples=20,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "v22sdk-repo",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    max_examples=20,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile("v22sdk-repo")
 
 _GUARDED = {"V22SDK_MEMORY": "memory.sqlite3", "V22SDK_CACHE": "cache"}

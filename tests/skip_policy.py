@@ -36,9 +36,11 @@ def _reason(longrepr) -> str:
 
 def _fail(report) -> None:
     report.outcome = "failed"
-    report.longrepr = ("skipped where every test must run (V22SDK_REQUIRE_SERVICES or CI is set): "
-                       + _reason(report.longrepr)
-                       + "\n(scripts/ci_services.sh and requirements-dev.txt must install what this test needs)")
+    report.longrepr = (
+        "skipped where every test must run (V22SDK_REQUIRE_SERVICES or CI is set): "
+        + _reason(report.longrepr)
+        + "\n(scripts/ci_services.sh and requirements-dev.txt must install what this test needs)"
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)

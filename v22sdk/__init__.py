@@ -17,11 +17,36 @@ __version__ = "0.1.0"
 
 #: public name -> the submodule that defines it
 _EXPORTS = {
-    **dict.fromkeys(("ATTR_DIM", "EMB_DIM", "NORM_TOLERANCE", "TOKEN_DIM", "TokenBatch", "TokenBuffer",
-                     "load_batches", "save_batches"), "contract"),
-    **dict.fromkeys(("CheckpointError", "ContractViolation", "DuplicateNameError", "InputError",
-                     "MemoryCommitInDoubt", "MemoryStoreCorrupt", "MemoryStoreError", "OutputError",
-                     "PluginError", "UnitsError", "UnknownNameError", "V22Error"), "errors"),
+    **dict.fromkeys(
+        (
+            "ATTR_DIM",
+            "EMB_DIM",
+            "NORM_TOLERANCE",
+            "TOKEN_DIM",
+            "TokenBatch",
+            "TokenBuffer",
+            "load_batches",
+            "save_batches",
+        ),
+        "contract",
+    ),
+    **dict.fromkeys(
+        (
+            "CheckpointError",
+            "ContractViolation",
+            "DuplicateNameError",
+            "InputError",
+            "MemoryCommitInDoubt",
+            "MemoryStoreCorrupt",
+            "MemoryStoreError",
+            "OutputError",
+            "PluginError",
+            "UnitsError",
+            "UnknownNameError",
+            "V22Error",
+        ),
+        "errors",
+    ),
     **dict.fromkeys(("HOOK_API_VERSION", "hookimpl"), "hookspecs"),
     **dict.fromkeys(("Encoding", "InputSpec", "Modality", "Sample", "Unit"), "modality"),
     **dict.fromkeys(("Registry", "get_registry"), "plugins"),
@@ -29,12 +54,38 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "ATTR_DIM", "EMB_DIM", "NORM_TOLERANCE", "TOKEN_DIM", "HOOK_API_VERSION", "ZONES",
-    "TokenBatch", "TokenBuffer", "load_batches", "save_batches", "AttributeSchema", "Slot",
-    "Modality", "Sample", "Encoding", "InputSpec", "Unit", "Registry", "get_registry", "hookimpl",
-    "V22Error", "ContractViolation", "InputError", "UnitsError", "PluginError", "DuplicateNameError",
-    "UnknownNameError", "CheckpointError", "MemoryStoreError", "MemoryStoreCorrupt",
-    "MemoryCommitInDoubt", "OutputError",
+    "ATTR_DIM",
+    "EMB_DIM",
+    "NORM_TOLERANCE",
+    "TOKEN_DIM",
+    "HOOK_API_VERSION",
+    "ZONES",
+    "TokenBatch",
+    "TokenBuffer",
+    "load_batches",
+    "save_batches",
+    "AttributeSchema",
+    "Slot",
+    "Modality",
+    "Sample",
+    "Encoding",
+    "InputSpec",
+    "Unit",
+    "Registry",
+    "get_registry",
+    "hookimpl",
+    "V22Error",
+    "ContractViolation",
+    "InputError",
+    "UnitsError",
+    "PluginError",
+    "DuplicateNameError",
+    "UnknownNameError",
+    "CheckpointError",
+    "MemoryStoreError",
+    "MemoryStoreCorrupt",
+    "MemoryCommitInDoubt",
+    "OutputError",
 ]
 
 
@@ -52,11 +103,30 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .contract import (ATTR_DIM, EMB_DIM, NORM_TOLERANCE, TOKEN_DIM, TokenBatch, TokenBuffer, load_batches,
-                           save_batches)
-    from .errors import (CheckpointError, ContractViolation, DuplicateNameError, InputError, MemoryCommitInDoubt,
-                         MemoryStoreCorrupt, MemoryStoreError, OutputError, PluginError, UnitsError,
-                         UnknownNameError, V22Error)
+    from .contract import (
+        ATTR_DIM,
+        EMB_DIM,
+        NORM_TOLERANCE,
+        TOKEN_DIM,
+        TokenBatch,
+        TokenBuffer,
+        load_batches,
+        save_batches,
+    )
+    from .errors import (
+        CheckpointError,
+        ContractViolation,
+        DuplicateNameError,
+        InputError,
+        MemoryCommitInDoubt,
+        MemoryStoreCorrupt,
+        MemoryStoreError,
+        OutputError,
+        PluginError,
+        UnitsError,
+        UnknownNameError,
+        V22Error,
+    )
     from .hookspecs import HOOK_API_VERSION, hookimpl
     from .modality import Encoding, InputSpec, Modality, Sample, Unit
     from .plugins import Registry, get_registry

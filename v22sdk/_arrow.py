@@ -8,7 +8,8 @@ by their attributes (``emb``, ``attr``, ``modality``, ``offsets``, ``source``).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,7 +23,11 @@ ARROW_FORMAT = "v22sdk.tokens.arrow"
 ARROW_VERSION = 1
 #: the standard offset fields (``contract.OFFSET_FIELDS``): the column's numpy dtype and trailing shape
 STANDARD_OFFSETS: dict[str, tuple[str, tuple[int, ...]]] = {
-    "char": ("<i8", ()), "time": ("<f8", (2,)), "box": ("<i8", (4,)), "item": ("<i8", ())}
+    "char": ("<i8", ()),
+    "time": ("<f8", (2,)),
+    "box": ("<i8", (4,)),
+    "item": ("<i8", ()),
+}
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -53,8 +58,11 @@ def _offset_columns(batches: list[Any]) -> dict[str, tuple[np.dtype[Any], tuple[
             if k in columns:
                 dtype, shape = columns[k]
                 if shape != trailing:
-                    raise InputError(f"offsets[{k!r}]", f"trailing shape {trailing} in one batch and {shape} in "
-                                                        "another: one Arrow column cannot hold both")
+                    raise InputError(
+                        f"offsets[{k!r}]",
+                        f"trailing shape {trailing} in one batch and {shape} in "
+                        "another: one Arrow column cannot hold both",
+                    )
                 columns[k] = (np.result_type(dtype, v.dtype), shape)
             else:
                 columns[k] = (v.dtype, trailing)
@@ -66,12 +74,25 @@ def token_schema(extra_offsets: dict[str, tuple[np.dtype[Any], tuple[int, ...]]]
     pa = _pyarrow()
     offsets = _standard()
     offsets.update(extra_offsets or {})
-    return pa.schema([
-        ("batch", pa.int32()), ("token", pa.int32()), ("modality", pa.string()), ("source", pa.string()),
-        ("emb", pa.list_(pa.float32(), EMB_DIM)), ("attr", pa.list_(pa.float32(), ATTR_DIM)),
-        ("offsets", pa.struct([(k, _value_type(pa, d, int(np.prod(s, dtype=np.int64)) if s else 0))
-                               for k, (d, s) in offsets.items()])),
-    ])
+    return pa.schema(
+        [
+            ("batch", pa.int32()),
+            ("token", pa.int32()),
+            ("modality", pa.string()),
+            ("source", pa.string()),
+            ("emb", pa.list_(pa.float32(), EMB_DIM)),
+            ("attr", pa.list_(pa.float32(), ATTR_DIM)),
+            (
+                "offsets",
+                pa.struct(
+                    [
+                        (k, _value_type(pa, d, int(np.prod(s, dtype=np.int64)) if s else 0))
+                        for k, (d, s) in offsets.items()
+                    ]
+                ),
+            ),
+        ]
+    )
 
 
 def _column(pa: Any, arrays: list[np.ndarray | int], dtype: np.dtype[Any], width: int) -> Any:
@@ -106,21 +127,35 @@ def to_table(batches: Iterable[Any]) -> pa.Table:
         width = int(np.prod(trailing, dtype=np.int64)) if trailing else 0
         per_batch: list[np.ndarray | int] = [b.offsets[k] if k in b.offsets else len(b) for b in batches]
         fields.append(_column(pa, per_batch, dtype, width))
-    offsets = pa.StructArray.from_arrays(fields, names=list(columns)) if n else pa.array(
-        [], type=pa.struct([(k, f.type) for k, f in zip(columns, fields)]))
-    meta = {"format": ARROW_FORMAT, "version": ARROW_VERSION, "batches": [
-        {"modality": b.modality, "source": b.source, "n": len(b),
-         "offsets": {k: {"dtype": v.dtype.str, "shape": list(v.shape[1:])} for k, v in b.offsets.items()}}
-        for b in batches]}
-    table = pa.table({
-        "batch": pa.array(batch_ids, type=pa.int32()),
-        "token": pa.array(positions, type=pa.int32()),
-        "modality": pa.array([b.modality for b, s in zip(batches, sizes) for _ in range(s)], type=pa.string()),
-        "source": pa.array([b.source for b, s in zip(batches, sizes) for _ in range(s)], type=pa.string()),
-        "emb": pa.FixedSizeListArray.from_arrays(pa.array(emb.reshape(-1), type=pa.float32()), EMB_DIM),
-        "attr": pa.FixedSizeListArray.from_arrays(pa.array(attr.reshape(-1), type=pa.float32()), ATTR_DIM),
-        "offsets": offsets,
-    })
+    offsets = (
+        pa.StructArray.from_arrays(fields, names=list(columns))
+        if n
+        else pa.array([], type=pa.struct([(k, f.type) for k, f in zip(columns, fields)]))
+    )
+    meta = {
+        "format": ARROW_FORMAT,
+        "version": ARROW_VERSION,
+        "batches": [
+            {
+                "modality": b.modality,
+                "source": b.source,
+                "n": len(b),
+                "offsets": {k: {"dtype": v.dtype.str, "shape": list(v.shape[1:])} for k, v in b.offsets.items()},
+            }
+            for b in batches
+        ],
+    }
+    table = pa.table(
+        {
+            "batch": pa.array(batch_ids, type=pa.int32()),
+            "token": pa.array(positions, type=pa.int32()),
+            "modality": pa.array([b.modality for b, s in zip(batches, sizes) for _ in range(s)], type=pa.string()),
+            "source": pa.array([b.source for b, s in zip(batches, sizes) for _ in range(s)], type=pa.string()),
+            "emb": pa.FixedSizeListArray.from_arrays(pa.array(emb.reshape(-1), type=pa.float32()), EMB_DIM),
+            "attr": pa.FixedSizeListArray.from_arrays(pa.array(attr.reshape(-1), type=pa.float32()), ATTR_DIM),
+            "offsets": offsets,
+        }
+    )
     return table.replace_schema_metadata({"v22sdk": json.dumps(meta)})
 
 
@@ -174,18 +209,29 @@ def from_table(table: pa.Table, *, source: str = "<arrow>") -> list[dict[str, An
                 elif child.null_count == len(child):
                     continue
                 else:
-                    dtype = np.dtype(child.type.value_type.to_pandas_dtype() if pa.types.is_fixed_size_list(child.type)
-                                     else child.type.to_pandas_dtype())
+                    dtype = np.dtype(
+                        child.type.value_type.to_pandas_dtype()
+                        if pa.types.is_fixed_size_list(child.type)
+                        else child.type.to_pandas_dtype()
+                    )
                     shape = (child.type.list_size,) if pa.types.is_fixed_size_list(child.type) else ()
                 if child.null_count:
                     raise InputError(source, f"offsets.{field.name} has nulls inside batch {i}")
                 width = int(np.prod(shape, dtype=np.int64)) if shape else 0
                 offsets[field.name] = _numpy(child, b - a, width).reshape((b - a, *shape)).astype(dtype)
         modality = info["modality"] if info is not None else rows.column("modality")[0].as_py()
-        src = info["source"] if info is not None else (
-            rows.column("source")[0].as_py() if "source" in rows.column_names else None)
-        out.append({"emb": np.ascontiguousarray(emb), "attr": np.ascontiguousarray(attr), "modality": modality,
-                    "offsets": offsets, "source": src})
+        src = (
+            info["source"]
+            if info is not None
+            else (rows.column("source")[0].as_py() if "source" in rows.column_names else None)
+        )
+        out.append(
+            {
+                "emb": np.ascontiguousarray(emb),
+                "attr": np.ascontiguousarray(attr),
+                "modality": modality,
+                "offsets": offsets,
+                "source": src,
+            }
+        )
     return out
-
-

@@ -20,8 +20,9 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 from .errors import InputError, OutputError
 
@@ -38,8 +39,7 @@ def check_output_path(path: str | os.PathLike[str]) -> Path:
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | os.PathLike[str], mode: str = "wb", *,
-                  encoding: str | None = None) -> Iterator[IO[Any]]:
+def atomic_output(path: str | os.PathLike[str], mode: str = "wb", *, encoding: str | None = None) -> Iterator[IO[Any]]:
     """Open ``path`` for writing, atomically where it is (or will be) a regular file."""
     given = str(path)
     target = check_output_path(path)

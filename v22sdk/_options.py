@@ -7,7 +7,8 @@ one parser without importing each other.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import InputError
 

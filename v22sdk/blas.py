@@ -18,7 +18,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from typing import Iterator, Protocol
+from collections.abc import Iterator
+from typing import Protocol
 
 __all__ = ["single_blas_thread"]
 

@@ -12,8 +12,9 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -85,7 +86,7 @@ class LazyGroup(click.Group):
             return command
         module, attr = LAZY_COMMANDS[name].split(":")
         if self._listing and name in LAZY_HELP and module not in sys.modules:
-            return click.Command(name, help=LAZY_HELP[name])   # a stand-in that only lists itself
+            return click.Command(name, help=LAZY_HELP[name])  # a stand-in that only lists itself
         try:
             return getattr(importlib.import_module(module), attr)
         except Exception as exc:  # a broken subsystem must not take the other commands down
@@ -94,15 +95,18 @@ class LazyGroup(click.Group):
             def broken() -> None:
                 raise V22Error(problem)
 
-            return click.Command(name, callback=broken, help=f"(unavailable: {problem})",
-                                 context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+            return click.Command(
+                name,
+                callback=broken,
+                help=f"(unavailable: {problem})",
+                context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+            )
 
 
 def _console(stderr: bool = False):
     from rich.console import Console
 
-    return Console(stderr=stderr, markup=False, emoji=False, highlight=False,
-                   no_color=bool(os.environ.get("NO_COLOR")))
+    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, no_color=bool(os.environ.get("NO_COLOR")))
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -119,8 +123,14 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
-              help="Show the version of v22sdk and of every plugin, and exit.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version of v22sdk and of every plugin, and exit.",
+)
 @click.option("--strict", is_flag=True, help="A plugin that fails to load is fatal (V22SDK_STRICT_PLUGINS=1).")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 @click.pass_context
@@ -162,11 +172,11 @@ def plugins_list(as_json: bool) -> None:
         return
     rows = [("plugin", "distribution", "version", "provides", "status")]
     for info in infos:
-        provides = "; ".join(f"{kind.replace('_', ' ')}: {', '.join(names)}"
-                             for kind, names in info.provides.items() if names)
-        rows.append((info.name, info.dist, info.version, provides or "-",
-                     "ok" if info.ok else f"BROKEN: {info.error}"))
-    click.echo(_columns(rows))   # plain columns: rich's import would be a sixth of this command's start-up
+        provides = "; ".join(
+            f"{kind.replace('_', ' ')}: {', '.join(names)}" for kind, names in info.provides.items() if names
+        )
+        rows.append((info.name, info.dist, info.version, provides or "-", "ok" if info.ok else f"BROKEN: {info.error}"))
+    click.echo(_columns(rows))  # plain columns: rich's import would be a sixth of this command's start-up
 
 
 def _columns(rows: Sequence[Sequence[str]]) -> str:
@@ -191,7 +201,7 @@ def _resolve_inputs(items: Sequence[str], modality: str | None, text: bool = Fal
         got = resolve(item, text=text, extensions=registry.extensions())
         if got.path is not None:
             name = modality
-            if name is None:   # several readers of one extension: content, the user's default, priority
+            if name is None:  # several readers of one extension: content, the user's default, priority
                 choice = registry.resolve_path(got.path)
                 if choice.notice:
                     click.echo(choice.notice, err=True)
@@ -199,11 +209,14 @@ def _resolve_inputs(items: Sequence[str], modality: str | None, text: bool = Fal
             out.append((name, got.path))
             continue
         name = modality or "text"
-        if name not in registry.names("modalities") or \
-                getattr(registry.get_class("modalities", name).input_spec, "kind", "") != "text":
+        if (
+            name not in registry.names("modalities")
+            or getattr(registry.get_class("modalities", name).input_spec, "kind", "") != "text"
+        ):
             if text or got.source != TEXT_SOURCE:
-                raise InputError(got.source if got.source != TEXT_SOURCE else item,
-                                 f"the {name} modality reads files, not text")
+                raise InputError(
+                    got.source if got.source != TEXT_SOURCE else item, f"the {name} modality reads files, not text"
+                )
             raise InputError(item, f"no such file (the {name} modality reads files)" if modality else "no such file")
         out.append((name, Sample(got.literal, source=got.source)))
     return out
@@ -242,12 +255,27 @@ def _tokenize_resolved(resolved: list[tuple[str, Any]], config: dict[str, Any]):
     return batches
 
 
-_modality_option = click.option("--modality", "-m", default=None, metavar="NAME",
-                                 help="Modality to use (default: from the file extension; literal text otherwise).")
-_text_option = click.option("--text", "as_text", is_flag=True,
-                             help="Read every INPUT as literal text, never as a file name ('-' reads standard input).")
-_config_option = click.option("--config", "-c", "config", multiple=True, metavar="KEY=VALUE",
-                              help="Modality configuration, e.g. -c grid=2 (repeatable).")
+_modality_option = click.option(
+    "--modality",
+    "-m",
+    default=None,
+    metavar="NAME",
+    help="Modality to use (default: from the file extension; literal text otherwise).",
+)
+_text_option = click.option(
+    "--text",
+    "as_text",
+    is_flag=True,
+    help="Read every INPUT as literal text, never as a file name ('-' reads standard input).",
+)
+_config_option = click.option(
+    "--config",
+    "-c",
+    "config",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Modality configuration, e.g. -c grid=2 (repeatable).",
+)
 
 
 @cli.command()
@@ -255,16 +283,33 @@ _config_option = click.option("--config", "-c", "config", multiple=True, metavar
 @_modality_option
 @_text_option
 @_config_option
-@click.option("--out", type=click.Path(writable=True),
-              help="Write all token batches to this .npz, or .parquet (one row per token, needs pyarrow: "
-                   "docs/tokens-as-data.md); with --backend ray: a folder of shards.")
+@click.option(
+    "--out",
+    type=click.Path(writable=True),
+    help="Write all token batches to this .npz, or .parquet (one row per token, needs pyarrow: "
+    "docs/tokens-as-data.md); with --backend ray: a folder of shards.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the tokens as JSON on stdout.")
-@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="ray: tokenize a folder or manifest in parallel on Ray Data (extra v22sdk[ray]).")
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="ray: tokenize a folder or manifest in parallel on Ray Data (extra v22sdk[ray]).",
+)
 @click.option("--workers", default=2, show_default=True, help="With --backend ray: Ray actors.")
 @click.option("--shard-size", default=256, show_default=True, help="With --backend ray: inputs per .npz shard.")
-def tokenize(inputs: tuple[str, ...], modality: str | None, as_text: bool, config: tuple[str, ...],
-             out: str | None, as_json: bool, backend: str, workers: int, shard_size: int) -> None:
+def tokenize(
+    inputs: tuple[str, ...],
+    modality: str | None,
+    as_text: bool,
+    config: tuple[str, ...],
+    out: str | None,
+    as_json: bool,
+    backend: str,
+    workers: int,
+    shard_size: int,
+) -> None:
     """Tokenize files (or literal text) with any installed modality.
 
     An INPUT that looks like a file name (a path separator or an extension) but does not exist
@@ -294,7 +339,7 @@ def tokenize(inputs: tuple[str, ...], modality: str | None, as_text: bool, confi
         return
     rows = [("input", "modality", "tokens", "active slots")]
     rows += [(b.source or "-", b.modality, str(len(b)), str(len(m.schema.active_names(b)))) for m, b in batches]
-    click.echo(_columns(rows))   # plain columns: rich's import is a tenth of a cold 'tokenize FILE'
+    click.echo(_columns(rows))  # plain columns: rich's import is a tenth of a cold 'tokenize FILE'
     if out:
         click.echo(f"wrote {len(batches)} batch(es) to {out}", err=True)
 
@@ -316,11 +361,11 @@ def _offset_label(batch, i: int) -> str:
 @_modality_option
 @_text_option
 @_config_option
-@click.option("--top", "-k", default=8, show_default=True, type=click.IntRange(min=1),
-              help="Named values shown per token.")
+@click.option(
+    "--top", "-k", default=8, show_default=True, type=click.IntRange(min=1), help="Named values shown per token."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
-def explain(input: str, modality: str | None, as_text: bool, config: tuple[str, ...], top: int,
-            as_json: bool) -> None:
+def explain(input: str, modality: str | None, as_text: bool, config: tuple[str, ...], top: int, as_json: bool) -> None:
     """Show, per token, the named attributes that fired."""
     [(name, item)] = _resolve_inputs([input], modality, as_text)
     [(m, batch)] = _tokenize_resolved([(name, item)], parse_config(config))
@@ -335,8 +380,7 @@ def explain(input: str, modality: str | None, as_text: bool, config: tuple[str, 
         label = text[int(batch.offsets["char"][i])] if text is not None else _offset_label(batch, i)
         rows.append({"token": i, "at": label, "attributes": dict(named)})
     if as_json:
-        click.echo(json.dumps({"modality": batch.modality, "source": batch.source, "tokens": rows},
-                              ensure_ascii=False))
+        click.echo(json.dumps({"modality": batch.modality, "source": batch.source, "tokens": rows}, ensure_ascii=False))
         return
     from rich.table import Table
 

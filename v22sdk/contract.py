@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -51,7 +52,7 @@ def _first_bad(mask: np.ndarray) -> int:
     return int(np.argmax(rows))
 
 
-_VALIDATE_ROWS = 1024   # rows per block of the fast check: 2.5 MB of tokens, about the L2 cache
+_VALIDATE_ROWS = 1024  # rows per block of the fast check: 2.5 MB of tokens, about the L2 cache
 
 
 def written_columns(attr: np.ndarray) -> np.ndarray:
@@ -69,7 +70,7 @@ def written_columns(attr: np.ndarray) -> np.ndarray:
     return _fold(acc)
 
 
-_FOLD = 64   # rows OR-ed side by side
+_FOLD = 64  # rows OR-ed side by side
 
 
 def _or_rows(bits: np.ndarray, acc: np.ndarray) -> None:
@@ -106,8 +107,9 @@ def _validate(emb: Any, attr: Any) -> np.ndarray | None:
         if array.ndim != 2 or array.shape[1] != width:
             raise ContractViolation("shape", f"{label} must have shape (N, {width})", value=array.shape)
     if emb.shape[0] != attr.shape[0]:
-        raise ContractViolation("shape", "emb and attr must have the same number of tokens",
-                                value=(emb.shape[0], attr.shape[0]))
+        raise ContractViolation(
+            "shape", "emb and attr must have the same number of tokens", value=(emb.shape[0], attr.shape[0])
+        )
     if emb.shape[0] == 0:
         return None
     # Fast path: norms, min and max over blocks of rows that stay in cache between the
@@ -120,12 +122,12 @@ def _validate(emb: Any, attr: Any) -> np.ndarray | None:
     acc = np.zeros(_FOLD * ATTR_DIM, dtype=np.uint32) if fold else None
     bits = attr.view(np.uint32) if fold else None
     for start in range(0, emb.shape[0], _VALIDATE_ROWS):
-        e, a = emb[start:start + _VALIDATE_ROWS], attr[start:start + _VALIDATE_ROWS]
+        e, a = emb[start : start + _VALIDATE_ROWS], attr[start : start + _VALIDATE_ROWS]
         norms32 = np.sqrt(np.einsum("ij,ij->i", e, e))
         if not (np.abs(norms32 - 1.0).max() <= NORM_TOLERANCE - 1e-5 and -1.0 <= a.min() and a.max() <= 1.0):
             break
         if acc is not None and bits is not None:
-            _or_rows(bits[start:start + _VALIDATE_ROWS], acc)
+            _or_rows(bits[start : start + _VALIDATE_ROWS], acc)
     else:
         return None if acc is None else _fold(acc)
     norms = np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float64))
@@ -134,20 +136,19 @@ def _validate(emb: Any, attr: Any) -> np.ndarray | None:
         if bad.any():
             i = _first_bad(bad)
             j = int(np.argmax(bad[i]))
-            raise ContractViolation("finite", f"{label}[{i}, {j}] is not finite", index=i,
-                                    value=float(array[i, j]))
+            raise ContractViolation("finite", f"{label}[{i}, {j}] is not finite", index=i, value=float(array[i, j]))
     off = np.abs(norms - 1.0) > NORM_TOLERANCE
     if off.any():
         i = int(np.argmax(off))
-        raise ContractViolation("unit_norm_emb", f"|‖emb‖ - 1| must be ≤ {NORM_TOLERANCE}", index=i,
-                                value=float(norms[i]))
+        raise ContractViolation(
+            "unit_norm_emb", f"|‖emb‖ - 1| must be ≤ {NORM_TOLERANCE}", index=i, value=float(norms[i])
+        )
     bad = np.abs(attr) > 1.0
     if not bad.any():  # only the fast path's margin was hit: the batch is valid
         return None
     i = _first_bad(bad)
     j = int(np.argmax(bad[i]))
-    raise ContractViolation("attr_bounds", f"attr[{i}, {j}] must lie in [-1, 1]", index=i,
-                            value=float(attr[i, j]))
+    raise ContractViolation("attr_bounds", f"attr[{i}, {j}] must lie in [-1, 1]", index=i, value=float(attr[i, j]))
 
 
 def _convert_offsets(value: Mapping[str, Any] | None) -> dict[str, np.ndarray]:
@@ -180,8 +181,9 @@ class TokenBatch:
             if key in OFFSET_FIELDS:
                 trailing = OFFSET_FIELDS[key][0]
                 if array.shape != (n, *trailing):
-                    raise ContractViolation("offsets", f"offsets[{key!r}] must have shape {(n, *trailing)}",
-                                            value=array.shape)
+                    raise ContractViolation(
+                        "offsets", f"offsets[{key!r}] must have shape {(n, *trailing)}", value=array.shape
+                    )
             elif array.ndim == 0 or array.shape[0] != n:
                 raise ContractViolation("offsets", f"offsets[{key!r}] must have {n} rows", value=array.shape)
             if array.dtype.kind == "f" and not np.isfinite(array).all():
@@ -229,8 +231,9 @@ class TokenBatch:
             and _bit_equal(self.emb, other.emb)
             and _bit_equal(self.attr, other.attr)
             and self.offsets.keys() == other.offsets.keys()
-            and all(_bit_equal(v, other.offsets[k]) and v.dtype == other.offsets[k].dtype
-                    for k, v in self.offsets.items())
+            and all(
+                _bit_equal(v, other.offsets[k]) and v.dtype == other.offsets[k].dtype for k, v in self.offsets.items()
+            )
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -245,14 +248,20 @@ class TokenBatch:
         return np.concatenate([self.emb, self.attr], axis=1)
 
     @classmethod
-    def from_array(cls, array: Any, modality: str, *, offsets: Mapping[str, Any] | None = None,
-                   source: str | None = None) -> TokenBatch:
+    def from_array(
+        cls, array: Any, modality: str, *, offsets: Mapping[str, Any] | None = None, source: str | None = None
+    ) -> TokenBatch:
         """Build a batch from an ``(N, 640)`` float32 array (validated like any batch)."""
         array = np.asarray(array)
         if array.ndim != 2 or array.shape[1] != TOKEN_DIM:
             raise ContractViolation("shape", f"a token array must have shape (N, {TOKEN_DIM})", value=array.shape)
-        return cls(emb=np.ascontiguousarray(array[:, :EMB_DIM]), attr=np.ascontiguousarray(array[:, EMB_DIM:]),
-                   modality=modality, offsets=offsets, source=source)
+        return cls(
+            emb=np.ascontiguousarray(array[:, :EMB_DIM]),
+            attr=np.ascontiguousarray(array[:, EMB_DIM:]),
+            modality=modality,
+            offsets=offsets,
+            source=source,
+        )
 
     def to_torch(self, device: Any = None) -> Any:
         """The batch as a ``(N, 640)`` float32 torch tensor (imports torch on first use)."""
@@ -261,8 +270,9 @@ class TokenBatch:
         return torch.from_numpy(self.to_array()).to(device) if device is not None else torch.from_numpy(self.to_array())
 
     @classmethod
-    def from_torch(cls, tensor: Any, modality: str, *, offsets: Mapping[str, Any] | None = None,
-                   source: str | None = None) -> TokenBatch:
+    def from_torch(
+        cls, tensor: Any, modality: str, *, offsets: Mapping[str, Any] | None = None, source: str | None = None
+    ) -> TokenBatch:
         """Build a batch from a ``(N, 640)`` float32 torch tensor on any device."""
         return cls.from_array(tensor.detach().cpu().numpy(), modality, offsets=offsets, source=source)
 
@@ -338,8 +348,11 @@ class TokenBatch:
             raise ValueError("concat needs at least one batch")
         modality = batches[0].modality
         if any(b.modality != modality for b in batches):
-            raise ContractViolation("modality", "cannot concatenate batches of different modalities",
-                                    value=sorted({b.modality for b in batches}))
+            raise ContractViolation(
+                "modality",
+                "cannot concatenate batches of different modalities",
+                value=sorted({b.modality for b in batches}),
+            )
         keys = set(batches[0].offsets).intersection(*(b.offsets for b in batches[1:]))
         return cls(
             emb=np.concatenate([b.emb for b in batches]),
@@ -370,7 +383,7 @@ class TokenBuffer:
             raise ValueError(f"capacity must be a non-negative integer, got {capacity!r}")
         self._emb = np.empty((0, EMB_DIM), dtype=np.float32)
         self._attr = np.empty((0, ATTR_DIM), dtype=np.float32)
-        self._zero = (ATTR_DIM, 0)      # attr[:rows, col:] is known to hold zeros: (col, rows)
+        self._zero = (ATTR_DIM, 0)  # attr[:rows, col:] is known to hold zeros: (col, rows)
         if capacity:
             self.rows(int(capacity))
 
@@ -390,7 +403,7 @@ class TokenBuffer:
         """
         if n > self.capacity:
             self._emb = np.empty((n, EMB_DIM), dtype=np.float32)
-            self._attr = np.zeros((n, ATTR_DIM), dtype=np.float32)   # calloc: zero pages from the kernel
+            self._attr = np.zeros((n, ATTR_DIM), dtype=np.float32)  # calloc: zero pages from the kernel
             self._zero = (0, n)
         emb, attr = self._emb[:n], self._attr[:n]
         if zero_from is None:
@@ -427,7 +440,8 @@ def save_batches(path: str | os.PathLike[str], batches: Iterable[TokenBatch]) ->
             arrays[f"b{i}.offsets.{key}"] = value
         header.append({"modality": batch.modality, "source": batch.source, "offsets": list(batch.offsets)})
     arrays["header"] = np.frombuffer(
-        json.dumps({"format": "v22sdk.tokens", "version": _FORMAT_VERSION, "batches": header}).encode(), dtype=np.uint8)
+        json.dumps({"format": "v22sdk.tokens", "version": _FORMAT_VERSION, "batches": header}).encode(), dtype=np.uint8
+    )
     from ._io import atomic_output
 
     with atomic_output(path) as fh:  # a failure keeps the previous file whole
@@ -447,8 +461,11 @@ def load_batches(path: str | os.PathLike[str]) -> list[TokenBatch]:
                 raise InputError(str(path), "not a v22sdk token file")
             return [
                 TokenBatch(
-                    emb=npz[f"b{i}.emb"], attr=npz[f"b{i}.attr"], modality=h["modality"],
-                    offsets={k: npz[f"b{i}.offsets.{k}"] for k in h["offsets"]}, source=h["source"],
+                    emb=npz[f"b{i}.emb"],
+                    attr=npz[f"b{i}.attr"],
+                    modality=h["modality"],
+                    offsets={k: npz[f"b{i}.offsets.{k}"] for k in h["offsets"]},
+                    source=h["source"],
                 )
                 for i, h in enumerate(header["batches"])
             ]

@@ -34,15 +34,28 @@ import sys
 import tempfile
 import threading
 import zipfile
-from typing import IO, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import IO
 
 import numpy as np
 
 from .errors import InputError, InputTooLarge
 from .inputs import check_regular_file
 
-__all__ = ["DEFAULT_BUDGET_MB", "BUDGET_ENV", "InputTooLarge", "decode_budget", "check_budget", "human",
-           "library_stderr", "fold", "with_library_output", "load_npy", "load_npz", "check_regular_file"]
+__all__ = [
+    "DEFAULT_BUDGET_MB",
+    "BUDGET_ENV",
+    "InputTooLarge",
+    "decode_budget",
+    "check_budget",
+    "human",
+    "library_stderr",
+    "fold",
+    "with_library_output",
+    "load_npy",
+    "load_npz",
+    "check_regular_file",
+]
 
 #: Default decode budget, in MiB (2**20 bytes).
 DEFAULT_BUDGET_MB = 512
@@ -80,11 +93,15 @@ def check_budget(source: str, need: float, what: str) -> None:
     budget = decode_budget()
     if need > budget:
         mb = -(-int(need) // (1 << 20))
-        raise InputTooLarge(source, f"{what} needs about {human(need)} of memory to decode, more than the "
-                                    f"decode budget of {human(budget)} (set {BUDGET_ENV}={mb} to allow it)")
+        raise InputTooLarge(
+            source,
+            f"{what} needs about {human(need)} of memory to decode, more than the "
+            f"decode budget of {human(budget)} (set {BUDGET_ENV}={mb} to allow it)",
+        )
 
 
 # -- C libraries' stderr ------------------------------------------------------------------------
+
 
 class _Redirect:
     """fd 2, pointed at one temporary file while any capture is active (shared by threads)."""
@@ -172,7 +189,7 @@ def fold(problem: str, captured: str, limit: int = 300) -> str:
     if not said:
         return problem
     if len(said) > limit:
-        said = said[:limit - 3] + "..."
+        said = said[: limit - 3] + "..."
     return f"{problem} [decoder said: {said}]"
 
 
@@ -190,8 +207,10 @@ def with_library_output(exc: InputError, captured: str) -> InputError:
 
 # -- NumPy files --------------------------------------------------------------------------------
 
-_PICKLE = ("holds Python objects (a pickled object array), which v22sdk never loads; "
-           "save a numeric array (np.save of an int or float array)")
+_PICKLE = (
+    "holds Python objects (a pickled object array), which v22sdk never loads; "
+    "save a numeric array (np.save of an int or float array)"
+)
 
 
 def _npy_header(fh, source: str) -> tuple[tuple[int, ...], np.dtype, bool]:
@@ -228,8 +247,12 @@ def _described(shape: tuple[int, ...], dtype: np.dtype) -> str:
     return f"a {'x'.join(map(str, shape)) or 'scalar'} {dtype} array"
 
 
-def load_npy(path: str | os.PathLike[str], source: str | None = None, *,
-             estimate: Callable[[tuple[int, ...], np.dtype], float] | None = None) -> np.ndarray:
+def load_npy(
+    path: str | os.PathLike[str],
+    source: str | None = None,
+    *,
+    estimate: Callable[[tuple[int, ...], np.dtype], float] | None = None,
+) -> np.ndarray:
     """The array in the ``.npy`` file ``path``. Its header is read first and ``estimate(shape,
     dtype)`` (default: the array's size; a caller adds what it will compute from it) is checked
     against the decode budget before the data is read."""
@@ -247,9 +270,12 @@ def load_npy(path: str | os.PathLike[str], source: str | None = None, *,
         raise InputError(source, f"not a readable .npy array: {_first_line(exc)}") from None
 
 
-def load_npz(path: str | os.PathLike[str], source: str | None = None, *,
-             estimate: Callable[[dict[str, tuple[tuple[int, ...], np.dtype]]], float] | None = None,
-             ) -> dict[str, np.ndarray]:
+def load_npz(
+    path: str | os.PathLike[str],
+    source: str | None = None,
+    *,
+    estimate: Callable[[dict[str, tuple[tuple[int, ...], np.dtype]]], float] | None = None,
+) -> dict[str, np.ndarray]:
     """Every array of the ``.npz`` file ``path`` by name. All headers are read first and
     ``estimate({name: (shape, dtype)})`` (default: their total size) is checked against the
     budget before any array is decompressed: a zip bomb declares its size in its headers, and

@@ -84,8 +84,9 @@ class EngineOutputError(PluginError):
         self.needed_for = needed_for
         self.returned = sorted(returned)
         got = ", ".join(self.returned) or "nothing"
-        super().__init__(f"engine '{engine}': its forward pass returned no '{output}' (it returned: {got}); "
-                         f"{needed_for} reads it")
+        super().__init__(
+            f"engine '{engine}': its forward pass returned no '{output}' (it returned: {got}); {needed_for} reads it"
+        )
 
 
 class OutputError(V22Error):
@@ -129,8 +130,11 @@ class SalvageIncomplete(MemoryStoreError):
     def __init__(self, src: str, report: dict[str, Any]):
         self.report = report
         held = report.get("held")
-        what = (f"{report['lost']} of the {held} turns it held were lost" if held is not None
-                else f"{report['lost']} turns are known lost, and the file lost pages holding an unknown number more")
+        what = (
+            f"{report['lost']} of the {held} turns it held were lost"
+            if held is not None
+            else f"{report['lost']} turns are known lost, and the file lost pages holding an unknown number more"
+        )
         super().__init__(f"salvage of {src} is incomplete: {what}")
 
 

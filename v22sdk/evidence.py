@@ -59,17 +59,29 @@ import platform
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["begin", "provenance", "write_result", "add_values", "read_result", "markdown_table", "render_doc",
-           "table_markers", "value_markers", "ROOT"]
+__all__ = [
+    "begin",
+    "provenance",
+    "write_result",
+    "add_values",
+    "read_result",
+    "markdown_table",
+    "render_doc",
+    "table_markers",
+    "value_markers",
+    "ROOT",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_MARKER = re.compile(r"<!-- table: (?P<file>[^#\s]+)#(?P<table>[\w.-]+) -->\n(?P<body>.*?)<!-- /table -->",
-                     re.DOTALL)
-_VALUE = re.compile(r"<!-- value: (?P<file>[^#\s]+)#(?P<value>[\w.-]+(?:\[[^\]\n]+\])*) -->(?P<body>[^\n]*?)<!-- /value -->")
+_MARKER = re.compile(r"<!-- table: (?P<file>[^#\s]+)#(?P<table>[\w.-]+) -->\n(?P<body>.*?)<!-- /table -->", re.DOTALL)
+_VALUE = re.compile(
+    r"<!-- value: (?P<file>[^#\s]+)#(?P<value>[\w.-]+(?:\[[^\]\n]+\])*) -->(?P<body>[^\n]*?)<!-- /value -->"
+)
 _CELL = re.compile(r"tables\.(?P<table>[\w.-]+)\[(?P<row>[^\]\n]+)\]\[(?P<column>[^\]\n]+)\]")
 
 
@@ -98,8 +110,7 @@ def _now() -> str:
 def _snapshot() -> dict[str, Any]:
     """The git commit of the working tree now, whether the tree is dirty, and the UTC date."""
     status = _git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": _git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None,
-            "date": _now()}
+    return {"commit": _git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None, "date": _now()}
 
 
 _START: dict[str, Any] | None = None
@@ -156,8 +167,13 @@ def provenance(command: str | Sequence[str] | None = None) -> dict[str, Any]:
         "dirty": start["dirty"],
         "date": now["date"],
         **moved,
-        "machine": {"cpu": _cpu_model(), "cores": os.cpu_count(), "system": platform.system(),
-                    "arch": platform.machine(), "loadavg": load},
+        "machine": {
+            "cpu": _cpu_model(),
+            "cores": os.cpu_count(),
+            "system": platform.system(),
+            "arch": platform.machine(),
+            "loadavg": load,
+        },
         "versions": versions,
     }
 
@@ -175,9 +191,17 @@ def _check_table(name: str, table: Mapping[str, Any]) -> None:
         raise ValueError(f"table {name!r}: 'align' must be one of l/r/c per column, got {align!r}")
 
 
-def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str, Mapping[str, Any]] | None = None,
-                 name: str | None = None, criterion: Any = None, command: str | Sequence[str] | None = None,
-                 extra: Mapping[str, Any] | None = None, values: Mapping[str, str] | None = None) -> Path:
+def write_result(
+    path: str | os.PathLike[str],
+    data: Any,
+    *,
+    tables: Mapping[str, Mapping[str, Any]] | None = None,
+    name: str | None = None,
+    criterion: Any = None,
+    command: str | Sequence[str] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    values: Mapping[str, str] | None = None,
+) -> Path:
     """Write a result file (JSON, UTF-8, keys in a stable order) with its provenance.
 
     ``values`` are single figures that prose quotes (strings, formatted by the script)."""
@@ -191,10 +215,14 @@ def write_result(path: str | os.PathLike[str], data: Any, *, tables: Mapping[str
         doc["criterion"] = criterion
     doc.update(extra or {})
     doc["data"] = data
-    doc["tables"] = {k: {"columns": [str(c) for c in t["columns"]],
-                         **({"align": t["align"]} if t.get("align") else {}),
-                         "rows": [[_cell(c) for c in row] for row in t["rows"]]}
-                     for k, t in tables.items()}
+    doc["tables"] = {
+        k: {
+            "columns": [str(c) for c in t["columns"]],
+            **({"align": t["align"]} if t.get("align") else {}),
+            "rows": [[_cell(c) for c in row] for row in t["rows"]],
+        }
+        for k, t in tables.items()
+    }
     if values:
         doc["values"] = values
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -212,8 +240,9 @@ def _checked_values(values: Mapping[str, Any] | None) -> dict[str, str]:
     return out
 
 
-def add_values(path: str | os.PathLike[str], values: Mapping[str, str],
-               command: str | Sequence[str] | None = None) -> Path:
+def add_values(
+    path: str | os.PathLike[str], values: Mapping[str, str], command: str | Sequence[str] | None = None
+) -> Path:
     """Give a committed result file the ``values`` its prose quotes, derived from its own ``data``
     without measuring again.
 
@@ -267,7 +296,7 @@ def _prose(text: str) -> list[tuple[bool, str]]:
     """``text`` cut into (is prose, piece): fenced code blocks are not prose."""
     out, pos = [], 0
     for m in _FENCE.finditer(text):
-        out += [(True, text[pos:m.start()]), (False, m.group(0))]
+        out += [(True, text[pos : m.start()]), (False, m.group(0))]
         pos = m.end()
     return out + [(True, text[pos:])]
 
@@ -280,11 +309,15 @@ def table_markers(text: str) -> list[tuple[str, str]]:
 def _provenance_values(prov: Mapping[str, Any]) -> dict[str, str]:
     machine = prov.get("machine") or {}
     load = machine.get("loadavg")
-    out = {"provenance.date": str(prov.get("date", ""))[:10], "provenance.commit": str(prov.get("commit") or "")[:12],
-           "provenance.command": str(prov.get("command", "")),
-           "provenance.loadavg": " / ".join(f"{x:.1f}" for x in load) if load else "unknown",
-           "provenance.cpu": str(machine.get("cpu", "")), "provenance.cores": str(machine.get("cores", "")),
-           "provenance.torch": str((prov.get("versions") or {}).get("torch", "not loaded"))}
+    out = {
+        "provenance.date": str(prov.get("date", ""))[:10],
+        "provenance.commit": str(prov.get("commit") or "")[:12],
+        "provenance.command": str(prov.get("command", "")),
+        "provenance.loadavg": " / ".join(f"{x:.1f}" for x in load) if load else "unknown",
+        "provenance.cpu": str(machine.get("cpu", "")),
+        "provenance.cores": str(machine.get("cores", "")),
+        "provenance.torch": str((prov.get("versions") or {}).get("torch", "not loaded")),
+    }
     return out
 
 
@@ -300,11 +333,10 @@ def _table_cell(file: str, doc: Mapping[str, Any], table: str, row: str, column:
     rows = [r for r in t["rows"] if r and r[0] == row]
     if not rows and "|" in row:  # several leading cells: "image|1" is the row starting image, 1
         key = row.split("|")
-        rows = [r for r in t["rows"] if r[:len(key)] == key]
+        rows = [r for r in t["rows"] if r[: len(key)] == key]
     if len(rows) != 1:
         have = "; ".join(r[0] for r in t["rows"] if r)
-        raise ValueError(f"{file}, table {table!r}: {'no' if not rows else 'more than one'} row {row!r} "
-                         f"(rows: {have})")
+        raise ValueError(f"{file}, table {table!r}: {'no' if not rows else 'more than one'} row {row!r} (rows: {have})")
     return str(rows[0][t["columns"].index(column)])
 
 
@@ -346,5 +378,4 @@ def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
             raise ValueError(f"{m['file']} has no value {m['value']!r} (it has: {', '.join(values) or 'none'})")
         return f"<!-- value: {m['file']}#{m['value']} -->{values[m['value']]}<!-- /value -->"
 
-    return "".join(_VALUE.sub(sub_value, _MARKER.sub(sub, piece)) if prose else piece
-                   for prose, piece in _prose(text))
+    return "".join(_VALUE.sub(sub_value, _MARKER.sub(sub, piece)) if prose else piece for prose, piece in _prose(text))

@@ -45,8 +45,10 @@ def load_fixed_array(package: str, name: str, sha256: str) -> np.ndarray:
         raise PluginError(f"{where}: the packaged constant cannot be read ({exc}); reinstall the plugin") from None
     digest = hashlib.sha256(raw).hexdigest()
     if digest != sha256:
-        raise PluginError(f"{where}: SHA-256 {digest[:16]}… is not the released {sha256[:16]}… "
-                          f"(a damaged or replaced file); reinstall the plugin")
+        raise PluginError(
+            f"{where}: SHA-256 {digest[:16]}… is not the released {sha256[:16]}… "
+            f"(a damaged or replaced file); reinstall the plugin"
+        )
     array = np.load(io.BytesIO(raw), allow_pickle=False)
     array.flags.writeable = False
     return array

@@ -28,7 +28,8 @@ argument is deprecated (``warn_on_impl_args``) for a minor series before removal
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pluggy
 

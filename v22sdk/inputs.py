@@ -25,9 +25,9 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from .errors import InputError
 
@@ -65,8 +65,12 @@ def special_kind(mode: int) -> str | None:
     """What a file that is not a regular file or folder is, for messages; None for those two."""
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
         return None
-    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -121,8 +125,7 @@ def read_stdin_text(limit: int, stream=None) -> str:
     return text
 
 
-def resolve(arg: str, *, text: bool = False, extensions: Iterable[str] = (),
-            stdin_limit: int = 64 << 20) -> Input:
+def resolve(arg: str, *, text: bool = False, extensions: Iterable[str] = (), stdin_limit: int = 64 << 20) -> Input:
     """Resolve one command-line argument by the module's rule.
 
     ``extensions``: the file extensions the installed modalities read (rule 4).
@@ -148,9 +151,14 @@ def resolve(arg: str, *, text: bool = False, extensions: Iterable[str] = (),
             raise InputError(arg, f"no such file ({_HINT})") from None
         raise InputError(arg, f"cannot be read: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise InputError(arg, f"is a folder (a directory); give one file or a text (a whole folder runs with --backend ray --out DIR; {_HINT})")
+        raise InputError(
+            arg,
+            f"is a folder (a directory); give one file or a text (a whole folder runs with --backend ray --out DIR; {_HINT})",
+        )
     kind = special_kind(st.st_mode)
     if kind:
-        raise InputError(arg, f"is {kind}, not a regular file; v22sdk reads regular files only "
-                              f"(pipe text to '-' to read standard input)")
+        raise InputError(
+            arg,
+            f"is {kind}, not a regular file; v22sdk reads regular files only (pipe text to '-' to read standard input)",
+        )
     return Input(arg, path=Path(arg))

@@ -18,8 +18,9 @@ subclass, so ``config()`` / ``from_config()`` round-trip through JSON.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import numpy as np
@@ -125,6 +126,7 @@ class Modality:
         # a callable of any parameters, every plugin's encode type-checks, its return type included.
         encode: Callable[..., Encoding]
     else:
+
         def encode(self, data: Any, **units: float) -> Encoding:
             """Compute the tokens of ``data``. Raise :class:`InputError` (or a subclass) on bad input."""
             raise NotImplementedError
@@ -179,7 +181,7 @@ class Modality:
             raise _named(exc, source) from None
         emb, attr = enc.emb, enc.attr
         if out is not None and not (out.holds(emb) and out.holds(attr)):
-            validate_arrays(emb, attr)      # a broken encoding is named as such, not as a copy error
+            validate_arrays(emb, attr)  # a broken encoding is named as such, not as a copy error
             emb_out, attr_out = out.rows(emb.shape[0])
             emb_out[...] = emb
             attr_out[...] = attr
@@ -217,28 +219,36 @@ class Modality:
         singles = [self.tokenize(item) for item in items]
         batch = TokenBatch.concat(singles)
         item = np.repeat(np.arange(len(singles), dtype=np.int64), [len(b) for b in singles])
-        return TokenBatch(emb=batch.emb, attr=batch.attr, modality=self.name,
-                          offsets={**batch.offsets, "item": item}, source=None)
+        return TokenBatch(
+            emb=batch.emb, attr=batch.attr, modality=self.name, offsets={**batch.offsets, "item": item}, source=None
+        )
 
     def check_units(self, units: Mapping[str, Any], source: str) -> dict[str, float]:
         """Return the units as floats; raise :class:`UnitsError` when one is missing, unknown or out of range."""
         known = {u.name: u for u in self.input_spec.units}
         unknown = sorted(set(units) - set(known))
         if unknown:
-            raise UnitsError(source, f"unknown unit(s) {', '.join(unknown)} for the {self.name} modality"
-                                     + (f"; it takes {', '.join(known)}" if known else "; it takes none"))
+            raise UnitsError(
+                source,
+                f"unknown unit(s) {', '.join(unknown)} for the {self.name} modality"
+                + (f"; it takes {', '.join(known)}" if known else "; it takes none"),
+            )
         out: dict[str, float] = {}
         for unit in self.input_spec.units:
             if unit.name not in units or units[unit.name] is None:
-                raise UnitsError(source, f"missing {unit.name} ({unit.symbol}): the {self.name} modality "
-                                         f"needs it explicitly")
+                raise UnitsError(
+                    source, f"missing {unit.name} ({unit.symbol}): the {self.name} modality needs it explicitly"
+                )
             try:
                 value = float(units[unit.name])
             except (TypeError, ValueError):
                 raise UnitsError(source, f"{unit.name} must be a number, got {units[unit.name]!r}") from None
             if not (unit.minimum <= value <= unit.maximum) or not np.isfinite(value):
-                raise UnitsError(source, f"{unit.name} = {value:g} {unit.symbol} is outside "
-                                         f"[{unit.minimum:g}, {unit.maximum:g}] {unit.symbol}")
+                raise UnitsError(
+                    source,
+                    f"{unit.name} = {value:g} {unit.symbol} is outside "
+                    f"[{unit.minimum:g}, {unit.maximum:g}] {unit.symbol}",
+                )
             out[unit.name] = value
         return out
 
@@ -265,9 +275,11 @@ def default_invalid_inputs(spec: InputSpec, valid: Sample) -> list[tuple[str, Sa
     units, src = valid.units, valid.source
     cases: list[tuple[str, Sample]] = []
     if spec.kind == "text":
-        cases += [("wrong_dtype", Sample(b"bytes, not text", units, src)),
-                  ("wrong_dtype", Sample(12345, units, src)),
-                  ("empty", Sample("", units, src))]
+        cases += [
+            ("wrong_dtype", Sample(b"bytes, not text", units, src)),
+            ("wrong_dtype", Sample(12345, units, src)),
+            ("empty", Sample("", units, src)),
+        ]
     else:
         data = np.asarray(valid.data)
         cases.append(("wrong_dtype", Sample(data.astype(np.complex64), units, src)))

@@ -33,8 +33,9 @@ from __future__ import annotations
 import importlib.metadata as md
 import os
 import traceback
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -70,8 +71,14 @@ class PluginInfo:
         return self.error is None
 
     def to_dict(self) -> dict[str, Any]:
-        d = {"name": self.name, "dist": self.dist, "version": self.version, "module": self.module,
-             **{k: v for k, v in self.provides.items()}, "ok": self.ok}
+        d = {
+            "name": self.name,
+            "dist": self.dist,
+            "version": self.version,
+            "module": self.module,
+            **{k: v for k, v in self.provides.items()},
+            "ok": self.ok,
+        }
         if self.error:
             d["error"] = self.error
         return d
@@ -103,9 +110,11 @@ class ExtensionChoice:
             return None
         ext = Path(self.path).suffix.lower()
         why = "by its content" if self.reason == "content" else "by plugin priority"
-        return (f"note: {self.path}: read as {self.modality} ({why}); {', '.join(self.others)} also "
-                f"read{'s' if len(self.others) == 1 else ''} '{ext}' files: choose with --modality NAME "
-                f"or {EXTENSIONS_ENV}={ext}=NAME")
+        return (
+            f"note: {self.path}: read as {self.modality} ({why}); {', '.join(self.others)} also "
+            f"read{'s' if len(self.others) == 1 else ''} '{ext}' files: choose with --modality NAME "
+            f"or {EXTENSIONS_ENV}={ext}=NAME"
+        )
 
 
 def extension_defaults(value: str | None = None) -> dict[str, str]:
@@ -141,8 +150,14 @@ def strict_from_env() -> bool:
 class Registry:
     """Plugins and the classes they registered, by kind and name."""
 
-    def __init__(self, *, entry_points: bool = True, strict: bool | None = None,
-                 only: Iterable[str] | None = None, disabled: Iterable[str] | None = None):
+    def __init__(
+        self,
+        *,
+        entry_points: bool = True,
+        strict: bool | None = None,
+        only: Iterable[str] | None = None,
+        disabled: Iterable[str] | None = None,
+    ):
         self.strict = strict_from_env() if strict is None else strict
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
@@ -177,8 +192,9 @@ class Registry:
         Tests use this to add a throwaway plugin; entry points go through it too.
         """
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
-        info = info or PluginInfo(name, "<registered>", getattr(plugin, "__version__", "?"),
-                                  getattr(plugin, "__name__", repr(plugin)))
+        info = info or PluginInfo(
+            name, "<registered>", getattr(plugin, "__version__", "?"), getattr(plugin, "__name__", repr(plugin))
+        )
         try:
             self.pm.register(plugin, name=name)
             self.pm.check_pending()
@@ -216,7 +232,8 @@ class Registry:
                     other = self.plugins[self._classes[kind][key][1]].dist if key in self._classes[kind] else info.dist
                     raise DuplicateNameError(
                         f"{_SINGULAR[kind]} name {key!r} is registered by both "
-                        f"distribution {other!r} and distribution {info.dist!r}")
+                        f"distribution {other!r} and distribution {info.dist!r}"
+                    )
                 out[key] = cls
         return out
 
@@ -262,13 +279,17 @@ class Registry:
     def readers(self, suffix: str) -> list[str]:
         """Names of the modalities whose ``extensions`` include ``suffix`` (".png"), sorted."""
         suffix = suffix.lower()
-        return [n for n in self.names("modalities")
-                if suffix in getattr(self.get_class("modalities", n), "extensions", ())]
+        return [
+            n for n in self.names("modalities") if suffix in getattr(self.get_class("modalities", n), "extensions", ())
+        ]
 
     def extensions(self) -> set[str]:
         """Every file extension (lower-case, with the dot) an installed modality reads."""
-        return {ext.lower() for n in self.names("modalities")
-                for ext in getattr(self.get_class("modalities", n), "extensions", ())}
+        return {
+            ext.lower()
+            for n in self.names("modalities")
+            for ext in getattr(self.get_class("modalities", n), "extensions", ())
+        }
 
     def modality_for_path(self, path: str | os.PathLike[str]) -> str:
         """The name of the modality that reads the file (see :meth:`resolve_path`)."""
@@ -285,8 +306,10 @@ class Registry:
         if len(readers) == 1:
             return ExtensionChoice(str(path), readers[0], "only")
         if not readers:
-            raise UnknownNameError(f"{path}: no installed modality reads '{suffix or '(no extension)'}' files; "
-                                   f"pass --modality (installed: {', '.join(self.names('modalities')) or 'none'})")
+            raise UnknownNameError(
+                f"{path}: no installed modality reads '{suffix or '(no extension)'}' files; "
+                f"pass --modality (installed: {', '.join(self.names('modalities')) or 'none'})"
+            )
         classes = {n: self.get_class("modalities", n) for n in readers}
         head = _head(path)
         verdict = {n: _sniff(classes[n], path, head) for n in readers}
@@ -295,8 +318,10 @@ class Registry:
             return ExtensionChoice(str(path), running[0], "content")
         chosen = (extension_defaults() if defaults is None else defaults).get(suffix)
         if chosen is not None and chosen not in self.names("modalities"):
-            raise UnknownNameError(f"{EXTENSIONS_ENV} reads '{suffix}' files with {chosen!r}, which is not "
-                                   f"installed (installed readers of '{suffix}': {', '.join(readers)})")
+            raise UnknownNameError(
+                f"{EXTENSIONS_ENV} reads '{suffix}' files with {chosen!r}, which is not "
+                f"installed (installed readers of '{suffix}': {', '.join(readers)})"
+            )
         if chosen in running:
             return ExtensionChoice(str(path), chosen, "setting", tuple(n for n in running if n != chosen))
         sure = [n for n in running if verdict[n] is True]
@@ -308,8 +333,10 @@ class Registry:
         best = [n for n in pool if rank[n] == top]
         if len(best) == 1:
             return ExtensionChoice(str(path), best[0], "priority", tuple(n for n in running if n != best[0]))
-        raise UnknownNameError(f"{path}: several modalities read '{suffix}' files ({', '.join(best)}) and nothing "
-                               f"decides between them; pass --modality NAME or set {EXTENSIONS_ENV}={suffix}=NAME")
+        raise UnknownNameError(
+            f"{path}: several modalities read '{suffix}' files ({', '.join(best)}) and nothing "
+            f"decides between them; pass --modality NAME or set {EXTENSIONS_ENV}={suffix}=NAME"
+        )
 
 
 def _sniff(cls: type, path: str | os.PathLike[str], head: bytes) -> bool | None:

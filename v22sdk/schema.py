@@ -16,7 +16,8 @@ names.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -105,8 +106,9 @@ class AttributeSchema:
             if slot.index in seen_index:
                 out.append(f"slot position {slot.index} is used twice")
             if slot.index not in span:
-                out.append(f"slot {slot.name!r} at {slot.index} is outside the {self.zone} zone "
-                           f"{span.start}..{span.stop - 1}")
+                out.append(
+                    f"slot {slot.name!r} at {slot.index} is outside the {self.zone} zone {span.start}..{span.stop - 1}"
+                )
             if not slot.meaning.strip():
                 out.append(f"slot {slot.name!r} has no meaning")
             seen_names.add(slot.name)
@@ -114,8 +116,9 @@ class AttributeSchema:
         return out
 
     @classmethod
-    def build(cls, zone: str, specs: Iterable[tuple[str, str] | tuple[str, str, str]],
-              *, start: int = 0) -> AttributeSchema:
+    def build(
+        cls, zone: str, specs: Iterable[tuple[str, str] | tuple[str, str, str]], *, start: int = 0
+    ) -> AttributeSchema:
         """Lay out ``(name, meaning[, scaling])`` specs in order from ``start`` within ``zone``."""
         if zone not in ZONES:
             raise ValueError(f"unknown zone {zone!r}; zones are {', '.join(ZONES)}")
@@ -172,8 +175,9 @@ class AttributeSchema:
         """Named values of one attr row (384,), every declared slot included."""
         return {s.name: float(attr[s.index]) for s in self.slots}
 
-    def explain(self, tokens: TokenBatch | np.ndarray, top: int | None = 10,
-                threshold: float = 0.0) -> list[list[tuple[str, float]]]:
+    def explain(
+        self, tokens: TokenBatch | np.ndarray, top: int | None = 10, threshold: float = 0.0
+    ) -> list[list[tuple[str, float]]]:
         """For each token, its non-zero named values, largest magnitude first (at most ``top``).
 
         Ties in magnitude keep the schema's slot order, so the result is deterministic.
@@ -205,8 +209,12 @@ class AttributeSchema:
             rows = stray.any(axis=1)
             i = int(np.argmax(rows))
             j = int(np.flatnonzero(~self._mask)[np.argmax(stray[i])])
-            raise ContractViolation("declared_slots", f"attr[{j}] is written but not declared by the schema",
-                                    index=i, value=float(tokens.attr[i, j]))
+            raise ContractViolation(
+                "declared_slots",
+                f"attr[{j}] is written but not declared by the schema",
+                index=i,
+                value=float(tokens.attr[i, j]),
+            )
 
     def markdown_table(self) -> str:
         """The schema as a Markdown table (slot, name, meaning, scaling) for the docs."""
@@ -224,5 +232,6 @@ def check_zone_names(schemas: Sequence[AttributeSchema]) -> None:
     for schema in schemas:
         for slot in schema:
             if where.setdefault(slot.name, slot.index) != slot.index:
-                raise ContractViolation("schema", f"slot {slot.name!r} has two positions",
-                                        value=(where[slot.name], slot.index))
+                raise ContractViolation(
+                    "schema", f"slot {slot.name!r} has two positions", value=(where[slot.name], slot.index)
+                )

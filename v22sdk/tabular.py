@@ -31,7 +31,8 @@ convert one batch; :class:`v22sdk.token_dataset.TokenDataset` serves token files
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,8 +44,18 @@ from .errors import InputError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["ARROW_FORMAT", "ARROW_VERSION", "STANDARD_OFFSETS", "token_schema", "batches_to_arrow",
-           "batches_from_arrow", "write_parquet", "read_parquet", "save_tokens", "load_tokens"]
+__all__ = [
+    "ARROW_FORMAT",
+    "ARROW_VERSION",
+    "STANDARD_OFFSETS",
+    "token_schema",
+    "batches_to_arrow",
+    "batches_from_arrow",
+    "write_parquet",
+    "read_parquet",
+    "save_tokens",
+    "load_tokens",
+]
 
 
 def token_schema(extra_offsets: dict[str, tuple[np.dtype[Any], tuple[int, ...]]] | None = None) -> pa.Schema:

@@ -18,7 +18,8 @@ it is imported on its own, never by ``import v22sdk``.
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -40,8 +41,9 @@ class TokenDataset(Dataset[dict[str, Any]]):
     ``file``, ``batch`` and ``position`` (the token's index in its batch).
     """
 
-    def __init__(self, files: Sequence[str | os.PathLike[str]] | str | os.PathLike[str], *,
-                 per: str = "sequence") -> None:
+    def __init__(
+        self, files: Sequence[str | os.PathLike[str]] | str | os.PathLike[str], *, per: str = "sequence"
+    ) -> None:
         if per not in ("sequence", "token"):
             raise InputError("per", f"must be 'sequence' or 'token', got {per!r}")
         paths = [files] if isinstance(files, (str, os.PathLike)) else list(files)
@@ -65,14 +67,25 @@ class TokenDataset(Dataset[dict[str, Any]]):
         index %= n
         if self.per == "sequence":
             path, i, b = self.batches[index]
-            return {"tokens": torch.from_numpy(self._arrays[index]), "modality": b.modality, "source": b.source,
-                    "offsets": {k: torch.from_numpy(np.array(v)) for k, v in b.offsets.items()},
-                    "file": path, "batch": i}
+            return {
+                "tokens": torch.from_numpy(self._arrays[index]),
+                "modality": b.modality,
+                "source": b.source,
+                "offsets": {k: torch.from_numpy(np.array(v)) for k, v in b.offsets.items()},
+                "file": path,
+                "batch": i,
+            }
         j = int(np.searchsorted(self._starts, index, side="right")) - 1
         path, i, b = self.batches[j]
         pos = index - int(self._starts[j])
-        return {"token": torch.from_numpy(self._arrays[j][pos]), "modality": b.modality, "source": b.source,
-                "file": path, "batch": i, "position": pos}
+        return {
+            "token": torch.from_numpy(self._arrays[j][pos]),
+            "modality": b.modality,
+            "source": b.source,
+            "file": path,
+            "batch": i,
+            "position": pos,
+        }
 
     @staticmethod
     def collate(items: Sequence[dict[str, Any]]) -> dict[str, Any]:

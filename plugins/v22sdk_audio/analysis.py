@@ -15,15 +15,28 @@ from . import pitch as pt
 from . import rhythm as rh
 from . import spectral as sp
 from .embedding import embed
-from .frontend import (FRAMES_PER_SEGMENT, HOP, N_FFT, RATE, SEGMENT, clipped_mask, frame_valid, frames,
-                       hann, pad, resample, segment_count, to_mono)
+from .frontend import (
+    FRAMES_PER_SEGMENT,
+    HOP,
+    N_FFT,
+    RATE,
+    SEGMENT,
+    clipped_mask,
+    frame_valid,
+    frames,
+    hann,
+    pad,
+    resample,
+    segment_count,
+    to_mono,
+)
 from .slots import BAND_EDGES, CONTRAST_EDGES, NAMES, SCHEMA
 
-BLOCK = 2_048                 # frames per block of FFT work (~16 MB of temporaries)
-SILENCE_RMS = 1e-3            # -60 dBFS: silence flag, and frames below it are never voiced
+BLOCK = 2_048  # frames per block of FFT work (~16 MB of temporaries)
+SILENCE_RMS = 1e-3  # -60 dBFS: silence flag, and frames below it are never voiced
 DB_FLOOR = -100.0
-GATE_DB = 60.0                # the spectral analysis range, below the clip's strongest bin
-DT = HOP / RATE               # 20 ms between frames
+GATE_DB = 60.0  # the spectral analysis range, below the clip's strongest bin
+DT = HOP / RATE  # 20 ms between frames
 _ATTR_INDEX = SCHEMA.indices
 
 
@@ -55,7 +68,7 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     mono_src = to_mono(x)
     y = resample(mono_src, rate)
     n_seg = segment_count(int(round(duration * RATE)) if y.size else 1)
-    valid = frame_valid(max(1, int(round(duration * RATE))), n_seg)           # (N, 25)
+    valid = frame_valid(max(1, int(round(duration * RATE))), n_seg)  # (N, 25)
     vflat = valid.ravel()
     v: dict[str, np.ndarray] = {}
 
@@ -98,9 +111,9 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     mag = np.empty((n_fr, N_FFT // 2 + 1))
     frms = np.empty(n_fr)
     for a in range(0, n_fr, BLOCK):
-        blk = fr[a:a + BLOCK]
-        mag[a:a + BLOCK] = np.abs(fft.rfft(blk * win, axis=1))
-        frms[a:a + BLOCK] = sp.frame_rms(blk)
+        blk = fr[a : a + BLOCK]
+        mag[a : a + BLOCK] = np.abs(fft.rfft(blk * win, axis=1))
+        frms[a : a + BLOCK] = sp.frame_rms(blk)
     # Bins 0 and 1 (below 23 Hz) hold a windowed DC offset (none reaches bin 2). An offset is not
     # sound (aud.loud.dc_offset reports it), and storage adds one: libsndfile's 8-bit PCM rounds
     # down, -0.5 LSB (-48 dBFS) on average.
@@ -131,7 +144,7 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     dmin = np.ones(n_fr)
     todo = np.flatnonzero(loud_p)
     for a in range(0, todo.size, BLOCK):
-        sel = todo[a:a + BLOCK]
+        sel = todo[a : a + BLOCK]
         f0[sel], vprob[sel], dmin[sel] = pt.yin(fr[sel])
     vprob = np.where(loud_p, vprob, 0.0)
     voiced_flat = vprob >= pt.VOICED_THRESHOLD
@@ -171,7 +184,7 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     if idx.size:
         lpc_in = fm.lpc_frames(y, idx)
         for a in range(0, idx.size, BLOCK):
-            ff[idx[a:a + BLOCK]], fb[idx[a:a + BLOCK]] = fm.formants(lpc_in[a:a + BLOCK])
+            ff[idx[a : a + BLOCK]], fb[idx[a : a + BLOCK]] = fm.formants(lpc_in[a : a + BLOCK])
     for i in range(3):
         ok = ~np.isnan(R(ff[:, i]))
         has = ok.any(axis=1)
@@ -184,8 +197,9 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
         if i == 0:
             f1med, has1 = fmed, has
         if i == 1:
-            v["aud.formant.f2_f1_ratio"] = np.where(has & has1, np.clip(np.log2(fmed / np.where(has1, f1med, 1.0)) / 4.0,
-                                                                       -1, 1), 0.0)
+            v["aud.formant.f2_f1_ratio"] = np.where(
+                has & has1, np.clip(np.log2(fmed / np.where(has1, f1med, 1.0)) / 4.0, -1, 1), 0.0
+            )
     all3 = R(~np.isnan(ff).any(axis=1) & lpc_pick)
     v["aud.formant.detected"] = mk.count(all3) / np.maximum(mk.count(R(lpc_pick)), 1)
 
@@ -225,7 +239,7 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     # ---- segment power spectrum: bands, contrast, chroma, crest --------------------------------
     nv = np.maximum(valid.sum(axis=1), 1)[:, None]
     validf = valid.astype(np.float64)
-    seg_pow = np.einsum("nfk,nf->nk", power.reshape(n_seg, FRAMES_PER_SEGMENT, -1), validf) / nv   # (N, 513)
+    seg_pow = np.einsum("nfk,nf->nk", power.reshape(n_seg, FRAMES_PER_SEGMENT, -1), validf) / nv  # (N, 513)
     total = seg_pow.sum(axis=1)
     has_pow = total > 0
     safe_total = np.where(has_pow, total, 1.0)
@@ -254,8 +268,11 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     for k, name in enumerate(_names("aud.chroma.")):
         v[name] = chroma[:, k]
     v["aud.chroma.peakiness"] = chroma.max(axis=1)
-    v["aud.spec.crest"] = np.where(has_pow, np.tanh(10 * np.log10(np.maximum(
-        seg_pow.max(axis=1) / np.maximum(seg_pow.mean(axis=1), 1e-300), 1.0)) / 30.0), 0.0)
+    v["aud.spec.crest"] = np.where(
+        has_pow,
+        np.tanh(10 * np.log10(np.maximum(seg_pow.max(axis=1) / np.maximum(seg_pow.mean(axis=1), 1e-300), 1.0)) / 30.0),
+        0.0,
+    )
     v["aud.spec.peak_freq"] = np.where(has_pow, freqs[np.argmax(seg_pow, axis=1)] / 8000.0, 0.0)
     v["aud.spec.brightness"] = seg_pow[:, freqs > 1500.0].sum(axis=1) / safe_total
 
@@ -279,7 +296,9 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     v["aud.onset.rate"] = np.minimum(n_on / seg_secs / 20.0, 1.0)
     v["aud.onset.present"] = (n_on > 0).astype(np.float64)
     rr = R(frms)
-    v["aud.mod.am_depth"] = np.where(frm_mean > 0, np.tanh(mk.std(rr, valid) / np.where(frm_mean > 0, frm_mean, 1)), 0.0)
+    v["aud.mod.am_depth"] = np.where(
+        frm_mean > 0, np.tanh(mk.std(rr, valid) / np.where(frm_mean > 0, frm_mean, 1)), 0.0
+    )
     modspec = np.abs(fft.rfft(np.where(valid, rr - frm_mean[:, None], 0.0), axis=1))[:, 1:]
     strong = modspec.max(axis=1) > 1e-3 * np.maximum(frm_mean, 1e-12) * FRAMES_PER_SEGMENT
     v["aud.mod.am_rate"] = np.where(strong & (frm_mean > 0), (np.argmax(modspec, axis=1) + 1) * 2.0 / 24.0, 0.0)
@@ -296,7 +315,7 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
         "aud.rhythm.onset_rate": min(on_idx.size / duration / 20.0, 1.0),
         "aud.rhythm.ioi_mean": float(np.tanh(ioi.mean())) if ioi.size else 0.0,
         "aud.clip.duration": float(np.tanh(duration / 60.0)),
-        "aud.clip.rms_dbfs": float(_dbscale(_db(np.sqrt(np.mean(mono_src ** 2))))),
+        "aud.clip.rms_dbfs": float(_dbscale(_db(np.sqrt(np.mean(mono_src**2))))),
         "aud.clip.source_rate": float(np.clip(np.log2(rate / RATE) / 4.0, -1, 1)),
         "aud.clip.channels": float(np.clip((channels - 1) / 7.0, 0, 1)),
         "aud.flag.band_limited": float(rate < RATE),
@@ -304,7 +323,7 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     for name, value in clip.items():
         v[name] = np.full(n_seg, value)
     v["aud.clip.position"] = np.clip(0.5 * (start + end) / duration, 0, 1)
-    v["aud.clip.relative_level"] = np.clip((rms_db - _db(np.sqrt(np.mean(mono_src ** 2)))) / 30.0, -1, 1)
+    v["aud.clip.relative_level"] = np.clip((rms_db - _db(np.sqrt(np.mean(mono_src**2)))) / 30.0, -1, 1)
 
     # ---- assemble ------------------------------------------------------------------------------
     missing = set(NAMES) - set(v)
@@ -332,7 +351,7 @@ def _harmonic_measures(power: np.ndarray, f0: np.ndarray, voiced: np.ndarray) ->
         return hr, oe
     p = power[idx]
     step = sp.FREQS[1]
-    ratio = sp.FREQS[None, :] / f0[idx, None]           # bin frequency in harmonics of f0
+    ratio = sp.FREQS[None, :] / f0[idx, None]  # bin frequency in harmonics of f0
     near = np.round(ratio)
     dist_bins = np.abs(ratio - near) * f0[idx, None] / step
     mask = (near >= 1) & (dist_bins <= 1.0)
@@ -346,6 +365,8 @@ def _harmonic_measures(power: np.ndarray, f0: np.ndarray, voiced: np.ndarray) ->
     hp = (p[rows, b - 1] + p[rows, b] + p[rows, b + 1]) * inside
     odd = hp[:, h % 2 == 1].sum(axis=1)
     even = hp[:, h % 2 == 0].sum(axis=1)
-    has_harm = (odd + even) >= 1e-4 * tot        # pure tones: no harmonics, ratio undefined -> 0
-    oe[idx] = np.where(has_harm & (odd > 0) & (even > 0), np.log10(np.maximum(odd, 1e-300) / np.maximum(even, 1e-300)), 0.0)
+    has_harm = (odd + even) >= 1e-4 * tot  # pure tones: no harmonics, ratio undefined -> 0
+    oe[idx] = np.where(
+        has_harm & (odd > 0) & (even > 0), np.log10(np.maximum(odd, 1e-300) / np.maximum(even, 1e-300)), 0.0
+    )
     return hr, oe

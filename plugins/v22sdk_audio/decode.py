@@ -54,8 +54,9 @@ def check_wav(path: str, size: int, big_endian: bool = False) -> None:
             if cid == b"data":
                 have = size - pos - 8
                 if clen not in _STREAMING_SIZES and have < clen:
-                    raise InputError(path, f"WAV file is truncated: its header declares {clen} bytes of audio, "
-                                           f"the file holds {have}")
+                    raise InputError(
+                        path, f"WAV file is truncated: its header declares {clen} bytes of audio, the file holds {have}"
+                    )
                 return
             pos += 8 + clen + (clen & 1)
 
@@ -112,14 +113,19 @@ def _libsndfile_says(exc: Exception) -> str:
 def _check_header(name: str, frames: int, channels: int, rate: int, fmt: str) -> None:
     """Refuse, from the header alone, what cannot or must not be decoded."""
     if channels < 1 or channels > MAX_CHANNELS:
-        raise InputError(name, f"the {fmt} header declares {channels} channels (this modality reads 1 to "
-                               f"{MAX_CHANNELS})")
+        raise InputError(
+            name, f"the {fmt} header declares {channels} channels (this modality reads 1 to {MAX_CHANNELS})"
+        )
     if not (MIN_RATE <= rate <= MAX_RATE):
-        raise UnitsError(name, f"the {fmt} header declares a sample rate of {rate:g} Hz, outside "
-                               f"[{MIN_RATE:g}, {MAX_RATE:g}] Hz")
+        raise UnitsError(
+            name, f"the {fmt} header declares a sample rate of {rate:g} Hz, outside [{MIN_RATE:g}, {MAX_RATE:g}] Hz"
+        )
     if frames <= 0:
         raise InputError(name, "holds no audio samples")
     seconds = frames / rate
     length = f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds:.0f} s"
-    check_budget(name, estimate(frames, channels, rate),
-                 f"its header declares {length} of {channels}-channel {fmt} audio at {rate:g} Hz, which")
+    check_budget(
+        name,
+        estimate(frames, channels, rate),
+        f"its header declares {length} of {channels}-channel {fmt} audio at {rate:g} Hz, which",
+    )

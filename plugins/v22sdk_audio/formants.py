@@ -17,9 +17,9 @@ import numpy as np
 
 from .frontend import HOP, RATE
 
-LPC_RATE = RATE // 2   # 8 kHz
-ORDER = 10            # 2 + LPC_RATE/1000: one pole pair per kHz plus two for the glottal/lip spectrum
-WIN = 240             # 30 ms
+LPC_RATE = RATE // 2  # 8 kHz
+ORDER = 10  # 2 + LPC_RATE/1000: one pole pair per kHz plus two for the glottal/lip spectrum
+WIN = 240  # 30 ms
 PREEMPH = 0.97
 MAX_BW = 400.0
 F_LO, F_HI = 90.0, 3_900.0
@@ -27,10 +27,10 @@ F_LO, F_HI = 90.0, 3_900.0
 
 def lpc_frames(y: np.ndarray, frame_index: np.ndarray) -> np.ndarray:
     """16 kHz signal (n,), analysis frame indices (K,) -> (K, WIN) 8 kHz frames centred like them."""
-    from .resample import resample_poly   # scipy.signal.resample_poly's bits, without importing scipy.signal
+    from .resample import resample_poly  # scipy.signal.resample_poly's bits, without importing scipy.signal
 
     y8 = resample_poly(y, 1, 2) if y.size > 1 else y[:1].copy()
-    centre = (frame_index * HOP + HOP // 2) // 2            # 8 kHz sample index of each frame centre
+    centre = (frame_index * HOP + HOP // 2) // 2  # 8 kHz sample index of each frame centre
     padded = np.concatenate([np.zeros(WIN), y8, np.zeros(WIN)])
     view = np.lib.stride_tricks.sliding_window_view(padded, WIN)
     return view[centre + WIN - WIN // 2]
@@ -42,8 +42,8 @@ def lpc(x: np.ndarray) -> np.ndarray:
 
     x = np.concatenate([x[:, :1], x[:, 1:] - PREEMPH * x[:, :-1]], axis=1) * np.hamming(WIN)
     spec = fft.rfft(x, 2 * WIN, axis=1)
-    r = fft.irfft(spec.real ** 2 + spec.imag ** 2, 2 * WIN, axis=1)[:, : ORDER + 1]
-    r[:, 0] *= 1.0 + 1e-9          # white-noise correction keeps the recursion stable
+    r = fft.irfft(spec.real**2 + spec.imag**2, 2 * WIN, axis=1)[:, : ORDER + 1]
+    r[:, 0] *= 1.0 + 1e-9  # white-noise correction keeps the recursion stable
     k_count = r.shape[0]
     a = np.zeros((k_count, ORDER + 1))
     a[:, 0] = 1.0
@@ -53,7 +53,7 @@ def lpc(x: np.ndarray) -> np.ndarray:
     for i in range(1, ORDER + 1):
         acc = np.einsum("kj,kj->k", a[:, :i], r[:, i:0:-1])
         k = -acc / err
-        a[:, 1:i + 1] = a[:, 1:i + 1] + k[:, None] * a[:, i - 1::-1][:, :i]
+        a[:, 1 : i + 1] = a[:, 1 : i + 1] + k[:, None] * a[:, i - 1 :: -1][:, :i]
         err = err * (1.0 - k * k)
         err = np.where(err > 0, err, 1e-300)
     a[~safe] = 0.0

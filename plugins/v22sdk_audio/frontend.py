@@ -48,15 +48,19 @@ def to_float(data: np.ndarray, source: str) -> np.ndarray:
     if data.size == 0:
         raise InputError(source, f"holds no audio samples (shape {data.shape})")
     if data.ndim == 2 and data.shape[1] > MAX_CHANNELS:
-        raise InputError(source, f"shape {data.shape} has {data.shape[1]} channels; arrays are "
-                                 f"(n_samples, n_channels), channels last (transpose a channels-first array)")
+        raise InputError(
+            source,
+            f"shape {data.shape} has {data.shape[1]} channels; arrays are "
+            f"(n_samples, n_channels), channels last (transpose a channels-first array)",
+        )
     if kind == "f":
         out = data.astype(np.float64)
         bad = ~np.isfinite(out)
         if bad.any():
             first = int(np.flatnonzero(bad.ravel())[0])
-            raise InputError(source, f"holds {int(bad.sum())} non-finite value(s) (NaN or inf), "
-                                     f"the first at flat index {first}")
+            raise InputError(
+                source, f"holds {int(bad.sum())} non-finite value(s) (NaN or inf), the first at flat index {first}"
+            )
         return out
     bits = data.dtype.itemsize * 8
     scale = float(2 ** (bits - 1))
@@ -117,7 +121,7 @@ def segment_count(n: int) -> int:
 def pad(y: np.ndarray, n_segments: int) -> np.ndarray:
     """``y`` zero-padded to n_segments*SEGMENT + N_FFT - HOP samples, PAD_LEFT zeros in front."""
     out = np.zeros(n_segments * SEGMENT + N_FFT - HOP)
-    out[PAD_LEFT:PAD_LEFT + y.size] = y[: out.size - PAD_LEFT]
+    out[PAD_LEFT : PAD_LEFT + y.size] = y[: out.size - PAD_LEFT]
     return out
 
 
@@ -136,7 +140,7 @@ def hann() -> np.ndarray:
 
 def frame_valid(n_samples: int, n_segments: int) -> np.ndarray:
     """(n_segments, 50) bool: frames whose centre lies inside the real audio (the first always counts)."""
-    centres = (np.arange(n_segments * FRAMES_PER_SEGMENT) * HOP + HOP / 2)
+    centres = np.arange(n_segments * FRAMES_PER_SEGMENT) * HOP + HOP / 2
     valid = centres < n_samples
     valid[0] = True
     return valid.reshape(n_segments, FRAMES_PER_SEGMENT)

@@ -38,10 +38,12 @@ class AudioModality(Modality):
     #: the tokens (docs/audio-modality.md, "The analysis range")
     version: ClassVar[str] = "0.2.0"
     extensions: ClassVar[tuple[str, ...]] = (".wav", ".flac", ".ogg")
-    priority: ClassVar[int] = 10   # built-in: keeps its extensions when a plugin also claims them (plugins.py)
+    priority: ClassVar[int] = 10  # built-in: keeps its extensions when a plugin also claims them (plugins.py)
     schema: ClassVar = SCHEMA
     input_spec: ClassVar[InputSpec] = InputSpec(
-        kind="array", dtypes=("u", "i", "f"), ndim=(1, 2),
+        kind="array",
+        dtypes=("u", "i", "f"),
+        ndim=(1, 2),
         units=(Unit("sample_rate", "Hz", 1_000.0, 384_000.0, "samples per second of the input"),),
         description="(n,) mono or (n, channels) samples, channels last; ints are PCM, floats full scale 1.0",
     )
@@ -64,7 +66,7 @@ class AudioModality(Modality):
         rate = check_rate(float(units["sample_rate"]), _SOURCE)
         x = to_float(data, _SOURCE)
         try:
-            with single_blas_thread():   # matrix products: the one-thread bits, whatever the caller's setting
+            with single_blas_thread():  # matrix products: the one-thread bits, whatever the caller's setting
                 emb, attr, time = analyse(x, rate)
         except MemoryError:
             raise InputError(_SOURCE, f"too long to analyse in memory ({x.shape[0]} samples)") from None

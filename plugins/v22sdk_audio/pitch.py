@@ -20,14 +20,14 @@ from .frontend import N_FFT, RATE
 
 F0_MIN = 50.0
 F0_MAX = 2_000.0
-TAU_MAX = int(np.ceil(RATE / F0_MIN))      # 320 samples
-TAU_MIN = int(np.floor(RATE / F0_MAX))     # 8 samples
-FRAME = 640                                # 40 ms: the centre of each 64 ms analysis frame
-WIN = FRAME - TAU_MAX                      # 320-sample integration window (one period at 50 Hz)
-_N = 1024                                  # FFT size >= FRAME + TAU_MAX: no circular wrap
+TAU_MAX = int(np.ceil(RATE / F0_MIN))  # 320 samples
+TAU_MIN = int(np.floor(RATE / F0_MAX))  # 8 samples
+FRAME = 640  # 40 ms: the centre of each 64 ms analysis frame
+WIN = FRAME - TAU_MAX  # 320-sample integration window (one period at 50 Hz)
+_N = 1024  # FFT size >= FRAME + TAU_MAX: no circular wrap
 THRESHOLD = 0.1
-PITCH_BINS = 1200.0 * np.log2(F0_MAX / F0_MIN) / 10.0        # 638.6 ten-cent bins
-VOICED_THRESHOLD = 1.0 / (PITCH_BINS + 1.0)                 # 0.00156
+PITCH_BINS = 1200.0 * np.log2(F0_MAX / F0_MIN) / 10.0  # 638.6 ten-cent bins
+VOICED_THRESHOLD = 1.0 / (PITCH_BINS + 1.0)  # 0.00156
 _LAGS = np.arange(1, TAU_MAX + 1, dtype=np.float64)
 _SCALE = WIN / (FRAME - np.arange(TAU_MAX + 1, dtype=np.float64))
 
@@ -43,20 +43,20 @@ def cmndf(frames: np.ndarray) -> np.ndarray:
     from scipy import fft
 
     start = (N_FFT - FRAME) // 2
-    x = frames[:, start:start + FRAME]
+    x = frames[:, start : start + FRAME]
     n = x.shape[0]
     # the autocorrelation in float32 (half the FFT cost); its error, ~1e-7 of the frame energy,
     # is far below the CMNDF values that matter (the 0.1 threshold, dips of ~1e-3 for clean tones)
     buf = np.zeros((n, _N), dtype=np.float32)
     buf[:, :FRAME] = x
     spec = fft.rfft(buf, axis=1)
-    acf = fft.irfft(spec.real ** 2 + spec.imag ** 2, _N, axis=1)[:, : TAU_MAX + 1]
+    acf = fft.irfft(spec.real**2 + spec.imag**2, _N, axis=1)[:, : TAU_MAX + 1]
     # cs[:, m] = sum_{j < m} x_j^2
     cs = np.zeros((n, FRAME + 1))
     np.cumsum(x * x, axis=1, out=cs[:, 1:])
-    total = cs[:, FRAME:FRAME + 1]
+    total = cs[:, FRAME : FRAME + 1]
     # d(tau) = sum_{j < W-tau} x_j^2 + sum_{j >= tau} x_j^2 - 2 acf(tau), scaled to WIN terms
-    diff = cs[:, FRAME:FRAME - TAU_MAX - 1:-1] - cs[:, : TAU_MAX + 1]
+    diff = cs[:, FRAME : FRAME - TAU_MAX - 1 : -1] - cs[:, : TAU_MAX + 1]
     diff += total
     diff -= 2.0 * acf
     np.maximum(diff, 0.0, out=diff)
@@ -78,7 +78,7 @@ def yin(frames: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from scipy.special import betainc
 
     d = cmndf(frames)
-    band = d[:, TAU_MIN:TAU_MAX + 1]
+    band = d[:, TAU_MIN : TAU_MAX + 1]
     # local minima inside the search band (edges excluded so the parabola has both neighbours)
     lm = np.zeros(band.shape, dtype=bool)
     lm[:, 1:-1] = (band[:, 1:-1] <= band[:, :-2]) & (band[:, 1:-1] <= band[:, 2:])

@@ -107,7 +107,7 @@ def _padded_filter(up: int, down: int, n_pre_pad: int, n_post_pad: int) -> np.nd
 @functools.lru_cache(maxsize=16)
 def _plan_phases_padded(up: int, down: int, n_pre_pad: int, n_post_pad: int) -> np.ndarray:
     h = _padded_filter(up, down, n_pre_pad, n_post_pad)
-    padlen = len(h) + (-len(h) % up)                       # scipy's _pad_h
+    padlen = len(h) + (-len(h) % up)  # scipy's _pad_h
     full = np.zeros(padlen)
     full[: len(h)] = h
     phases = np.ascontiguousarray(full.reshape(-1, up).T[:, ::-1])
@@ -146,7 +146,7 @@ def resample_poly_upfirdn(x: np.ndarray, up: int, down: int) -> np.ndarray:
         return x.copy()
     pre, post, first, n_out = _padding(up, down, x.shape[0])
     y = upfirdn(_padded_filter(up, down, pre, post), x, up, down)
-    return y[first:first + n_out]
+    return y[first : first + n_out]
 
 
 def _checked(x: np.ndarray, up: int, down: int) -> tuple[np.ndarray, int, int]:
@@ -172,11 +172,11 @@ def resample_poly_numpy(x: np.ndarray, up: int, down: int) -> np.ndarray:
     # y*down % up of the filter; xp pads x with zeros so that every such index is valid
     xp = np.concatenate((np.zeros(per_phase), x, np.zeros(per_phase)))
     out = np.empty(n_out)
-    if up == 1:                                 # one phase: strided slices, no gathers
+    if up == 1:  # one phase: strided slices, no gathers
         taps = phases[0]
         acc = np.zeros(n_out)
         for j in range(per_phase):
-            acc += xp[first * down + 1 + j::down][:n_out] * taps[j]
+            acc += xp[first * down + 1 + j :: down][:n_out] * taps[j]
         return acc
     # outputs y and y + up share the phase, so chunks of a multiple of `up` outputs share one table
     # of taps: tapmat[j, i] is tap j of output a + i's phase, for every chunk start a
@@ -190,7 +190,7 @@ def resample_poly_numpy(x: np.ndarray, up: int, down: int) -> np.ndarray:
         idx = (np.arange(first + a, first + b, dtype=np.int64) * down) // up + 1
         acc[:m] = 0.0
         for j in range(per_phase):
-            np.take(xp[j:], idx, out=buf[:m], mode="clip")      # every index is valid: clip skips the check
+            np.take(xp[j:], idx, out=buf[:m], mode="clip")  # every index is valid: clip skips the check
             np.multiply(buf[:m], tapmat[j, :m], out=buf[:m])
             np.add(acc[:m], buf[:m], out=acc[:m])
         out[a:b] = acc[:m]

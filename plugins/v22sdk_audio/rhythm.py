@@ -20,11 +20,11 @@ import numpy as np
 
 from .frontend import HOP, RATE
 
-FPS = RATE / HOP                 # 50 envelope frames per second
+FPS = RATE / HOP  # 50 envelope frames per second
 TOP_DB = 60.0
 DELTA = 0.1
-PEAK_HALF = 2                    # +-40 ms
-MEAN_HALF = 5                    # +-100 ms
+PEAK_HALF = 2  # +-40 ms
+MEAN_HALF = 5  # +-100 ms
 BPM_MIN, BPM_MAX = 40.0, 240.0
 MIN_TEMPO_SECONDS = 2.0
 
@@ -63,7 +63,7 @@ def tempo(env: np.ndarray, n_valid: int, n_onsets: int) -> tuple[float, float]:
     from scipy import fft
 
     spec = fft.rfft(e, n)
-    acf = fft.irfft(spec.real ** 2 + spec.imag ** 2, n)[: e.size]
+    acf = fft.irfft(spec.real**2 + spec.imag**2, n)[: e.size]
     if acf[0] <= 0:
         return 0.0, 0.0
     lo = int(np.floor(60.0 * FPS / BPM_MAX))
@@ -73,14 +73,14 @@ def tempo(env: np.ndarray, n_valid: int, n_onsets: int) -> tuple[float, float]:
     lags = np.arange(lo, hi + 1)
     bpm = 60.0 * FPS / lags
     prior = np.exp(-0.5 * np.log2(bpm / 120.0) ** 2)
-    score = np.maximum(acf[lo:hi + 1], 0.0) * prior
+    score = np.maximum(acf[lo : hi + 1], 0.0) * prior
     best = int(np.argmax(score))
     i = int(lags[best])
     # octave check: a periodic onset train also correlates at 2, 3 ... periods; prefer the period
     # itself when the autocorrelation near half the lag is nearly as strong (>= 80 %)
     while i // 2 >= lo:
         h = i // 2
-        j = h - 1 + int(np.argmax(acf[h - 1:h + 2]))
+        j = h - 1 + int(np.argmax(acf[h - 1 : h + 2]))
         if acf[j] >= 0.8 * acf[i]:
             i = j
         else:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .frontend import N_FFT, RATE
 
-FREQS = np.fft.rfftfreq(N_FFT, 1.0 / RATE)          # (513,) Hz
+FREQS = np.fft.rfftfreq(N_FFT, 1.0 / RATE)  # (513,) Hz
 _TINY = 1e-12
 
 
@@ -83,17 +83,17 @@ def shape_moments(mag: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     """Centroid (Hz), bandwidth (Hz), skewness and excess kurtosis of the magnitude over frequency,
     from the raw moments mag @ f^k (k = 0..4, f in kHz) in one matrix product."""
     f = FREQS / 1000.0
-    m = mag @ np.stack([np.ones_like(f), f, f * f, f ** 3, f ** 4], axis=1)     # (F, 5)
+    m = mag @ np.stack([np.ones_like(f), f, f * f, f**3, f**4], axis=1)  # (F, 5)
     m0 = m[:, 0]
     ok = m0 > _TINY
     e = m[:, 1:] / np.where(ok, m0, 1.0)[:, None]
     mu = e[:, 0]
     var = np.maximum(e[:, 1] - mu * mu, 0.0)
-    c3 = e[:, 2] - 3 * mu * e[:, 1] + 2 * mu ** 3
-    c4 = e[:, 3] - 4 * mu * e[:, 2] + 6 * mu * mu * e[:, 1] - 3 * mu ** 4
+    c3 = e[:, 2] - 3 * mu * e[:, 1] + 2 * mu**3
+    c4 = e[:, 3] - 4 * mu * e[:, 2] + 6 * mu * mu * e[:, 1] - 3 * mu**4
     sd = np.sqrt(var)
     big = sd > 1e-6
-    skew = np.where(ok & big, c3 / np.where(big, sd ** 3, 1.0), 0.0)
+    skew = np.where(ok & big, c3 / np.where(big, sd**3, 1.0), 0.0)
     kurt = np.where(ok & big, c4 / np.where(big, var * var, 1.0) - 3.0, 0.0)
     return np.where(ok, mu * 1000.0, 0.0), np.where(ok, sd * 1000.0, 0.0), skew, kurt
 

@@ -52,6 +52,13 @@ def samples(draw, max_seconds: float = 3.0) -> Sample:
     n = draw(st.integers(1, max(1, int(max_seconds * rate))))
     kind = draw(st.sampled_from(KINDS))
     channels = draw(st.sampled_from((1, 1, 2)))
-    x = synth(kind, n, rate, channels, draw(st.integers(0, 2**32 - 1)),
-              draw(st.floats(50.0, min(2_000.0, rate / 2.5))), draw(st.floats(1e-3, 1.0)))
+    x = synth(
+        kind,
+        n,
+        rate,
+        channels,
+        draw(st.integers(0, 2**32 - 1)),
+        draw(st.floats(50.0, min(2_000.0, rate / 2.5))),
+        draw(st.floats(1e-3, 1.0)),
+    )
     return Sample(as_dtype(x, draw(st.sampled_from(DTYPES))), {"sample_rate": float(rate)}, None)

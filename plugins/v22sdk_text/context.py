@@ -12,7 +12,7 @@ import numpy as np
 
 from . import lexicon
 from .slots import COL
-from .words import F, POS_COLS, WH_COLS, _apply_lexicon, _row
+from .words import POS_COLS, WH_COLS, F, _apply_lexicon, _row
 
 _BIG = np.iinfo(np.int64).max
 
@@ -47,7 +47,7 @@ def _phrases(A: np.ndarray, flags: np.ndarray, words: list[str]) -> None:
     table = lexicon.phrases_en()
     lex = lexicon.load_lexicon("en")
     n = len(words)
-    for i in np.flatnonzero(_has(flags, "phrase_start")).tolist():   # Python ints: cheaper arithmetic
+    for i in np.flatnonzero(_has(flags, "phrase_start")).tolist():  # Python ints: cheaper arithmetic
         for phrase in table[words[i].lower()]:
             j, hit = i, [i]
             for part in phrase[1:]:
@@ -85,7 +85,7 @@ def apply(A: np.ndarray, flags: np.ndarray, words: list[str]) -> np.ndarray:
     period = _has(flags, "period") | (dot & nxt_space)
     clause_end = sent_end | _has(flags, "clause_end") | _has(flags, "linebreak") | period
     # a connective (because, 所以, but ...) opens a new clause
-    logic = A[:, COL["lang.logic.cause"]:COL["lang.logic.purpose"] + 1].max(axis=1) > 0
+    logic = A[:, COL["lang.logic.cause"] : COL["lang.logic.purpose"] + 1].max(axis=1) > 0
     clause_end |= np.r_[logic[1:], False]
     sid, s_starts = _segments(sent_end)
     cid, c_starts = _segments(clause_end)
@@ -105,8 +105,7 @@ def apply(A: np.ndarray, flags: np.ndarray, words: list[str]) -> np.ndarray:
     imper = np.where(s_content & (q == 0) & ((first_flags & np.uint64(F["imperative"])) != 0), 0.8, 0.0)
     excl = np.where(q == 0, np.where(has("excl"), 1.0, np.where(has("tai") & has("le"), 0.6, 0.0)), 0.0)
     stmt = np.where(s_content & (q == 0) & (imper == 0) & (excl == 0), 0.9, 0.0)
-    for name, per_sentence in (("statement", stmt), ("question", q), ("imperative", imper),
-                               ("exclamation", excl)):
+    for name, per_sentence in (("statement", stmt), ("question", q), ("imperative", imper), ("exclamation", excl)):
         A[:, COL[f"lang.mood.{name}"]] = per_sentence[sid]
     A[:, COL["lang.question.yes_no"]] = np.where(~has("wh") & ~has("alt"), q, 0.0)[sid]
     A[:, COL["lang.question.wh"]] = np.where(has("wh"), q, 0.0)[sid]
@@ -123,7 +122,7 @@ def apply(A: np.ndarray, flags: np.ndarray, words: list[str]) -> np.ndarray:
     clause_negs = np.add.reduceat(neg, c_starts)[cid]
     A[content & (clause_negs >= 2), COL["lang.neg.double"]] = 0.8
     crank = np.cumsum(content) - content
-    crank = crank - crank[c_starts][cid]                 # content words before this one in its clause
+    crank = crank - crank[c_starts][cid]  # content words before this one in its clause
     prohib = _has(flags, "prohib") | (A[:, COL["lang.neg.prohibitive"]] > 0)
     # at the start of its clause, or right after "you" (你别走)
     prev_second = (prv >= 0) & (A[np.maximum(prv, 0), COL["lang.person.second"]] > 0)
@@ -160,14 +159,21 @@ def apply(A: np.ndarray, flags: np.ndarray, words: list[str]) -> np.ndarray:
     A[jiang & ((next_pos == 0) | (next_pos == 4)), COL["lang.voice.disposal"]] = 0.9
     A[_has(flags, "hui") & (next_pos == 1), COL["lang.tense.future"]] = 0.6
     # be + -ing: progressive on both; be + -ed: passive; have + -ed: perfective; verb + 了/过: perfective
-    for aux, form, slot, value in (("be", "ing", "lang.aspect.progressive", 0.9),
-                                   ("be", "ed", "lang.voice.passive", 0.8),
-                                   ("have", "ed", "lang.aspect.perfective", 0.9)):
+    for aux, form, slot, value in (
+        ("be", "ing", "lang.aspect.progressive", 0.9),
+        ("be", "ed", "lang.voice.passive", 0.8),
+        ("have", "ed", "lang.aspect.perfective", 0.9),
+    ):
         hit = _has(flags, aux) & nf(form)
         A[hit, COL[slot]] = value
         A[nxt_i[hit], COL[slot]] = value
-    A[(pos == 1) & (A[nxt_i, COL["lang.aspect.perfective"]] > 0) & has_next
-      & (A[nxt_i, COL["lang.pos.auxiliary"]] > 0), COL["lang.aspect.perfective"]] = 0.7
+    A[
+        (pos == 1)
+        & (A[nxt_i, COL["lang.aspect.perfective"]] > 0)
+        & has_next
+        & (A[nxt_i, COL["lang.pos.auxiliary"]] > 0),
+        COL["lang.aspect.perfective"],
+    ] = 0.7
     # 'so' before an adjective or adverb is a degree word, not a connective
     so = _has(flags, "so") & ((next_pos == 2) | (next_pos == 3))
     for name in ("lang.logic.cause", "lang.sem.result", "lang.pos.conjunction"):
@@ -201,11 +207,13 @@ def apply(A: np.ndarray, flags: np.ndarray, words: list[str]) -> np.ndarray:
     put(nounlike & (idx > fv) & (fv < _BIG), "object", 0.7)
     put(idx == fv, "predicate", 0.8)
     put(is_verb & (idx > fv) & (fv < _BIG), "serial_verb", 0.6)
-    put(((pos == 2) & ((next_pos == 0))) | (nf("de_attr") & ~_has(flags, "de_attr")), "attributive", 0.7)
+    put(((pos == 2) & (next_pos == 0)) | (nf("de_attr") & ~_has(flags, "de_attr")), "attributive", 0.7)
     put((pos == 3) | (pos == 6) | ((A[:, COL["lang.sem.time"]] > 0) & (idx < fv)) | nf("di"), "adverbial", 0.7)
     put(pf("de_comp") | ((pos == 2) & pf("be")), "complement", 0.6)
     put(nounlike & pf("causative"), "pivot", 0.7)
-    prev_noun = has_prev & np.isin(pos[np.maximum(prv, 0)], (0, 4)) & (A[np.maximum(prv, 0), COL["lang.entity.proper"]] == 0)
+    prev_noun = (
+        has_prev & np.isin(pos[np.maximum(prv, 0)], (0, 4)) & (A[np.maximum(prv, 0), COL["lang.entity.proper"]] == 0)
+    )
     put((A[:, COL["lang.entity.proper"]] >= 0.8) & prev_noun, "appositive", 0.5)
     put(_has(flags, "discourse") | (pos == 9), "independent", 0.7)
     keep = content & (role >= 0)

@@ -33,8 +33,8 @@ import re
 import tempfile
 import threading
 from bisect import bisect_left
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -47,7 +47,7 @@ _FORMAT = 1
 
 # jieba 0.42.1's block patterns (jieba/__init__.py)
 re_eng = re.compile("[a-zA-Z0-9]", re.U)
-re_han_default = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&\\._%\\-]+)", re.U)
+re_han_default = re.compile("([\u4e00-\u9fd5a-zA-Z0-9+#&\\._%\\-]+)", re.U)
 re_skip_default = re.compile("(\r\n|\\s)", re.U)
 
 
@@ -74,7 +74,7 @@ def build_index(raw: bytes) -> dict[str, np.ndarray]:
     total = 0
     lines = raw.split(b"\n")
     if lines and not lines[-1]:
-        lines.pop()                     # the file's last line ends with a newline
+        lines.pop()  # the file's last line ends with a newline
     for lineno, line in enumerate(lines, 1):
         text = line.strip().decode("utf-8")
         try:
@@ -157,18 +157,18 @@ class JiebaDictionary:
         the route are jieba's."""
         n = len(sentence)
         log, logtotal = math.log, self.logtotal
-        single = -logtotal                    # log(1) - log(total): a character with no entry
+        single = -logtotal  # log(1) - log(total): a character with no entry
         best = [0.0] * (n + 1)
         route = [0] * n
         for k in range(n - 1, -1, -1):
             top, end = -math.inf, -1
-            for i in range(k + 1, n + 1):      # the word sentence[k:i]
+            for i in range(k + 1, n + 1):  # the word sentence[k:i]
                 f = freq_get(sentence[k:i])
                 if f is None:
                     break
                 if f:
                     p = log(f) - logtotal + best[i]
-                    if p >= top:               # ends grow: a tie goes to the longer word
+                    if p >= top:  # ends grow: a tie goes to the longer word
                         top, end = p, i - 1
             if end < 0:
                 top, end = single + best[k + 1], k
@@ -231,8 +231,7 @@ def _load_or_build(path_dict: Path) -> dict[str, np.ndarray]:
             raise OSError("another user's index file in a shared folder: not trusted")
         with np.load(index, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-        if int(arrays["format"][0]) == _FORMAT and "sha256" in arrays \
-                and bytes(arrays["sha256"]).decode() == digest:
+        if int(arrays["format"][0]) == _FORMAT and "sha256" in arrays and bytes(arrays["sha256"]).decode() == digest:
             return arrays
     except (OSError, ValueError, KeyError, EOFError):
         pass
@@ -247,7 +246,7 @@ def _load_or_build(path_dict: Path) -> dict[str, np.ndarray]:
             np.savez(fh, **arrays)  # type: ignore[arg-type]
         os.replace(tmp, index)
     except OSError:
-        pass   # a read-only temporary folder: rebuild next time
+        pass  # a read-only temporary folder: rebuild next time
     return arrays
 
 

@@ -38,13 +38,12 @@ def code_point_vectors(code_points: np.ndarray) -> np.ndarray:
     mask = np.uint64(0xFFFF)
     with np.errstate(over="ignore"):
         for lo in range(0, cps.size, _CHUNK):
-            block = cps[lo:lo + _CHUNK]
+            block = cps[lo : lo + _CHUNK]
             h = _splitmix64(base + (block[:, None] << np.uint64(8)) + comp[None, :])
-            s = ((h & mask) + ((h >> np.uint64(16)) & mask) + ((h >> np.uint64(32)) & mask)
-                 + (h >> np.uint64(48)))
-            x = s.astype(np.int64) - 2 * 65535          # centred, integer, |x| <= 131070
-            sq = (x * x).sum(axis=1)                    # exact: < 256 * 2^34 < 2^53
-            out[lo:lo + _CHUNK] = (x / np.sqrt(sq.astype(np.float64))[:, None]).astype(np.float32)
+            s = (h & mask) + ((h >> np.uint64(16)) & mask) + ((h >> np.uint64(32)) & mask) + (h >> np.uint64(48))
+            x = s.astype(np.int64) - 2 * 65535  # centred, integer, |x| <= 131070
+            sq = (x * x).sum(axis=1)  # exact: < 256 * 2^34 < 2^53
+            out[lo : lo + _CHUNK] = (x / np.sqrt(sq.astype(np.float64))[:, None]).astype(np.float32)
     return out
 
 

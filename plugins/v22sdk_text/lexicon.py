@@ -8,8 +8,22 @@ from importlib import resources
 from .slots import COL
 
 #: Context flags a lexicon line may set with "@name" (bit positions, see rules.py).
-FLAG_NAMES = ("alt", "so", "be", "have", "zai", "jiang", "hui", "causative", "imperative",
-              "de_attr", "di", "de_comp", "than", "discourse")
+FLAG_NAMES = (
+    "alt",
+    "so",
+    "be",
+    "have",
+    "zai",
+    "jiang",
+    "hui",
+    "causative",
+    "imperative",
+    "de_attr",
+    "di",
+    "de_comp",
+    "than",
+    "discourse",
+)
 
 
 @functools.cache
@@ -65,26 +79,63 @@ def jieba_pos():
     return default_dictionary()
 
 
-_CN_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-             "七": 7, "八": 8, "九": 9, "壹": 1, "贰": 2, "叁": 3, "肆": 4, "伍": 5, "陆": 6,
-             "柒": 7, "捌": 8, "玖": 9}
+_CN_DIGIT = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "壹": 1,
+    "贰": 2,
+    "叁": 3,
+    "肆": 4,
+    "伍": 5,
+    "陆": 6,
+    "柒": 7,
+    "捌": 8,
+    "玖": 9,
+}
 _CN_UNIT = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
 _CN_BIG = {"万": 10_000, "亿": 100_000_000}
 CN_NUMERAL_CHARS = frozenset(_CN_DIGIT) | frozenset(_CN_UNIT) | frozenset(_CN_BIG)
 
-EN_NUMBERS = {w: float(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen twenty".split())}
-EN_NUMBERS.update({"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0,
-                   "eighty": 80.0, "ninety": 90.0, "hundred": 100.0, "thousand": 1e3, "million": 1e6,
-                   "billion": 1e9, "dozen": 12.0})
+EN_NUMBERS = {
+    w: float(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+EN_NUMBERS.update(
+    {
+        "thirty": 30.0,
+        "forty": 40.0,
+        "fifty": 50.0,
+        "sixty": 60.0,
+        "seventy": 70.0,
+        "eighty": 80.0,
+        "ninety": 90.0,
+        "hundred": 100.0,
+        "thousand": 1e3,
+        "million": 1e6,
+        "billion": 1e9,
+        "dozen": 12.0,
+    }
+)
 
 
 def parse_cn_number(word: str) -> float | None:
     """Value of a Chinese numeral made only of numeral characters (三百二十 -> 320), else None."""
     if not word or any(ch not in CN_NUMERAL_CHARS for ch in word):
         return None
-    if all(ch in _CN_DIGIT for ch in word) and len(word) > 1:   # 二〇二四 read digit by digit
+    if all(ch in _CN_DIGIT for ch in word) and len(word) > 1:  # 二〇二四 read digit by digit
         return float("".join(str(_CN_DIGIT[ch]) for ch in word))
     total, section, digit = 0, 0, 0
     for ch in word:

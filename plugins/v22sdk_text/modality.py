@@ -39,10 +39,13 @@ def clear_caches() -> None:
 # the sentence length 126. Everything else in attr[:, :128] is a word row broadcast to its characters.
 _POS0, _POS1 = COL["lang.position.word_begin"], COL["lang.script.other"] + 1
 _SENT_LEN = COL["lang.sent.length"]
-assert [COL[f"lang.position.{n}"] for n in ("word_begin", "word_end", "word_single", "in_word",
-        "in_sentence", "word_length")] == list(range(_POS0, _POS0 + 6))
-assert [COL[f"lang.script.{n}"] for n in ("han", "latin", "digit", "whitespace", "other")] == \
-    list(range(_POS0 + 6, _POS1))
+assert [
+    COL[f"lang.position.{n}"]
+    for n in ("word_begin", "word_end", "word_single", "in_word", "in_sentence", "word_length")
+] == list(range(_POS0, _POS0 + 6))
+assert [COL[f"lang.script.{n}"] for n in ("han", "latin", "digit", "whitespace", "other")] == list(
+    range(_POS0 + 6, _POS1)
+)
 _CHUNK = 4096  # characters per block when filling attr: keeps the gathered rows in cache
 
 
@@ -51,8 +54,9 @@ def is_space(cps: np.ndarray) -> np.ndarray:
     return np.isin(cps, _SPACES)
 
 
-def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray, scratch: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _char_columns(
+    cps: np.ndarray, lens: np.ndarray, sid: np.ndarray, scratch: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-character columns: ((N, 11) float32 for attr 106..116, (N,) float32 for attr 126).
 
     cps: (N,) code points; lens: (W,) word lengths in characters; sid: (W,) sentence id per word.
@@ -61,15 +65,23 @@ def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray, scratch: n
     n = cps.size
     width = _POS1 - _POS0
     if scratch is not None and scratch.size >= n * width:
-        P = scratch[:n * width].reshape(n, width)
+        P = scratch[: n * width].reshape(n, width)
     else:
         P = np.empty((n, width), dtype=np.float32)
     # script
-    han = ((cps >= 0x4E00) & (cps <= 0x9FFF)) | ((cps >= 0x3400) & (cps <= 0x4DBF)) | \
-          ((cps >= 0xF900) & (cps <= 0xFAFF)) | ((cps >= 0x20000) & (cps <= 0x3134F)) | (cps == 0x3007)
-    latin = ((cps | 0x20) >= 0x61) & ((cps | 0x20) <= 0x7A) | \
-            ((cps >= 0xC0) & (cps <= 0x24F) & (cps != 0xD7) & (cps != 0xF7)) | \
-            ((cps >= 0xFF21) & (cps <= 0xFF3A)) | ((cps >= 0xFF41) & (cps <= 0xFF5A))
+    han = (
+        ((cps >= 0x4E00) & (cps <= 0x9FFF))
+        | ((cps >= 0x3400) & (cps <= 0x4DBF))
+        | ((cps >= 0xF900) & (cps <= 0xFAFF))
+        | ((cps >= 0x20000) & (cps <= 0x3134F))
+        | (cps == 0x3007)
+    )
+    latin = (
+        ((cps | 0x20) >= 0x61) & ((cps | 0x20) <= 0x7A)
+        | ((cps >= 0xC0) & (cps <= 0x24F) & (cps != 0xD7) & (cps != 0xF7))
+        | ((cps >= 0xFF21) & (cps <= 0xFF3A))
+        | ((cps >= 0xFF41) & (cps <= 0xFF5A))
+    )
     digit = ((cps >= 0x30) & (cps <= 0x39)) | ((cps >= 0xFF10) & (cps <= 0xFF19))
     space = is_space(cps)
     P[:, 6] = han
@@ -79,7 +91,7 @@ def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray, scratch: n
     P[:, 10] = ~(han | latin | digit | space)
     # position in the word
     wlen = np.repeat(lens, lens)
-    k = np.arange(n) - np.repeat(np.cumsum(lens) - lens, lens)       # index inside the word
+    k = np.arange(n) - np.repeat(np.cumsum(lens) - lens, lens)  # index inside the word
     multi = wlen > 1
     P[:, 0] = multi & (k == 0)
     P[:, 1] = multi & (k == wlen - 1)
@@ -100,12 +112,12 @@ def _char_columns(cps: np.ndarray, lens: np.ndarray, sid: np.ndarray, scratch: n
 class _Zone:
     """What the language zone of one text is made from, before it is written out (M tokens)."""
 
-    A: np.ndarray          # (W, 128) float32 word rows after the context rules, column-major
-    word_of: np.ndarray    # (M,) int64 word of each token
-    P: np.ndarray          # (M, 11) float32 attr 106..116
-    S: np.ndarray          # (M,) float32 attr 126
-    cps: np.ndarray        # (M,) uint32 code points
-    char: np.ndarray       # (M,) int64 character offsets
+    A: np.ndarray  # (W, 128) float32 word rows after the context rules, column-major
+    word_of: np.ndarray  # (M,) int64 word of each token
+    P: np.ndarray  # (M, 11) float32 attr 106..116
+    S: np.ndarray  # (M,) float32 attr 126
+    cps: np.ndarray  # (M,) uint32 code points
+    char: np.ndarray  # (M,) int64 character offsets
 
 
 def _analyse(text: str, keep_whitespace: bool, source: str, scratch: np.ndarray | None = None) -> _Zone:
@@ -126,11 +138,11 @@ def _analyse(text: str, keep_whitespace: bool, source: str, scratch: np.ndarray 
     ids = table.lookup(words, kinds)
     if scratch is not None and scratch.size < cps.size * 256:
         scratch = None
-    A = table.gather(ids, scratch)         # (W, 128) column-major copy: the rules edit it in place
+    A = table.gather(ids, scratch)  # (W, 128) column-major copy: the rules edit it in place
     flags = table.flags[ids]
     sid = context.apply(A, flags, words)
     lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    P, S = _char_columns(cps, lens, sid, None if scratch is None else scratch[cps.size * 128:])
+    P, S = _char_columns(cps, lens, sid, None if scratch is None else scratch[cps.size * 128 :])
     word_of = np.repeat(np.arange(len(words)), lens)
     if keep_whitespace:
         char = np.arange(cps.size, dtype=np.int64)
@@ -150,18 +162,19 @@ def _write_attr(zone: _Zone, attr: np.ndarray) -> None:
     m = zone.cps.size
     scratch = np.empty((min(_CHUNK, m), 128), dtype=np.float32)
     for lo in range(0, m, _CHUNK):
-        w = zone.word_of[lo:lo + _CHUNK]
+        w = zone.word_of[lo : lo + _CHUNK]
         w0 = int(w[0])
-        rows = np.ascontiguousarray(zone.A[w0:int(w[-1]) + 1])    # this block's words, row-major
-        tmp = scratch[:w.size]
-        np.take(rows, w - w0, axis=0, out=tmp, mode="clip")   # in range; "raise" would buffer
-        tmp[:, _POS0:_POS1] = zone.P[lo:lo + _CHUNK]
-        tmp[:, _SENT_LEN] = zone.S[lo:lo + _CHUNK]
-        attr[lo:lo + _CHUNK, :128] = tmp
+        rows = np.ascontiguousarray(zone.A[w0 : int(w[-1]) + 1])  # this block's words, row-major
+        tmp = scratch[: w.size]
+        np.take(rows, w - w0, axis=0, out=tmp, mode="clip")  # in range; "raise" would buffer
+        tmp[:, _POS0:_POS1] = zone.P[lo : lo + _CHUNK]
+        tmp[:, _SENT_LEN] = zone.S[lo : lo + _CHUNK]
+        attr[lo : lo + _CHUNK, :128] = tmp
 
 
-def language_zone(text: str, keep_whitespace: bool = True, source: str = "<text>"
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def language_zone(
+    text: str, keep_whitespace: bool = True, source: str = "<text>"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """NFC ``text`` -> (attr (M, 384) float32 with attr[:, :128] set, (M,) uint32 code points,
     (M,) int64 character offsets), M = N characters, or the non-whitespace ones."""
     zone = _analyse(text, keep_whitespace, source)
@@ -182,8 +195,10 @@ def _check_max_chars(_instance: Any, _attribute: Any, value: int) -> None:
 
 
 def _too_long(n: int, limit: int) -> str:
-    return (f"holds {n:,} characters, more than max_chars={limit:,} (each is a 2,560-byte token: "
-            f"{n * 2560 / 1e9:.1f} GB); split it, or raise the bound with -c max_chars=N")
+    return (
+        f"holds {n:,} characters, more than max_chars={limit:,} (each is a 2,560-byte token: "
+        f"{n * 2560 / 1e9:.1f} GB); split it, or raise the bound with -c max_chars=N"
+    )
 
 
 @attrs.frozen
@@ -202,11 +217,12 @@ class TextModality(Modality):
 
     name = "text"
     extensions = (".txt", ".md")
-    priority = 10   # built-in: keeps its extensions when a plugin also claims them (plugins.py)
-    writes_into_buffer = True   # encode(text, out=buffer) computes straight into the buffer
+    priority = 10  # built-in: keeps its extensions when a plugin also claims them (plugins.py)
+    writes_into_buffer = True  # encode(text, out=buffer) computes straight into the buffer
     schema = SCHEMA
-    input_spec = InputSpec(kind="text", dtypes=(), ndim=(), units=(),
-                           description="a str (NFC-normalised), or a UTF-8/UTF-16 .txt/.md file")
+    input_spec = InputSpec(
+        kind="text", dtypes=(), ndim=(), units=(), description="a str (NFC-normalised), or a UTF-8/UTF-16 .txt/.md file"
+    )
     keep_whitespace: bool = True
     max_chars: int = attrs.field(default=250_000, validator=_check_max_chars)
 
@@ -218,8 +234,11 @@ class TextModality(Modality):
         except OSError:
             size = 0  # read_text_file names the problem
         if size > 4 * self.max_chars:  # no encoding we read spends more than 4 bytes per character
-            raise InputError(str(path), f"is {size:,} bytes, more than max_chars={self.max_chars:,} characters "
-                                        "can take; split it, or raise the bound with -c max_chars=N")
+            raise InputError(
+                str(path),
+                f"is {size:,} bytes, more than max_chars={self.max_chars:,} characters "
+                "can take; split it, or raise the bound with -c max_chars=N",
+            )
         return Sample(read_text_file(path), {}, str(path))
 
     def encode(self, data, *, out: TokenBuffer | None = None, **units: float) -> Encoding:
@@ -247,7 +266,7 @@ class TextModality(Modality):
         n = len(text)
         emb = attr = None
         if out is not None:
-            emb = out.rows(n, zero_from=128)[0]   # the text slots are attr[:, :128]
+            emb = out.rows(n, zero_from=128)[0]  # the text slots are attr[:, :128]
         elif self.keep_whitespace:
             emb = np.empty((n, EMB_DIM), dtype=np.float32)
         # the language zone is attr[:, 0:128], in schema order (checked at import above)
@@ -258,9 +277,9 @@ class TextModality(Modality):
         else:
             if emb is None:
                 emb = np.empty((m, EMB_DIM), dtype=np.float32)
-            attr = np.zeros((m, 384), dtype=np.float32)   # calloc: the kernel's zero pages, not a pass of ours
-        _write_attr(zone, attr)                           # the last read of the word rows
-        embed_code_points(zone.cps, out=emb)              # overwrites them
+            attr = np.zeros((m, 384), dtype=np.float32)  # calloc: the kernel's zero pages, not a pass of ours
+        _write_attr(zone, attr)  # the last read of the word rows
+        embed_code_points(zone.cps, out=emb)  # overwrites them
         return Encoding(emb=emb, attr=attr, offsets={"char": zone.char})
 
     @classmethod

@@ -48,11 +48,20 @@ def _piece_kinds(first: np.ndarray, pieces: list[str], starts: np.ndarray) -> np
     """
     c = first
     kinds = np.full(c.size, -1, dtype=np.int8)
-    han = ((c >= 0x4E00) & (c <= 0x9FFF)) | ((c >= 0x3400) & (c <= 0x4DBF)) | \
-          ((c >= 0xF900) & (c <= 0xFAFF)) | ((c >= 0x20000) & (c <= 0x3134F)) | (c == 0x3007)
-    latin = (((c | 0x20) >= 0x61) & ((c | 0x20) <= 0x7A)) | (c == 0x5F) | \
-        ((c >= 0xC0) & (c <= 0x24F) & (c != 0xD7) & (c != 0xF7)) | \
-        ((c >= 0xFF21) & (c <= 0xFF3A)) | ((c >= 0xFF41) & (c <= 0xFF5A))
+    han = (
+        ((c >= 0x4E00) & (c <= 0x9FFF))
+        | ((c >= 0x3400) & (c <= 0x4DBF))
+        | ((c >= 0xF900) & (c <= 0xFAFF))
+        | ((c >= 0x20000) & (c <= 0x3134F))
+        | (c == 0x3007)
+    )
+    latin = (
+        (((c | 0x20) >= 0x61) & ((c | 0x20) <= 0x7A))
+        | (c == 0x5F)
+        | ((c >= 0xC0) & (c <= 0x24F) & (c != 0xD7) & (c != 0xF7))
+        | ((c >= 0xFF21) & (c <= 0xFF3A))
+        | ((c >= 0xFF41) & (c <= 0xFF5A))
+    )
     num = ((c >= 0x30) & (c <= 0x39)) | ((c >= 0xFF10) & (c <= 0xFF19))
     kinds[han] = HAN
     kinds[latin] = LATIN
@@ -60,17 +69,22 @@ def _piece_kinds(first: np.ndarray, pieces: list[str], starts: np.ndarray) -> np
     # the rest of ASCII is either whitespace or a one-character "other" piece
     ascii_rest = (kinds < 0) & (c < 0x80)
     kinds[ascii_rest] = np.where(np.isin(c[ascii_rest], _ASCII_SPACE), SPACE, OTHER)
-    for i in np.flatnonzero(kinds < 0).tolist():          # rare: other scripts, symbols, spaces
+    for i in np.flatnonzero(kinds < 0).tolist():  # rare: other scripts, symbols, spaces
         ch = pieces[i][0]
-        kinds[i] = (SPACE if ch.isspace() else LETTERS if ch.isalnum() and not ch.isdecimal()
-                    else OTHER)
+        kinds[i] = SPACE if ch.isspace() else LETTERS if ch.isalnum() and not ch.isdecimal() else OTHER
     return kinds
 
 
 _ASCII_SPACE = np.array([c for c in range(0x80) if chr(c).isspace()], dtype=np.uint32)
-_PIECE = re.compile(_TOKEN.pattern.replace("(?P<han>", "(?:").replace("(?P<latin>", "(?:")
-                    .replace("(?P<num>", "(?:").replace("(?P<space>", "(?:")
-                    .replace("(?P<letters>", "(?:").replace("(?P<other>", "(?:"), re.S)
+_PIECE = re.compile(
+    _TOKEN.pattern.replace("(?P<han>", "(?:")
+    .replace("(?P<latin>", "(?:")
+    .replace("(?P<num>", "(?:")
+    .replace("(?P<space>", "(?:")
+    .replace("(?P<letters>", "(?:")
+    .replace("(?P<other>", "(?:"),
+    re.S,
+)
 
 
 def split_words(text: str, cps: np.ndarray | None = None) -> tuple[list[str], np.ndarray]:

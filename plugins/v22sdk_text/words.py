@@ -21,36 +21,84 @@ from .slots import COL
 N_COLS = 128
 
 # Context flag bits (uint64).
-F = {name: 1 << i for i, name in enumerate((
-    "content", "space", "linebreak", "para", "neg", "prohib", "qmark", "excl", "period", "dot",
-    "sent_end", "clause_end", "wh", "cap", "ed", "ing", "le", "tai", "numeral", "phrase_start",
-    *lexicon.FLAG_NAMES))}
+F = {
+    name: 1 << i
+    for i, name in enumerate(
+        (
+            "content",
+            "space",
+            "linebreak",
+            "para",
+            "neg",
+            "prohib",
+            "qmark",
+            "excl",
+            "period",
+            "dot",
+            "sent_end",
+            "clause_end",
+            "wh",
+            "cap",
+            "ed",
+            "ing",
+            "le",
+            "tai",
+            "numeral",
+            "phrase_start",
+            *lexicon.FLAG_NAMES,
+        )
+    )
+}
 
-POS_COLS = [COL[f"lang.pos.{p}"] for p in ("noun", "verb", "adj", "adv", "pronoun", "quantifier",
-                                          "preposition", "conjunction", "auxiliary", "interjection")]
+POS_COLS = [
+    COL[f"lang.pos.{p}"]
+    for p in (
+        "noun",
+        "verb",
+        "adj",
+        "adv",
+        "pronoun",
+        "quantifier",
+        "preposition",
+        "conjunction",
+        "auxiliary",
+        "interjection",
+    )
+]
 _POS_SET = frozenset(POS_COLS)
-WH_COLS = [COL[f"lang.question.{q}"] for q in ("who", "what", "where", "when", "why", "how",
-                                              "quantity", "which")]
+WH_COLS = [COL[f"lang.question.{q}"] for q in ("who", "what", "where", "when", "why", "how", "quantity", "which")]
 
 # jieba tag -> {slot: value}. First letters decide unless a longer tag is listed.
 _JIEBA_TAGS: dict[str, dict[str, float]] = {
-    "n": {"pos.noun": 0.9, "sem.object": 0.5}, "ng": {"pos.noun": 0.8, "sem.object": 0.5},
+    "n": {"pos.noun": 0.9, "sem.object": 0.5},
+    "ng": {"pos.noun": 0.8, "sem.object": 0.5},
     "nr": {"pos.noun": 0.9, "sem.person": 0.8, "entity.proper": 0.8},
     "ns": {"pos.noun": 0.9, "sem.place": 0.9, "entity.proper": 0.8},
-    "nt": {"pos.noun": 0.9, "entity.proper": 0.8}, "nz": {"pos.noun": 0.9, "entity.proper": 0.6},
-    "s": {"pos.noun": 0.8, "sem.place": 0.8}, "t": {"pos.noun": 0.8, "sem.time": 0.9},
+    "nt": {"pos.noun": 0.9, "entity.proper": 0.8},
+    "nz": {"pos.noun": 0.9, "entity.proper": 0.6},
+    "s": {"pos.noun": 0.8, "sem.place": 0.8},
+    "t": {"pos.noun": 0.8, "sem.time": 0.9},
     "f": {"pos.noun": 0.7, "sem.position": 0.9},
-    "v": {"pos.verb": 0.9, "sem.action": 0.7}, "vn": {"pos.verb": 0.6, "pos.noun": 0.5, "sem.action": 0.6},
+    "v": {"pos.verb": 0.9, "sem.action": 0.7},
+    "vn": {"pos.verb": 0.6, "pos.noun": 0.5, "sem.action": 0.6},
     "a": {"pos.adj": 0.9, "sem.state": 0.7, "mod.adjective": 0.8},
     "ad": {"pos.adv": 0.8, "mod.manner": 0.7, "sem.manner": 0.7},
-    "an": {"pos.noun": 0.7, "sem.state": 0.6}, "b": {"pos.adj": 0.8, "sem.state": 0.6, "mod.adjective": 0.7},
-    "z": {"pos.adj": 0.8, "sem.state": 0.8, "mod.adjective": 0.7}, "d": {"pos.adv": 0.9},
-    "r": {"pos.pronoun": 0.9}, "m": {"pos.quantifier": 0.8, "sem.quantity": 0.8},
+    "an": {"pos.noun": 0.7, "sem.state": 0.6},
+    "b": {"pos.adj": 0.8, "sem.state": 0.6, "mod.adjective": 0.7},
+    "z": {"pos.adj": 0.8, "sem.state": 0.8, "mod.adjective": 0.7},
+    "d": {"pos.adv": 0.9},
+    "r": {"pos.pronoun": 0.9},
+    "m": {"pos.quantifier": 0.8, "sem.quantity": 0.8},
     "q": {"pos.quantifier": 0.9, "num.measure": 0.9, "sem.quantity": 0.6},
     "mq": {"pos.quantifier": 0.9, "num.measure": 0.7, "sem.quantity": 0.8},
-    "p": {"pos.preposition": 0.9}, "c": {"pos.conjunction": 0.9}, "u": {"pos.auxiliary": 0.9},
-    "y": {"pos.auxiliary": 0.9}, "e": {"pos.interjection": 0.9}, "o": {"pos.interjection": 0.7},
-    "i": {"register.formal": 0.5}, "zg": {"pos.adv": 0.6},
+    "p": {"pos.preposition": 0.9},
+    "c": {"pos.conjunction": 0.9},
+    "u": {"pos.auxiliary": 0.9},
+    "y": {"pos.auxiliary": 0.9},
+    "e": {"pos.interjection": 0.9},
+    "o": {"pos.interjection": 0.7},
+    "i": {"register.formal": 0.5},
+    "zg": {"pos.adv": 0.6},
 }
 _CN_PERSON_SUFFIX = tuple("人者员师家生长士手匠工")
 _CN_PLACE_SUFFIX = tuple("国省市县区村镇园场馆院店室厅山河江湖海路街站港岛州")
@@ -60,24 +108,34 @@ _EN_SUFFIX: tuple[tuple[tuple[str, ...], dict[str, float]], ...] = (
     (("ly",), {"pos.adv": 0.7, "mod.manner": 0.6, "sem.manner": 0.6}),
     (("ing",), {"pos.verb": 0.6, "sem.action": 0.6}),
     (("ed",), {"pos.verb": 0.7, "sem.action": 0.6, "tense.past": 0.8}),
-    (("tion", "sion", "ment", "ness", "ity", "ship", "ism", "ance", "ence", "dom", "hood", "ure"),
-     {"pos.noun": 0.7, "sem.object": 0.5}),
-    (("ous", "ful", "less", "able", "ible", "ive", "al", "ic", "ish", "ary"),
-     {"pos.adj": 0.6, "sem.state": 0.6, "mod.adjective": 0.6}),
+    (
+        ("tion", "sion", "ment", "ness", "ity", "ship", "ism", "ance", "ence", "dom", "hood", "ure"),
+        {"pos.noun": 0.7, "sem.object": 0.5},
+    ),
+    (
+        ("ous", "ful", "less", "able", "ible", "ive", "al", "ic", "ish", "ary"),
+        {"pos.adj": 0.6, "sem.state": 0.6, "mod.adjective": 0.6},
+    ),
     (("ize", "ise", "ify"), {"pos.verb": 0.6, "sem.action": 0.6}),
     (("er", "or", "ist", "ian"), {"pos.noun": 0.6, "sem.person": 0.5}),
 )
 # (suffixes, a word must be longer than this for them to count, slots)
 _EN_SUFFIX_MIN_LEN = tuple((sfx, max(map(len, sfx)) + 1, spec) for sfx, spec in _EN_SUFFIX)
-_CONST_SPECS = (*_JIEBA_TAGS.values(), *(spec for _, spec in _EN_SUFFIX),
-                _NOUN_GUESS := {"pos.noun": 0.4, "sem.object": 0.4})
+_CONST_SPECS = (
+    *_JIEBA_TAGS.values(),
+    *(spec for _, spec in _EN_SUFFIX),
+    _NOUN_GUESS := {"pos.noun": 0.4, "sem.object": 0.4},
+)
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Za-z][0-9]|_")
 
 _PUNCT: dict[str, tuple[str, tuple[str, ...]]] = {}
 for _chars, _slot, _names in (
-    ("。．｡", "period", ("period", "sent_end", "clause_end")), (".", "period", ("dot",)),
-    ("，,﹐", "comma", ("clause_end",)), ("、", "enumeration", ()),
-    ("；;", "semicolon", ("clause_end",)), ("：:", "colon", ("clause_end",)),
+    ("。．｡", "period", ("period", "sent_end", "clause_end")),
+    (".", "period", ("dot",)),
+    ("，,﹐", "comma", ("clause_end",)),
+    ("、", "enumeration", ()),
+    ("；;", "semicolon", ("clause_end",)),
+    ("：:", "colon", ("clause_end",)),
     ("？?", "question", ("qmark", "sent_end", "clause_end")),
     ("！!", "exclamation", ("excl", "sent_end", "clause_end")),
     ("“”‘’\"'()（）《》〈〉【】[]{}「」『』〔〕", "paired", ()),
@@ -149,7 +207,7 @@ def _number(row: np.ndarray, value: float | None) -> int:
 def _affix_rules(word: str, row: np.ndarray) -> None:
     """Dictionary words that embed a function character (吃了饭, 去过, 第一名, 所有人, 三百个)."""
     tags = lexicon.jieba_pos()
-    for k in (1, 2):   # verb + 了/过/着 (+ one-character object)
+    for k in (1, 2):  # verb + 了/过/着 (+ one-character object)
         if len(word) > k and word[-k] in "了过着" and tags.get(word[:-k], "")[:1] == "v":
             if word[-k] == "着":
                 row[COL["lang.aspect.progressive"]] = 0.9
@@ -185,7 +243,7 @@ def analyse_han(word: str) -> tuple[np.ndarray, int]:
             elif word.endswith(_CN_TIME_SUFFIX):
                 row[COL["lang.sem.time"]] = max(row[COL["lang.sem.time"]], 0.6)
     if len(word) >= 2 and word[0] == word[1] and (len(word) == 2 or len(word) == 4 and word[2] == word[3]):
-        row[COL["lang.mod.manner"]] = 0.7                      # 慢慢, 高高兴兴: reduplication
+        row[COL["lang.mod.manner"]] = 0.7  # 慢慢, 高高兴兴: reduplication
         row[COL["lang.sem.manner"]] = max(row[COL["lang.sem.manner"]], 0.6)
     entry = lexicon.load_lexicon("zh").get(word)
     if entry is not None:
@@ -226,8 +284,11 @@ def analyse_latin(word: str) -> tuple[np.ndarray, int]:
                 row = _row(_NOUN_GUESS)
     if entry is not None:
         flags |= _apply_lexicon(row, entry)
-    if low.endswith("ed") and row[COL["lang.pos.verb"]] > 0 or (
-            row[COL["lang.tense.past"]] > 0 and row[COL["lang.pos.verb"]] > 0):
+    if (
+        low.endswith("ed")
+        and row[COL["lang.pos.verb"]] > 0
+        or (row[COL["lang.tense.past"]] > 0 and row[COL["lang.pos.verb"]] > 0)
+    ):
         flags |= F["ed"]
     if low.endswith("ing") and len(low) > 4:
         flags |= F["ing"]
@@ -263,7 +324,7 @@ def analyse_other(word: str) -> tuple[np.ndarray, int]:
     if unicodedata.category(word)[0] in "PS":
         row[COL["lang.punct.other"]] = 1.0
         return row, 0
-    return row, F["content"]   # combining marks, format characters...: no rule fires
+    return row, F["content"]  # combining marks, format characters...: no rule fires
 
 
 def analyse_space(word: str) -> tuple[np.ndarray, int]:
@@ -276,8 +337,14 @@ def analyse_space(word: str) -> tuple[np.ndarray, int]:
     return _row(), flags
 
 
-ANALYSERS = {HAN: analyse_han, LATIN: analyse_latin, NUM: analyse_num, SPACE: analyse_space,
-             LETTERS: lambda w: (_row(), F["content"]), OTHER: analyse_other}
+ANALYSERS = {
+    HAN: analyse_han,
+    LATIN: analyse_latin,
+    NUM: analyse_num,
+    SPACE: analyse_space,
+    LETTERS: lambda w: (_row(), F["content"]),
+    OTHER: analyse_other,
+}
 
 
 class WordTable:
@@ -308,8 +375,8 @@ class WordTable:
         in the flat float32 array ``scratch`` when it holds at least W * 128 values."""
         if scratch is None or scratch.size < N_COLS * ids.size:
             return np.take(self.cols, ids, axis=1).T
-        out = scratch[:N_COLS * ids.size].reshape(N_COLS, ids.size)
-        return np.take(self.cols, ids, axis=1, out=out, mode="clip").T    # "raise" would buffer
+        out = scratch[: N_COLS * ids.size].reshape(N_COLS, ids.size)
+        return np.take(self.cols, ids, axis=1, out=out, mode="clip").T  # "raise" would buffer
 
     def lookup(self, words: list[str], kinds) -> np.ndarray:
         """(W,) int64 row ids of ``words`` (analysing the ones not seen yet)."""
@@ -344,6 +411,7 @@ class WordTable:
         flag |= np.where(rows[:, WH_COLS].any(axis=1), np.uint64(F["wh"]), np.uint64(0))
         self.cols[:, base:need] = rows.T
         self.flags[base:need] = flag
-        out[new] = np.fromiter(map(ids.__getitem__, map(words.__getitem__, new_list)), dtype=np.int64,
-                               count=len(new_list))
+        out[new] = np.fromiter(
+            map(ids.__getitem__, map(words.__getitem__, new_list)), dtype=np.int64, count=len(new_list)
+        )
         return out

@@ -35,7 +35,6 @@ def _downscale(rgb: np.ndarray, side: int) -> np.ndarray:
     return cv2.resize(rgb, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_AREA)
 
 
-
 def _entropy(p: np.ndarray) -> float:
     p = p[p > 0]
     return float(-(p * np.log2(p)).sum())
@@ -144,8 +143,8 @@ def colour_features(rgb: np.ndarray) -> dict[str, float]:
     # Hasler & Süsstrunk (2003) colourfulness on the 0..255 scale: M = σ_rgyb + 0.3 μ_rgyb.
     r, g, b = px * 255.0
     opp = np.empty((2, npx))
-    np.subtract(r, g, out=opp[0])                     # rg = R − G
-    np.subtract(0.5 * (r + g), b, out=opp[1])         # yb = (R + G)/2 − B
+    np.subtract(r, g, out=opp[0])  # rg = R − G
+    np.subtract(0.5 * (r + g), b, out=opp[1])  # yb = (R + G)/2 − B
     (rg_std, yb_std), (rg_mean, yb_mean) = opp.std(axis=1), opp.mean(axis=1)
     sigma = float(np.hypot(rg_std, yb_std))
     mu = float(np.hypot(rg_mean, yb_mean))

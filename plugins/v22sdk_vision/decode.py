@@ -131,8 +131,9 @@ def _decode(buf: bytes, source: str) -> tuple[np.ndarray, int]:
     check_budget(source, estimate(lay, len(buf), factor, orientation), lay.what)
     flags = cv2.IMREAD_UNCHANGED
     if factor > 1:
-        flags = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
-                 8: cv2.IMREAD_REDUCED_COLOR_8}[factor] | cv2.IMREAD_IGNORE_ORIENTATION
+        flags = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4, 8: cv2.IMREAD_REDUCED_COLOR_8}[
+            factor
+        ] | cv2.IMREAD_IGNORE_ORIENTATION
     with library_stderr() as said:
         try:
             image = cv2.imdecode(np.frombuffer(buf, dtype=np.uint8), flags)

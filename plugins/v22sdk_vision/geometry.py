@@ -23,8 +23,6 @@ from .scaling import clip, log_count
 MIN_AREA = 4.0
 
 
-
-
 def signed_log_hu(h: np.ndarray) -> np.ndarray:
     """Hu moments → [-1, 1] by sign(h)·(30 + log10|h|)/32, |h| clipped to [1e-30, 100] (monotone in h)."""
     mag = np.clip(np.abs(h), 1e-30, 100.0)
@@ -79,9 +77,21 @@ def euler_number_8(mask: np.ndarray) -> int:
     return (q1 - q3 - 2 * qd) // 4
 
 
-EMPTY_SHAPE = ("bbox_x0", "bbox_y0", "bbox_width", "bbox_height", "aspect_ratio", "solidity",
-               "circularity", "elongation", "extent", "convexity", "is_convex", "polygon_vertices",
-               "object_angle") + tuple(f"hu_{i}" for i in range(1, 8))
+EMPTY_SHAPE = (
+    "bbox_x0",
+    "bbox_y0",
+    "bbox_width",
+    "bbox_height",
+    "aspect_ratio",
+    "solidity",
+    "circularity",
+    "elongation",
+    "extent",
+    "convexity",
+    "is_convex",
+    "polygon_vertices",
+    "object_angle",
+) + tuple(f"hu_{i}" for i in range(1, 8))
 
 
 def geometry_features(mask: np.ndarray) -> tuple[dict[str, float], np.ndarray | None]:
@@ -118,7 +128,7 @@ def geometry_features(mask: np.ndarray) -> tuple[dict[str, float], np.ndarray | 
     hull_area = cv2.contourArea(hull)
     out["solidity"] = clip(area / hull_area) if hull_area > 0 else 0.0
     smooth_perimeter = cv2.arcLength(cv2.approxPolyDP(main, 1.0, True), True)
-    out["circularity"] = clip(4.0 * np.pi * area / smooth_perimeter ** 2) if smooth_perimeter > 0 else 0.0
+    out["circularity"] = clip(4.0 * np.pi * area / smooth_perimeter**2) if smooth_perimeter > 0 else 0.0
     (_, _), (rw, rh), _ = cv2.minAreaRect(main)
     long_side, short_side = max(rw, rh), min(rw, rh)
     out["elongation"] = clip(1.0 - short_side / long_side) if long_side > 0 else 0.0

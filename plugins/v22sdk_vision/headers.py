@@ -49,7 +49,7 @@ def _jpeg_segments(buf: bytes):
         if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
             i += 2
             continue
-        length = struct.unpack(">H", buf[i + 2:i + 4])[0]
+        length = struct.unpack(">H", buf[i + 2 : i + 4])[0]
         yield marker, i + 4, min(n, i + 2 + length)
         if marker == 0xDA:  # start of scan: entropy-coded data follows
             return
@@ -66,7 +66,7 @@ def dimensions(buf: bytes) -> tuple[int, int] | None:
             for marker, start, _end in _jpeg_segments(buf):
                 # SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC)
                 if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-                    h, w = struct.unpack(">HH", buf[start + 1:start + 5])
+                    h, w = struct.unpack(">HH", buf[start + 1 : start + 5])
                     return w, h
             return None
         if fmt == "bmp" and len(buf) >= 26:
@@ -131,14 +131,14 @@ def _tiff_orientation(tiff: bytes) -> int | None:
     offset = struct.unpack(order + "I", tiff[4:8])[0]
     if offset + 2 > len(tiff):
         return None
-    count = struct.unpack(order + "H", tiff[offset:offset + 2])[0]
+    count = struct.unpack(order + "H", tiff[offset : offset + 2])[0]
     for k in range(count):
         entry = offset + 2 + 12 * k
         if entry + 12 > len(tiff):
             return None
-        tag, typ = struct.unpack(order + "HH", tiff[entry:entry + 4])
+        tag, typ = struct.unpack(order + "HH", tiff[entry : entry + 4])
         if tag == 0x0112 and typ == 3:  # SHORT
-            value = struct.unpack(order + "H", tiff[entry + 8:entry + 10])[0]
+            value = struct.unpack(order + "H", tiff[entry + 8 : entry + 10])[0]
             return value if 1 <= value <= 8 else None
     return None
 
@@ -150,16 +150,16 @@ def exif_orientation(buf: bytes) -> int:
     try:
         if fmt == "jpeg":
             for marker, start, end in _jpeg_segments(buf):
-                if marker == 0xE1 and buf[start:start + 6] == b"Exif\x00\x00":
-                    found = _tiff_orientation(buf[start + 6:end])
+                if marker == 0xE1 and buf[start : start + 6] == b"Exif\x00\x00":
+                    found = _tiff_orientation(buf[start + 6 : end])
                     break
         elif fmt == "png":
             i = 8
             while i + 8 <= len(buf):
-                length = struct.unpack(">I", buf[i:i + 4])[0]
-                kind = buf[i + 4:i + 8]
+                length = struct.unpack(">I", buf[i : i + 4])[0]
+                kind = buf[i + 4 : i + 8]
                 if kind == b"eXIf":
-                    found = _tiff_orientation(buf[i + 8:i + 8 + length])
+                    found = _tiff_orientation(buf[i + 8 : i + 8 + length])
                     break
                 if kind in (b"IDAT", b"IEND"):  # eXIf must precede the image data
                     break
@@ -167,10 +167,10 @@ def exif_orientation(buf: bytes) -> int:
         elif fmt == "webp":
             i = 12
             while i + 8 <= len(buf):
-                kind = buf[i:i + 4]
-                length = int.from_bytes(buf[i + 4:i + 8], "little")
+                kind = buf[i : i + 4]
+                length = int.from_bytes(buf[i + 4 : i + 8], "little")
                 if kind == b"EXIF":
-                    payload = buf[i + 8:i + 8 + length]
+                    payload = buf[i + 8 : i + 8 + length]
                     if payload.startswith(b"Exif\x00\x00"):
                         payload = payload[6:]
                     found = _tiff_orientation(payload)
@@ -184,6 +184,7 @@ def exif_orientation(buf: bytes) -> int:
 
 
 # -- what decoding will allocate ------------------------------------------------------------------
+
 
 class Layout(NamedTuple):
     """What the header says the decoder will produce: ``width`` x ``height`` pixels of
@@ -213,7 +214,7 @@ def _png_layout(buf: bytes) -> Layout | None:
     w, h = struct.unpack(">II", buf[16:24])
     depth, colour = buf[24], buf[25]
     name, channels = _PNG_COLOURS.get(colour, ("unknown", 4))
-    if b"tRNS" in buf[:buf.find(b"IDAT") if b"IDAT" in buf else len(buf)]:
+    if b"tRNS" in buf[: buf.find(b"IDAT") if b"IDAT" in buf else len(buf)]:
         channels = 4  # transparency becomes an alpha channel
     sample = 2 if depth == 16 else 1
     return Layout("png", w, h, channels, sample, 0, f"a {w}x{h} {depth}-bit {name} PNG")
@@ -222,15 +223,16 @@ def _png_layout(buf: bytes) -> Layout | None:
 def _jpeg_layout(buf: bytes) -> Layout | None:
     for marker, start, _end in _jpeg_segments(buf):
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            precision, h, w, comps = struct.unpack(">BHHB", buf[start:start + 6])
+            precision, h, w, comps = struct.unpack(">BHHB", buf[start : start + 6])
             progressive = marker in (0xC2, 0xC6, 0xCA, 0xCE)
             # A progressive (or multi-scan) JPEG is decoded through a buffer of every DCT
             # coefficient of the full-size image (2 bytes each), whatever the output scale.
             multi = progressive or buf.count(b"\xff\xda") > 1
             coefficients = 2 * (-(-w // 8) * 8) * (-(-h // 8) * 8) * comps if multi else 0
             kind = "progressive " if progressive else ""
-            return Layout("jpeg", w, h, 1 if comps == 1 else 3, 2 if precision > 8 else 1, coefficients,
-                          f"a {w}x{h} {kind}JPEG")
+            return Layout(
+                "jpeg", w, h, 1 if comps == 1 else 3, 2 if precision > 8 else 1, coefficients, f"a {w}x{h} {kind}JPEG"
+            )
     return None
 
 
@@ -271,21 +273,21 @@ def _tiff_tags(buf: bytes) -> dict[int, list[int]] | None:
     offset = struct.unpack(order + "I", buf[4:8])[0]
     if offset + 2 > len(buf):
         return None
-    count = struct.unpack(order + "H", buf[offset:offset + 2])[0]
+    count = struct.unpack(order + "H", buf[offset : offset + 2])[0]
     tags: dict[int, list[int]] = {}
     for k in range(count):
         entry = offset + 2 + 12 * k
         if entry + 12 > len(buf):
             return None
-        tag, typ, n = struct.unpack(order + "HHI", buf[entry:entry + 8])
+        tag, typ, n = struct.unpack(order + "HHI", buf[entry : entry + 8])
         size = _TIFF_TYPES.get(typ)
         if size is None or n == 0 or n > 64:
             continue
-        at = entry + 8 if size * n <= 4 else struct.unpack(order + "I", buf[entry + 8:entry + 12])[0]
+        at = entry + 8 if size * n <= 4 else struct.unpack(order + "I", buf[entry + 8 : entry + 12])[0]
         if at + size * n > len(buf):
             continue
         code = {1: "B", 2: "H", 4: "I", 8: "Q"}[size]
-        tags[tag] = list(struct.unpack(f"{order}{n}{code}", buf[at:at + size * n]))
+        tags[tag] = list(struct.unpack(f"{order}{n}{code}", buf[at : at + size * n]))
     return tags
 
 
@@ -312,8 +314,13 @@ def _tiff_layout(buf: bytes) -> Layout | None:
 
 def layout(buf: bytes) -> Layout | None:
     """The :class:`Layout` the header of ``buf`` declares; None when it cannot be read."""
-    reader = {"png": _png_layout, "jpeg": _jpeg_layout, "bmp": _bmp_layout, "webp": _webp_layout,
-              "tiff": _tiff_layout}.get(sniff(buf) or "")
+    reader = {
+        "png": _png_layout,
+        "jpeg": _jpeg_layout,
+        "bmp": _bmp_layout,
+        "webp": _webp_layout,
+        "tiff": _tiff_layout,
+    }.get(sniff(buf) or "")
     try:
         return reader(buf) if reader else None
     except (struct.error, IndexError, ValueError):

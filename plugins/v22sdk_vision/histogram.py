@@ -12,6 +12,6 @@ def count_codes(codes: np.ndarray, n: int) -> np.ndarray:
     exact integers below 2**24, so it is used up to that many codes."""
     import cv2
 
-    if codes.size < 2 ** 24:
+    if codes.size < 2**24:
         return cv2.calcHist([np.ascontiguousarray(codes)], [0], None, [n], [0, n]).ravel().astype(np.int64)
     return np.bincount(codes.ravel(), minlength=n)

@@ -50,12 +50,16 @@ class VisionModality(Modality):
     #: concentration over the coloured pixels only (a grey image has no hue, whatever its storage)
     version = "0.2.0"
     extensions = (".png", ".jpg", ".jpeg", ".jpe", ".bmp", ".dib", ".webp", ".tif", ".tiff")
-    priority = 10   # built-in: keeps its extensions when a plugin also claims them (plugins.py)
+    priority = 10  # built-in: keeps its extensions when a plugin also claims them (plugins.py)
     schema = SCHEMA
     input_spec = InputSpec(
-        kind="array", dtypes=("u", "f", "b"), ndim=(2, 3), units=(),
+        kind="array",
+        dtypes=("u", "f", "b"),
+        ndim=(2, 3),
+        units=(),
         description="(H, W) grey, (H, W, 3) RGB or (H, W, 4) RGBA (also (H, W, 1), (H, W, 2) grey+alpha); "
-                    "uint8, uint16, bool or float in [0, 1]. Arrays are RGB, not BGR.")
+        "uint8, uint16, bool or float in [0, 1]. Arrays are RGB, not BGR.",
+    )
 
     grid: int = attrs.field(default=0, validator=_check_grid)
 
@@ -87,7 +91,7 @@ class VisionModality(Modality):
             ys_w, xs_w = patch_edges(h, self.grid), patch_edges(w, self.grid)
             for r in range(self.grid):
                 for c in range(self.grid):
-                    crop = rgb[ys_w[r, 0]:ys_w[r, 1], xs_w[c, 0]:xs_w[c, 1]]
+                    crop = rgb[ys_w[r, 0] : ys_w[r, 1], xs_w[c, 0] : xs_w[c, 1]]
                     box = np.array([xs[c, 0], ys[r, 0], xs[c, 1], ys[r, 1]], dtype=np.int64)
                     crops.append((np.ascontiguousarray(crop), box))
         n = len(crops)

@@ -48,13 +48,11 @@ def check_array(data: Any, source: str) -> np.ndarray:
     if kind == "f" and array.dtype.itemsize > 8:
         raise InputError(source, f"unsupported float dtype {array.dtype}; use float32 or float64")
     if kind not in "fb" and array.dtype not in _SCALE:
-        raise InputError(source, f"unsupported pixel dtype {array.dtype}; use uint8, uint16, bool or "
-                                 f"float in [0, 1]")
+        raise InputError(source, f"unsupported pixel dtype {array.dtype}; use uint8, uint16, bool or float in [0, 1]")
     if array.ndim not in (2, 3):
         raise InputError(source, f"an image must have shape (H, W) or (H, W, C), got shape {array.shape}")
     if array.ndim == 3 and array.shape[2] not in (1, 2, 3, 4):
-        raise InputError(source, f"an image needs 1, 2, 3 or 4 channels, got {array.shape[2]} "
-                                 f"(shape {array.shape})")
+        raise InputError(source, f"an image needs 1, 2, 3 or 4 channels, got {array.shape[2]} (shape {array.shape})")
     if array.shape[0] == 0 or array.shape[1] == 0:
         raise InputError(source, f"the image is empty (shape {array.shape})")
     if kind == "f":
@@ -116,4 +114,3 @@ def prepare(data: Any, source: str) -> np.ndarray:
         array = bound_size(np.ascontiguousarray(array))
     rgb = to_rgb_float(array)
     return bound_size(rgb)
-

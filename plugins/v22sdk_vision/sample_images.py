@@ -53,5 +53,12 @@ def image_strategy(max_side: int = 128) -> Any:
     from hypothesis import strategies as st
 
     side = st.one_of(st.integers(1, 4), st.integers(1, max_side))
-    return st.builds(make_image, st.sampled_from(KINDS), side, side, st.sampled_from((0, 1, 2, 3, 4)),
-                     st.sampled_from(DTYPES), st.integers(0, 2 ** 32 - 1))
+    return st.builds(
+        make_image,
+        st.sampled_from(KINDS),
+        side,
+        side,
+        st.sampled_from((0, 1, 2, 3, 4)),
+        st.sampled_from(DTYPES),
+        st.integers(0, 2**32 - 1),
+    )

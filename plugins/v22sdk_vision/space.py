@@ -17,7 +17,6 @@ from .scaling import clip
 SALIENCY_SIDE = 64
 
 
-
 def saliency_map(grey: np.ndarray) -> np.ndarray:
     """(H, W) uint8 grey → (64, 64) float64 spectral-residual saliency, summing to 1."""
     import cv2
@@ -74,7 +73,7 @@ def space_features(grey: np.ndarray, tex: np.ndarray, mask: np.ndarray, main_con
     out: dict[str, float] = {"focus": clip(np.log10(1.0 + float(lap.var())) / 4.0)}
     energy = np.multiply(lap, lap, out=lap)  # lap is not needed after its variance: square in place
     whole = float(energy.mean(dtype=np.float64))
-    centre = energy[h // 3: h - h // 3, w // 3: w - w // 3]
+    centre = energy[h // 3 : h - h // 3, w // 3 : w - w // 3]
     if whole > 1e-12 and centre.size:
         ratio = max(float(centre.mean(dtype=np.float64)), 1e-12) / whole
         out["focus_center_ratio"] = clip(np.log2(ratio) / 4.0)

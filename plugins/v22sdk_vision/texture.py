@@ -29,7 +29,6 @@ HOG_CELL = 8
 HOG_BLOCK = 2
 
 
-
 def texture_grey(grey: np.ndarray) -> np.ndarray:
     """(H, W) uint8 grey → (128, 128) uint8 (INTER_AREA down, INTER_LINEAR up)."""
     import cv2
@@ -57,7 +56,7 @@ def glcm(levels_img: np.ndarray, levels: int = GLCM_LEVELS) -> np.ndarray:
         r0, r1 = max(0, -dr), h - max(0, dr)
         c0, c1 = max(0, -dc), w - max(0, dc)
         i = q[r0:r1, c0:c1]
-        j = q[r0 + dr:r1 + dr, c0 + dc:c1 + dc]
+        j = q[r0 + dr : r1 + dr, c0 + dc : c1 + dc]
         code = i * dtype(levels)
         code += j
         code += dtype(a * levels * levels)
@@ -92,7 +91,7 @@ def glcm_props(p: np.ndarray) -> dict[str, np.ndarray]:
     """Contrast, energy, homogeneity and correlation of each GLCM (scikit-image's ``graycoprops``)."""
     i, j, d2 = _glcm_grid(p.shape[0])
     contrast = (p * d2).sum(axis=(0, 1))
-    energy = np.sqrt((p ** 2).sum(axis=(0, 1)))
+    energy = np.sqrt((p**2).sum(axis=(0, 1)))
     homogeneity = (p / (1.0 + d2)).sum(axis=(0, 1))
     mu_i = (i * p).sum(axis=(0, 1))
     mu_j = (j * p).sum(axis=(0, 1))
@@ -150,19 +149,19 @@ def lbp_uniform(img: np.ndarray, radius: float = 1.0) -> np.ndarray:
     h, w = x.shape
     pad, plan = _lbp_plan(h, w, float(radius))
     xp = np.zeros((h + 2 * pad, w + 2 * pad))  # constant 0 outside, like skimage's mode 'C'
-    xp[pad:pad + h, pad:pad + w] = x
+    xp[pad : pad + h, pad : pad + w] = x
     bits = np.empty((LBP_P, h, w), dtype=np.bool_)
     top, bottom, tmp = np.empty((3, h, w))
     for k, (r0, r1, c0, c1, weights) in enumerate(plan):  # 8 whole-image array ops
-        tl = xp[r0:r0 + h, c0:c0 + w]
+        tl = xp[r0 : r0 + h, c0 : c0 + w]
         if weights is None:
             value = tl
         else:  # top = (1-dc)·tl + dc·tr, bottom likewise, value = (1-dr)·top + dr·bottom, in place
             one_dc, dc, one_dr, dr = weights
             np.multiply(one_dc, tl, out=top)
-            top += np.multiply(dc, xp[r0:r0 + h, c1:c1 + w], out=tmp)
-            np.multiply(one_dc, xp[r1:r1 + h, c0:c0 + w], out=bottom)
-            bottom += np.multiply(dc, xp[r1:r1 + h, c1:c1 + w], out=tmp)
+            top += np.multiply(dc, xp[r0 : r0 + h, c1 : c1 + w], out=tmp)
+            np.multiply(one_dc, xp[r1 : r1 + h, c0 : c0 + w], out=bottom)
+            bottom += np.multiply(dc, xp[r1 : r1 + h, c1 : c1 + w], out=tmp)
             top *= one_dr
             bottom *= dr
             top += bottom
@@ -273,9 +272,9 @@ def hog_blocks(img: np.ndarray) -> np.ndarray:
     blocks = sliding_window_view(hist, (HOG_BLOCK, HOG_BLOCK), axis=(0, 1))  # (nbr, nbc, 9, 2, 2)
     blocks = blocks.transpose(0, 1, 3, 4, 2)
     eps = 1e-5
-    norm = np.sqrt((blocks ** 2).sum(axis=(2, 3, 4), keepdims=True) + eps ** 2)
+    norm = np.sqrt((blocks**2).sum(axis=(2, 3, 4), keepdims=True) + eps**2)
     out = np.minimum(blocks / norm, 0.2)
-    norm = np.sqrt((out ** 2).sum(axis=(2, 3, 4), keepdims=True) + eps ** 2)
+    norm = np.sqrt((out**2).sum(axis=(2, 3, 4), keepdims=True) + eps**2)
     return out / norm
 
 
@@ -295,8 +294,14 @@ def _spectrum_plan(h: int, w: int) -> tuple:
     rbin = radius.astype(np.int64).ravel()
     shift = np.fft.fftshift(np.arange(h * w).reshape(h, w)).ravel()
     rr = np.arange(2, h // 2)
-    consts = (shift, shift[(radius > 0).ravel()], shift[(radius > h / 4).ravel()], rbin,
-              np.maximum(np.bincount(rbin), 1), rr)
+    consts = (
+        shift,
+        shift[(radius > 0).ravel()],
+        shift[(radius > h / 4).ravel()],
+        rbin,
+        np.maximum(np.bincount(rbin), 1),
+        rr,
+    )
     for a in consts:
         a.flags.writeable = False
     return consts + (_slope_design(np.log(rr)) if rr.size >= 2 else None,)
@@ -328,7 +333,7 @@ def spectral_stats(x: np.ndarray) -> tuple[float, float, float]:
     if amp.sum() <= 1e-9 * x.size:
         return 0.0, 0.0, 0.0
     dispersion = float(amp.std() / amp.mean())
-    power = f ** 2
+    power = f**2
     radial = np.bincount(rbin, weights=power[shift]) / counts
     log_radial = radial[rr]
     good = log_radial > 0

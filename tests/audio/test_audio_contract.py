@@ -8,11 +8,10 @@ import sys
 
 import numpy as np
 import pytest
+from audio_signals import clicks, harmonic, tone
 
 from v22sdk import InputError, TokenBatch, UnitsError, get_registry
 from v22sdk.schema import ZONES
-
-from audio_signals import clicks, harmonic, tone
 
 
 def test_registered_through_entry_point():
@@ -22,8 +21,10 @@ def test_registered_through_entry_point():
 
 
 def test_plugin_import_is_cheap():
-    code = ("import sys, v22sdk_audio; heavy = [m for m in ('scipy', 'soundfile', 'librosa', 'torch', 'cv2') "
-            "if m in sys.modules]; print(heavy); sys.exit(1 if heavy else 0)")
+    code = (
+        "import sys, v22sdk_audio; heavy = [m for m in ('scipy', 'soundfile', 'librosa', 'torch', 'cv2') "
+        "if m in sys.modules]; print(heavy); sys.exit(1 if heavy else 0)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 
@@ -39,19 +40,24 @@ def test_schema_has_128_named_slots_in_the_audio_zone(schema):
 @pytest.mark.parametrize("signal", ["tone", "harmonic", "noise", "clicks", "silence", "stereo"])
 def test_token_contract(audio, schema, signal):
     rng = np.random.default_rng(1)
-    data = {"tone": tone(440, 1.3), "harmonic": harmonic(150, 1.3, vibrato=0.5),
-            "noise": rng.standard_normal(20_800) * 0.1, "clicks": clicks(4, 1.3),
-            "silence": np.zeros(20_800), "stereo": np.stack([tone(300, 1.3), tone(500, 1.3)], axis=1)}[signal]
+    data = {
+        "tone": tone(440, 1.3),
+        "harmonic": harmonic(150, 1.3, vibrato=0.5),
+        "noise": rng.standard_normal(20_800) * 0.1,
+        "clicks": clicks(4, 1.3),
+        "silence": np.zeros(20_800),
+        "stereo": np.stack([tone(300, 1.3), tone(500, 1.3)], axis=1),
+    }[signal]
     b = audio.tokenize(data, sample_rate=16_000)
     assert isinstance(b, TokenBatch) and b.modality == "audio"
-    assert len(b) == 3                                       # 1.3 s -> segments [0,.5) [.5,1) [1,1.3)
+    assert len(b) == 3  # 1.3 s -> segments [0,.5) [.5,1) [1,1.3)
     assert b.emb.dtype == np.float32 and b.attr.dtype == np.float32
     assert np.all(np.abs(np.linalg.norm(b.emb.astype(np.float64), axis=1) - 1) <= 1e-4)
     assert np.all(np.abs(b.attr) <= 1)
     undeclared = np.ones(384, bool)
     undeclared[schema.indices] = False
     assert not b.attr[:, undeclared].any()
-    np.testing.assert_allclose(b.offsets["time"], [[0, .5], [.5, 1], [1, 1.3]], atol=1e-9)
+    np.testing.assert_allclose(b.offsets["time"], [[0, 0.5], [0.5, 1], [1, 1.3]], atol=1e-9)
     assert b.offsets["time"].dtype == np.float64
 
 
@@ -85,8 +91,17 @@ def test_default_invalid_inputs_raise_input_error(audio):
     valid = Sample(tone(440, 0.6).astype(np.float32), {"sample_rate": 16_000.0})
     cases = audio.invalid_inputs(valid)
     labels = {label for label, _ in cases}
-    assert {"wrong_dtype", "wrong_rank", "empty", "non_finite", "missing_units", "channels_first",
-            "non_integer_rate", "rate_out_of_range", "bool_dtype"} <= labels
+    assert {
+        "wrong_dtype",
+        "wrong_rank",
+        "empty",
+        "non_finite",
+        "missing_units",
+        "channels_first",
+        "non_integer_rate",
+        "rate_out_of_range",
+        "bool_dtype",
+    } <= labels
     for _label, case in cases:
         with pytest.raises(InputError):
             audio.tokenize(case)
@@ -131,7 +146,6 @@ def test_shipped_projection_is_the_derivation():
     """data/projection.npy is derive_projection() (the QR that earlier releases ran at first
     use) to a few ulps; shipping its bits is what lets every audio embedding keep its bits."""
     from threadpoolctl import threadpool_limits
-
     from v22sdk_audio.embedding import derive_projection, projection
 
     with threadpool_limits(1):

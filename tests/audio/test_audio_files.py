@@ -7,10 +7,9 @@ import os
 import numpy as np
 import pytest
 import soundfile as sf
+from audio_signals import f0_hz, slot, tone
 
 from v22sdk import InputError
-
-from audio_signals import f0_hz, slot, tone
 
 SUBTYPES = ["PCM_U8", "PCM_16", "PCM_24", "PCM_32", "FLOAT", "DOUBLE"]
 
@@ -100,7 +99,7 @@ def test_streaming_wav_with_unknown_size_is_read(audio, tmp_path):
     sf.write(path, tone(440, 0.5), 16_000, subtype="PCM_16")
     raw = bytearray(path.read_bytes())
     pos = raw.find(b"data")
-    raw[pos + 4:pos + 8] = b"\xff\xff\xff\xff"
+    raw[pos + 4 : pos + 8] = b"\xff\xff\xff\xff"
     path.write_bytes(bytes(raw))
     assert len(audio.tokenize_file(path)) == 1
 
@@ -114,13 +113,13 @@ def test_big_endian_rifx_wav_is_checked_with_its_byte_order(audio, tmp_path):
     # rewrite the chunk sizes big-endian and the tag as RIFX: the header check must read them so
     pos = 12
     while pos + 8 <= len(raw):
-        size = int.from_bytes(raw[pos + 4:pos + 8], "little")
-        raw[pos + 4:pos + 8] = size.to_bytes(4, "big")
+        size = int.from_bytes(raw[pos + 4 : pos + 8], "little")
+        raw[pos + 4 : pos + 8] = size.to_bytes(4, "big")
         pos += 8 + size + (size & 1)
     raw[:4] = b"RIFX"
     rifx = tmp_path / "be.wav"
     rifx.write_bytes(bytes(raw))
-    check_wav(str(rifx), len(raw), big_endian=True)             # complete: no error
+    check_wav(str(rifx), len(raw), big_endian=True)  # complete: no error
     cut = tmp_path / "be_cut.wav"
     cut.write_bytes(bytes(raw[:3_000]))
     with pytest.raises(InputError, match="truncated"):
@@ -130,7 +129,6 @@ def test_big_endian_rifx_wav_is_checked_with_its_byte_order(audio, tmp_path):
 def test_a_file_name_that_is_not_utf8_is_read(tmp_path):
     # names are bytes on POSIX; one written on another system may not decode as UTF-8
     import soundfile as sf
-
     from v22sdk_audio import AudioModality
 
     t = np.arange(16000) / 16000

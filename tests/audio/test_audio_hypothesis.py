@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from v22sdk import InputError
-
 from v22sdk_audio import AudioModality
 from v22sdk_audio.strategies import as_dtype, samples, synth
+
+from v22sdk import InputError
 
 AUDIO = AudioModality()
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -45,8 +44,10 @@ def test_tiny_inputs(rate, n, dtype):
 
 
 @settings(max_examples=20, **_SETTINGS)
-@given(data=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=1, max_size=200),
-       rate=st.integers(8_000, 96_000))
+@given(
+    data=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=1, max_size=200),
+    rate=st.integers(8_000, 96_000),
+)
 def test_arbitrary_float_arrays_tokenize_or_raise_input_error(data, rate):
     x = np.asarray(data, dtype=np.float32)
     if not np.all(np.isfinite(x)):
@@ -71,8 +72,12 @@ def test_any_sample_rate_is_accepted_or_a_units_error(rate):
 
 @pytest.mark.slow
 @settings(max_examples=4, **_SETTINGS)
-@given(rate=st.sampled_from([8_000, 44_100, 96_000]), minutes=st.floats(1.0, 3.0),
-       kind=st.sampled_from(["noise", "chirp", "clicks"]), dtype=st.sampled_from(["int16", "float32"]))
+@given(
+    rate=st.sampled_from([8_000, 44_100, 96_000]),
+    minutes=st.floats(1.0, 3.0),
+    kind=st.sampled_from(["noise", "chirp", "clicks"]),
+    dtype=st.sampled_from(["int16", "float32"]),
+)
 def test_minutes_long_inputs(rate, minutes, kind, dtype):
     n = int(minutes * 60 * rate)
     x = as_dtype(synth(kind, n, rate, 1, 0, 220.0, 0.5), dtype)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from audio_signals import clicks, f0_hz, harmonic, slot, tone
 
 
@@ -39,7 +38,7 @@ def test_pitch_class_of_other_notes(audio, schema):
 def test_white_noise_is_flat_and_unvoiced(audio, schema):
     x = np.random.default_rng(0).standard_normal(32_000) * 0.2
     b = audio.tokenize(x, sample_rate=16_000)
-    assert np.all(slot(b, schema, "aud.spec.flatness") > 0.5)      # white Gaussian noise: e^-gamma = 0.56
+    assert np.all(slot(b, schema, "aud.spec.flatness") > 0.5)  # white Gaussian noise: e^-gamma = 0.56
     assert np.all(slot(b, schema, "aud.pitch.voiced_fraction") == 0)
     assert np.all(slot(b, schema, "aud.pitch.voicing_prob") < 0.01)
     assert np.all(slot(b, schema, "aud.pitch.f0") == 0)
@@ -105,7 +104,7 @@ def test_silence_flag_and_level(audio, schema):
 
 def test_time_spans_and_padding(audio, schema):
     b = audio.tokenize(tone(440, 60.0, rate=8_000).astype(np.float32), sample_rate=8_000)
-    assert len(b) == 120                                        # one minute fits the 128-token limit
+    assert len(b) == 120  # one minute fits the 128-token limit
     np.testing.assert_allclose(b.offsets["time"][-1], [59.5, 60.0])
     short = audio.tokenize(tone(440, 0.2), sample_rate=16_000)
     assert len(short) == 1
@@ -171,7 +170,6 @@ def test_formants_of_a_synthetic_vowel(audio, schema):
 
 def test_batched_lpc_matches_solve_toeplitz_and_np_roots():
     from scipy.linalg import solve_toeplitz
-
     from v22sdk_audio import formants as fm
 
     rng = np.random.default_rng(5)
@@ -179,12 +177,13 @@ def test_batched_lpc_matches_solve_toeplitz_and_np_roots():
     a = fm.lpc(x)
     pre = np.concatenate([x[:, :1], x[:, 1:] - fm.PREEMPH * x[:, :-1]], axis=1) * np.hamming(fm.WIN)
     for k in range(x.shape[0]):
-        r = np.correlate(pre[k], pre[k], "full")[fm.WIN - 1: fm.WIN + fm.ORDER]
+        r = np.correlate(pre[k], pre[k], "full")[fm.WIN - 1 : fm.WIN + fm.ORDER]
         r[0] *= 1 + 1e-9
         ref = solve_toeplitz(r[:-1], -r[1:])
         np.testing.assert_allclose(a[k, 1:], ref, rtol=1e-6, atol=1e-8)
-        np.testing.assert_allclose(np.sort_complex(fm.roots(a[k:k + 1])[0]), np.sort_complex(np.roots(a[k])),
-                                   rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(
+            np.sort_complex(fm.roots(a[k : k + 1])[0]), np.sort_complex(np.roots(a[k])), rtol=1e-6, atol=1e-8
+        )
 
 
 def test_direct_and_fast_spectral_forms_agree():

@@ -16,7 +16,6 @@ import subprocess
 
 import numpy as np
 import pytest
-
 from audio_signals import harmonic, slot, tone
 
 librosa = pytest.importorskip("librosa")
@@ -37,7 +36,7 @@ def _frames(y):
 def _signals():
     rng = np.random.default_rng(7)
     t = np.arange(2 * RATE) / RATE
-    glide = 0.4 * np.sin(2 * np.pi * (100 * t + 75 * t * t))            # 100 -> 400 Hz
+    glide = 0.4 * np.sin(2 * np.pi * (100 * t + 75 * t * t))  # 100 -> 400 Hz
     return {
         "tone": tone(440, 2.0),
         "harmonic_vibrato": harmonic(150, 2.0, vibrato=1.0),
@@ -52,9 +51,21 @@ def _speech(tmp_path_factory):
     if exe is None:
         pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
     path = tmp_path_factory.mktemp("speech") / "speech.wav"
-    subprocess.run([exe, "-v", "en", "-s", "150", "-w", str(path),
-                    "The quick brown fox jumps over the lazy dog. Seven slow ships sailed home."],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            exe,
+            "-v",
+            "en",
+            "-s",
+            "150",
+            "-w",
+            str(path),
+            "The quick brown fox jumps over the lazy dog. Seven slow ships sailed home.",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     import soundfile as sf
 
     x, rate = sf.read(path, dtype="float64")
@@ -107,11 +118,12 @@ def test_segment_slots_match_librosa_means(audio, schema, name):
         "aud.spec.centroid": librosa.feature.spectral_centroid(S=S, sr=RATE, n_fft=1024)[0] / 8000,
         "aud.spec.rolloff85": librosa.feature.spectral_rolloff(S=S, sr=RATE, n_fft=1024)[0] / 8000,
         "aud.spec.flatness": librosa.feature.spectral_flatness(S=S, amin=1e-10)[0],
-        "aud.zcr.mean": librosa.feature.zero_crossing_rate(padded, frame_length=1024, hop_length=320, center=False,
-                                                           threshold=1e-3 * np.abs(padded).max())[0][: fr.shape[0]],
+        "aud.zcr.mean": librosa.feature.zero_crossing_rate(
+            padded, frame_length=1024, hop_length=320, center=False, threshold=1e-3 * np.abs(padded).max()
+        )[0][: fr.shape[0]],
     }
     for name_, frame_vals in pairs.items():
-        seg = frame_vals.reshape(n_seg, 25).mean(axis=1)        # 2.0 s: every frame of every segment is valid
+        seg = frame_vals.reshape(n_seg, 25).mean(axis=1)  # 2.0 s: every frame of every segment is valid
         np.testing.assert_allclose(slot(b, schema, name_), seg, atol=1e-4, err_msg=name_)
 
 
@@ -120,10 +132,9 @@ def _compare_pitch(y, fmax=1_000.0):
 
     padded, fr, _, _ = _frames(y)
     f0, prob, _ = pt.yin(fr)
-    loud = np.sqrt((fr ** 2).mean(axis=1)) >= 1e-3
+    loud = np.sqrt((fr**2).mean(axis=1)) >= 1e-3
     ours_v = (prob >= pt.VOICED_THRESHOLD) & loud
-    ref, ref_v, _ = librosa.pyin(padded, fmin=50, fmax=fmax, sr=RATE, frame_length=1024, hop_length=320,
-                                 center=False)
+    ref, ref_v, _ = librosa.pyin(padded, fmin=50, fmax=fmax, sr=RATE, frame_length=1024, hop_length=320, center=False)
     n = min(ref.size, f0.size)
     both = ours_v[:n] & ref_v[:n]
     cents = 1200 * np.abs(np.log2(f0[:n][both] / ref[:n][both]))

@@ -9,7 +9,6 @@ import sys
 import numpy as np
 import pytest
 from scipy.signal import resample_poly as scipy_resample_poly
-
 from v22sdk_audio import resample as rs
 from v22sdk_audio.frontend import RATE
 
@@ -34,9 +33,13 @@ def test_every_input_rate_to_16k_is_bit_identical(rate):
 
 def test_halving_for_formants_and_special_signals_are_bit_identical():
     rng = np.random.default_rng(1)
-    signals = [rng.standard_normal(16_001), np.zeros(5_000), -np.zeros(777),
-               np.r_[np.zeros(300), 1e-300 * rng.standard_normal(300), np.zeros(300)],
-               np.sin(np.arange(10_000) * 0.01)]
+    signals = [
+        rng.standard_normal(16_001),
+        np.zeros(5_000),
+        -np.zeros(777),
+        np.r_[np.zeros(300), 1e-300 * rng.standard_normal(300), np.zeros(300)],
+        np.sin(np.arange(10_000) * 0.01),
+    ]
     for x in signals:
         for up, down in ((1, 2), (2, 1), (3, 7), (160, 441)):
             ref = scipy_resample_poly(x, up, down)
@@ -66,11 +69,11 @@ def test_dispatch_uses_scipy_once_loaded_or_after_enough_work(monkeypatch):
 
     upfirdn = scipy.signal.upfirdn
     monkeypatch.setattr(scipy.signal, "upfirdn", spy)
-    assert _same_bits(rs.resample_poly(x, 160, 441), ref) and calls == [1]   # loaded (by this module): used
+    assert _same_bits(rs.resample_poly(x, 160, 441), ref) and calls == [1]  # loaded (by this module): used
     monkeypatch.setattr(rs, "_scipy_signal_loaded", lambda: False)
     monkeypatch.setattr(rs, "_work", [0.0])
-    assert _same_bits(rs.resample_poly(x, 160, 441), ref) and calls == [1]   # not loaded: numpy
-    assert rs._work[0] > 0                                                    # and counted its work
+    assert _same_bits(rs.resample_poly(x, 160, 441), ref) and calls == [1]  # not loaded: numpy
+    assert rs._work[0] > 0  # and counted its work
     monkeypatch.setattr(rs, "_work", [rs.SCIPY_AFTER + 1])
     assert _same_bits(rs.resample_poly(x, 160, 441), ref) and calls == [1, 1]  # enough work done: scipy
 
@@ -85,12 +88,14 @@ def test_bad_arguments_are_refused():
 
 
 def test_tokenizing_a_44k_clip_does_not_import_scipy_signal():
-    code = ("import sys, numpy as np\n"
-            "from v22sdk import get_registry\n"
-            "t = np.arange(44_100) / 44_100\n"
-            "b = get_registry().modality('audio').tokenize(0.3 * np.sin(2 * np.pi * 220 * t), sample_rate=44_100)\n"
-            "assert b.emb.shape[0] > 0\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('scipy.signal', 'scipy.stats'))))\n")
+    code = (
+        "import sys, numpy as np\n"
+        "from v22sdk import get_registry\n"
+        "t = np.arange(44_100) / 44_100\n"
+        "b = get_registry().modality('audio').tokenize(0.3 * np.sin(2 * np.pi * 220 * t), sample_rate=44_100)\n"
+        "assert b.emb.shape[0] > 0\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('scipy.signal', 'scipy.stats'))))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"

@@ -3,11 +3,11 @@
 import importlib.metadata as md
 
 import pytest
-from v22sdk import Registry
-from v22sdk.testing import parametrize_with_checks
-
 from v22sdk_depth import DepthModality
 from v22sdk_imu import IMUModality
+
+from v22sdk import Registry
+from v22sdk.testing import parametrize_with_checks
 
 
 @parametrize_with_checks([DepthModality(), IMUModality()])

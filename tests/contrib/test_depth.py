@@ -7,10 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from v22sdk_depth import DepthModality, disparity_to_depth, features, synthetic
 
 from v22sdk import InputError, UnitsError
-from v22sdk_depth import DepthModality, disparity_to_depth
-from v22sdk_depth import features, synthetic
 
 M = DepthModality()
 
@@ -194,16 +193,21 @@ def test_depth_and_vision_share_png_by_content(tmp_path, monkeypatch):
     r.register(v22sdk_vision, "vision")
     r.register(v22sdk_depth, "depth")
     assert r.readers(".png") == ["depth", "vision"]
-    assert [r.resolve_path(tmp_path / f).modality for f in ("photo.png", "grey8.png", "depth.png")] == \
-        ["vision", "vision", "depth"]
+    assert [r.resolve_path(tmp_path / f).modality for f in ("photo.png", "grey8.png", "depth.png")] == [
+        "vision",
+        "vision",
+        "depth",
+    ]
     assert r.resolve_path(tmp_path / "photo.png").notice is None
     reset_registry(lambda: r)
     try:
         res = CliRunner().invoke(cli, ["tokenize", str(tmp_path / "photo.png"), str(tmp_path / "depth.png"), "--json"])
         assert res.exit_code == 0, res.output
         assert [b["modality"] for b in json.loads(res.stdout)] == ["vision", "depth"]
-        assert res.stderr.strip() == (f"note: {tmp_path / 'depth.png'}: read as depth (by its content); vision "
-                                      f"also reads '.png' files: choose with --modality NAME or V22SDK_EXTENSIONS=.png=NAME")
+        assert res.stderr.strip() == (
+            f"note: {tmp_path / 'depth.png'}: read as depth (by its content); vision "
+            f"also reads '.png' files: choose with --modality NAME or V22SDK_EXTENSIONS=.png=NAME"
+        )
         monkeypatch.setenv("V22SDK_EXTENSIONS", ".png=vision")
         res = CliRunner().invoke(cli, ["tokenize", str(tmp_path / "depth.png"), "--json"])
         assert res.exit_code == 0 and res.stderr == ""

@@ -6,11 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from v22sdk_imu import IMUModality, synthetic
+from v22sdk_imu.slots import G
 
 from v22sdk import InputError, UnitsError
-from v22sdk_imu import IMUModality
-from v22sdk_imu import synthetic
-from v22sdk_imu.slots import G
 
 M = IMUModality()
 
@@ -70,8 +69,10 @@ def test_turning_integrates_the_gyro(rate):
 
 
 def test_embeddings_separate_the_activities():
-    embs = {k: M.tokenize(*f(10.0, 100.0)[:1], sample_rate=100.0).emb.astype(np.float64)
-            for k, f in synthetic.SIGNALS.items()}
+    embs = {
+        k: M.tokenize(*f(10.0, 100.0)[:1], sample_rate=100.0).emb.astype(np.float64)
+        for k, f in synthetic.SIGNALS.items()
+    }
     same = embs["walking"][0] @ embs["walking"][1]
     assert same > 0.95  # two windows of one walk
     assert embs["walking"][0] @ embs["still"][0] < same
@@ -102,21 +103,28 @@ def test_csv_with_time_column_reordered_axes_and_units(tmp_path):
     x, sr = synthetic.turning(3.0, 50.0)
     t_ms = np.arange(len(x)) * 20.0
     table = np.column_stack([t_ms, x[:, 3:] * 180 / np.pi, x[:, :3] / G])  # deg/s and g
-    path = _write(tmp_path / "turn.csv", "time_ms,gyro_x,gyro_y,gyro_z,acc_x,acc_y,acc_z", table,
-                  ["accel_unit=g, gyro_unit=deg/s"])
+    path = _write(
+        tmp_path / "turn.csv",
+        "time_ms,gyro_x,gyro_y,gyro_z,acc_x,acc_y,acc_z",
+        table,
+        ["accel_unit=g, gyro_unit=deg/s"],
+    )
     sample = M.load(path)
     assert sample.units["sample_rate"] == pytest.approx(50.0)
     assert np.allclose(sample.data, x, atol=1e-6)
 
 
-@pytest.mark.parametrize("header, comments, rows, error, match", [
-    ("ax,ay,az,gx,gy", ["sample_rate=100"], [[0] * 5], InputError, "gz"),
-    ("ax,ay,az,gx,gy,gz", [], [[0] * 6, [0] * 6], UnitsError, "no sample rate"),
-    ("t,ax,ay,az,gx,gy,gz", ["sample_rate=50"], [[0.0] + [0] * 6, [0.01] + [0] * 6], UnitsError, "disagrees"),
-    ("t,ax,ay,az,gx,gy,gz", [], [[0.0] + [0] * 6, [0.01] + [0] * 6, [0.05] + [0] * 6], InputError, "uniform"),
-    ("ax,ay,az,gx,gy,gz", ["sample_rate=100"], [], InputError, "no samples"),
-    ("ax,ay,az,gx,gy,gz", ["sample_rate=100", "gyro_unit=rpm"], [[0] * 6], UnitsError, "gyro_unit"),
-])
+@pytest.mark.parametrize(
+    "header, comments, rows, error, match",
+    [
+        ("ax,ay,az,gx,gy", ["sample_rate=100"], [[0] * 5], InputError, "gz"),
+        ("ax,ay,az,gx,gy,gz", [], [[0] * 6, [0] * 6], UnitsError, "no sample rate"),
+        ("t,ax,ay,az,gx,gy,gz", ["sample_rate=50"], [[0.0] + [0] * 6, [0.01] + [0] * 6], UnitsError, "disagrees"),
+        ("t,ax,ay,az,gx,gy,gz", [], [[0.0] + [0] * 6, [0.01] + [0] * 6, [0.05] + [0] * 6], InputError, "uniform"),
+        ("ax,ay,az,gx,gy,gz", ["sample_rate=100"], [], InputError, "no samples"),
+        ("ax,ay,az,gx,gy,gz", ["sample_rate=100", "gyro_unit=rpm"], [[0] * 6], UnitsError, "gyro_unit"),
+    ],
+)
 def test_bad_csv_files(tmp_path, header, comments, rows, error, match):
     path = _write(tmp_path / "bad.csv", header, rows, comments)
     with pytest.raises(error, match=match):

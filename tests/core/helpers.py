@@ -7,10 +7,13 @@ import numpy as np
 
 from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample, Unit
 
-SCHEMA = AttributeSchema.build("audio", [
-    ("ramp.level", "mean level of the segment", "tanh(mean)"),
-    ("ramp.spread", "standard deviation of the segment", "tanh(std)"),
-])
+SCHEMA = AttributeSchema.build(
+    "audio",
+    [
+        ("ramp.level", "mean level of the segment", "tanh(mean)"),
+        ("ramp.spread", "standard deviation of the segment", "tanh(std)"),
+    ],
+)
 
 
 @attrs.frozen
@@ -58,7 +61,8 @@ class RampModality(Modality):
         from hypothesis.extra.numpy import arrays
 
         return arrays(np.float64, st.integers(1, 40), elements=st.floats(-3, 3)).map(
-            lambda a: Sample(a, {"sample_rate": 100.0}))
+            lambda a: Sample(a, {"sample_rate": 100.0})
+        )
 
 
 def make_plugin(*classes):

@@ -21,7 +21,7 @@ def test_the_caller_setting_is_restored_after_nested_use():
             assert set(_blas_threads()) == {1}
             with single_blas_thread():
                 assert set(_blas_threads()) == {1}
-            assert set(_blas_threads()) == {1}       # the outer use still holds one thread
+            assert set(_blas_threads()) == {1}  # the outer use still holds one thread
         assert _blas_threads() == before
 
 

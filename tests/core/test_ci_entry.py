@@ -27,5 +27,5 @@ def test_ci_runs_every_slow_test_and_requires_services():
     assert slow, ".ci/run runs no slow tests"
     # over the whole suite: no path arguments narrow it (pyproject's testpaths is tests/)
     for argv in slow:
-        after = argv[argv.index("pytest") + 1:]
+        after = argv[argv.index("pytest") + 1 :]
         assert after == ["-m", "slow"], argv

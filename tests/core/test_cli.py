@@ -19,8 +19,13 @@ def run_cli(*args, site=None, env=None):
     e = {**os.environ, **(env or {})}
     paths = [str(ROOT)] + ([str(site)] if site else [])
     e["PYTHONPATH"] = os.pathsep.join(paths + [e.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, "-c", "from v22sdk.cli import main; main()", *args],
-                          capture_output=True, text=True, env=e, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", "from v22sdk.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        env=e,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -33,21 +38,27 @@ def site(tmp_path):
 def test_help_does_not_import_torch():
     r = run_cli("--help")
     assert r.returncode == 0 and "tokenize" in r.stdout
-    code = ("import sys; from v22sdk.cli import cli; from click.testing import CliRunner; "
-            "CliRunner().invoke(cli, ['--help']); print('torch' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys; from v22sdk.cli import cli; from click.testing import CliRunner; "
+        "CliRunner().invoke(cli, ['--help']); print('torch' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     assert out.stdout.strip() == "False"
 
 
 def test_help_imports_neither_numpy_nor_a_subsystem():
     """`v22sdk --help` lists the lazy commands from LAZY_HELP: no numpy, no engine, no plugins."""
-    code = ("import sys; from v22sdk.cli import cli; from click.testing import CliRunner; "
-            "r = CliRunner().invoke(cli, ['--help']); assert r.exit_code == 0, r.output; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('numpy', 'attr', 'attrs', 'pluggy', 'rich', 'torch', 'scipy') or m.startswith('v22sdk.')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys; from v22sdk.cli import cli; from click.testing import CliRunner; "
+        "r = CliRunner().invoke(cli, ['--help']); assert r.exit_code == 0, r.output; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('numpy', 'attr', 'attrs', 'pluggy', 'rich', 'torch', 'scipy') or m.startswith('v22sdk.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     # v22sdk.inputs (main's one rule for file or text) is standard library only
     assert out.stdout.strip() == "['v22sdk._options', 'v22sdk.cli', 'v22sdk.errors', 'v22sdk.inputs']", out.stderr
 
@@ -138,11 +149,14 @@ def test_a_subsystem_that_fails_to_import_is_one_line_and_others_still_work(tmp_
 
 
 def test_built_in_plugins_register_through_entry_points_without_torch():
-    code = ("import sys, json; from v22sdk import get_registry; r = get_registry(); "
-            "print(json.dumps([r.names(k) for k in ('modalities', 'engines', 'memory_backends')] + "
-            "[[b.name for b in r.broken], 'torch' in sys.modules]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys, json; from v22sdk import get_registry; r = get_registry(); "
+        "print(json.dumps([r.names(k) for k in ('modalities', 'engines', 'memory_backends')] + "
+        "[[b.name for b in r.broken], 'torch' in sys.modules]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     modalities, engines, memories, broken, torch_loaded = json.loads(out.stdout)
     assert {"text", "vision", "audio"} <= set(modalities)
     assert engines == ["baseline", "v22"] and {"fifo", "tiered"} <= set(memories)
@@ -173,8 +187,13 @@ def test_empty_arguments_and_bad_modality_config_are_one_line_input_errors(tmp_p
 def test_output_failures_are_one_line_and_a_closed_pipe_is_quiet(tmp_path, monkeypatch, capsys):
     if os.path.exists("/dev/full"):
         with open("/dev/full", "w") as full:
-            r = subprocess.run([sys.executable, "-c", "from v22sdk.cli import main; main()", "explain", "hello"],
-                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+            r = subprocess.run(
+                [sys.executable, "-c", "from v22sdk.cli import main; main()", "explain", "hello"],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=120,
+            )
         assert r.returncode == 1 and r.stderr == "error: output: No space left on device\n"
     # the reader of a pipe went away (`| head -1`): exit quietly, no "error:" line (click itself
     # pacifies stdout and exits 1 for a pipe closed inside a command; main() gives 141 after it)

@@ -25,15 +25,18 @@ def test_valid_batch_is_read_only():
         b.emb[0, 0] = 1.0
 
 
-@pytest.mark.parametrize("rule, mutate, index", [
-    ("dtype", lambda e, a: (e.astype(np.float64), a), None),
-    ("shape", lambda e, a: (e[:, :255], a), None),
-    ("shape", lambda e, a: (e, a[:4]), None),
-    ("finite", lambda e, a: (e, _set(a, 3, 7, np.nan)), 3),
-    ("finite", lambda e, a: (_set(e, 2, 0, np.inf), a), 2),
-    ("unit_norm_emb", lambda e, a: (_scale(e, 4, 1.001), a), 4),
-    ("attr_bounds", lambda e, a: (e, _set(a, 1, 300, 1.5)), 1),
-])
+@pytest.mark.parametrize(
+    "rule, mutate, index",
+    [
+        ("dtype", lambda e, a: (e.astype(np.float64), a), None),
+        ("shape", lambda e, a: (e[:, :255], a), None),
+        ("shape", lambda e, a: (e, a[:4]), None),
+        ("finite", lambda e, a: (e, _set(a, 3, 7, np.nan)), 3),
+        ("finite", lambda e, a: (_set(e, 2, 0, np.inf), a), 2),
+        ("unit_norm_emb", lambda e, a: (_scale(e, 4, 1.001), a), 4),
+        ("attr_bounds", lambda e, a: (e, _set(a, 1, 300, 1.5)), 1),
+    ],
+)
 def test_contract_rules_name_rule_token_and_value(rule, mutate, index):
     b = batch()
     emb, attr = mutate(b.emb.copy(), b.attr.copy())
@@ -44,12 +47,15 @@ def test_contract_rules_name_rule_token_and_value(rule, mutate, index):
     assert rule in str(info.value)
 
 
-@pytest.mark.parametrize("rule, mutate", [
-    ("finite", lambda e, a: (e, _set(a, 2500, 7, np.nan))),
-    ("finite", lambda e, a: (_set(e, 2500, 0, np.inf), a)),
-    ("unit_norm_emb", lambda e, a: (_scale(e, 2500, 1.001), a)),
-    ("attr_bounds", lambda e, a: (e, _set(a, 2500, 300, -1.5))),
-])
+@pytest.mark.parametrize(
+    "rule, mutate",
+    [
+        ("finite", lambda e, a: (e, _set(a, 2500, 7, np.nan))),
+        ("finite", lambda e, a: (_set(e, 2500, 0, np.inf), a)),
+        ("unit_norm_emb", lambda e, a: (_scale(e, 2500, 1.001), a)),
+        ("attr_bounds", lambda e, a: (e, _set(a, 2500, 300, -1.5))),
+    ],
+)
 def test_a_broken_token_past_the_first_blocks_is_caught(rule, mutate):
     # the fast check reads the batch in blocks of rows: a fault in a later block must still fail it
     b = batch(3000)
@@ -134,8 +140,12 @@ def test_bad_token_files_raise_input_error(tmp_path):
     np.savez(tmp_path / "list.npz", header=np.frombuffer(b"[1, 2]", dtype=np.uint8))
     with pytest.raises(InputError, match="list.npz: not a v22sdk token file"):
         load_batches(tmp_path / "list.npz")
-    np.savez(tmp_path / "nobatch.npz", header=np.frombuffer(
-        json.dumps({"format": "v22sdk.tokens", "batches": [{"modality": "x"}]}).encode(), dtype=np.uint8))
+    np.savez(
+        tmp_path / "nobatch.npz",
+        header=np.frombuffer(
+            json.dumps({"format": "v22sdk.tokens", "batches": [{"modality": "x"}]}).encode(), dtype=np.uint8
+        ),
+    )
     with pytest.raises(InputError, match="nobatch.npz: cannot read token file: KeyError"):
         load_batches(tmp_path / "nobatch.npz")
     with pytest.raises(InputError):

@@ -8,20 +8,28 @@ import sys
 
 import pytest
 
-from v22sdk.evidence import (ROOT, markdown_table, provenance, read_result, render_doc, table_markers, value_markers,
-                             write_result)
+from v22sdk.evidence import (
+    ROOT,
+    markdown_table,
+    provenance,
+    read_result,
+    render_doc,
+    table_markers,
+    value_markers,
+    write_result,
+)
 
 TABLE = {"columns": ["variant", "exact"], "align": "lr", "rows": [["default", "0.90 ± 0.05"], ["a|b", "1"]]}
 
 
 def test_markdown_table_escapes_and_aligns():
-    assert markdown_table(TABLE) == ("| variant | exact |\n|---|---:|\n| default | 0.90 ± 0.05 |\n"
-                                     "| a\\|b | 1 |\n")
+    assert markdown_table(TABLE) == ("| variant | exact |\n|---|---:|\n| default | 0.90 ± 0.05 |\n| a\\|b | 1 |\n")
 
 
 def test_write_result_records_provenance_and_refuses_floats(tmp_path):
-    p = write_result(tmp_path / "r.json", {"x": 1.5}, tables={"t": TABLE}, command="python x.py --seed 0",
-                     criterion={"margin": 0.01})
+    p = write_result(
+        tmp_path / "r.json", {"x": 1.5}, tables={"t": TABLE}, command="python x.py --seed 0", criterion={"margin": 0.01}
+    )
     doc = read_result(p)
     assert doc["provenance"]["command"] == "python x.py --seed 0"
     assert doc["provenance"]["date"].endswith("Z") and doc["provenance"]["machine"]["cores"] >= 1
@@ -59,15 +67,22 @@ def test_render_rewrites_a_stale_table_and_refuses_a_missing_one(tmp_path):
 def test_render_rewrites_an_inline_value_and_refuses_a_missing_one(tmp_path):
     write_result(tmp_path / "results" / "r.json", {"x": 0.9286}, values={"exact": "0.929", "n": "42"})
     assert read_result(tmp_path / "results" / "r.json")["values"] == {"exact": "0.929", "n": "42"}
-    doc = ("exact match <!-- value: results/r.json#exact -->0.93<!-- /value --> on "
-           "<!-- value: results/r.json#n -->40<!-- /value --> inputs\n")
+    doc = (
+        "exact match <!-- value: results/r.json#exact -->0.93<!-- /value --> on "
+        "<!-- value: results/r.json#n -->40<!-- /value --> inputs\n"
+    )
     new = render_doc(doc, tmp_path)
-    assert new == ("exact match <!-- value: results/r.json#exact -->0.929<!-- /value --> on "
-                   "<!-- value: results/r.json#n -->42<!-- /value --> inputs\n")
+    assert new == (
+        "exact match <!-- value: results/r.json#exact -->0.929<!-- /value --> on "
+        "<!-- value: results/r.json#n -->42<!-- /value --> inputs\n"
+    )
     assert value_markers(new) == [("results/r.json", "exact"), ("results/r.json", "n")]
     assert render_doc(new, tmp_path) == new
-    prov = render_doc("<!-- value: results/r.json#provenance.date --><!-- /value --> "
-                      "<!-- value: results/r.json#provenance.command --><!-- /value -->", tmp_path)
+    prov = render_doc(
+        "<!-- value: results/r.json#provenance.date --><!-- /value --> "
+        "<!-- value: results/r.json#provenance.command --><!-- /value -->",
+        tmp_path,
+    )
     assert read_result(tmp_path / "results" / "r.json")["provenance"]["date"][:10] in prov and "python" in prov
     with pytest.raises(ValueError, match="no value 'nope'"):
         render_doc(doc.replace("#n", "#nope"), tmp_path)
@@ -79,8 +94,9 @@ def test_render_rewrites_an_inline_value_and_refuses_a_missing_one(tmp_path):
 
 def test_every_doc_table_matches_its_result_file():
     """The committed docs are what their result files render to (run scripts/render_docs.py)."""
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "render_docs.py"), "--check"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "render_docs.py"), "--check"], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -94,8 +110,9 @@ def test_every_result_file_is_well_formed():
             markdown_table(table)  # raises on a malformed table
         assert all(isinstance(v, str) for v in doc.get("values", {}).values()), f
         # the commit that wrote it is one of this repository's commits (the command can be rerun there)
-        known = subprocess.run(["git", "cat-file", "-e", f"{prov.get('commit')}^{{commit}}"], cwd=ROOT,
-                               capture_output=True)
+        known = subprocess.run(
+            ["git", "cat-file", "-e", f"{prov.get('commit')}^{{commit}}"], cwd=ROOT, capture_output=True
+        )
         assert prov.get("commit") and known.returncode == 0, f"{f}: unknown commit {prov.get('commit')}"
 
 
@@ -103,8 +120,9 @@ def test_every_marker_in_the_docs_names_a_committed_result_file():
     """A doc cannot quote a table or value from a file that is not committed under results/."""
     import re
 
-    tracked = set(subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True)
-                  .stdout.split())
+    tracked = set(
+        subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    )
     for doc in sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]:
         text = doc.read_text(encoding="utf-8")
         for file, _ in table_markers(text) + value_markers(text):
@@ -115,8 +133,13 @@ def test_every_marker_in_the_docs_names_a_committed_result_file():
 
 
 def _git_in(repo, *args):
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=repo,
-                          capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 def test_a_run_records_the_commit_it_started_at_not_the_one_at_write(tmp_path, monkeypatch):
@@ -166,8 +189,13 @@ def test_without_begin_the_commit_is_read_at_write(tmp_path, monkeypatch):
 def test_add_values_derives_prose_figures_without_touching_the_measurement(tmp_path):
     from v22sdk.evidence import add_values
 
-    p = write_result(tmp_path / "r.json", {"rate": 0.0572}, tables={"t": TABLE}, command="python measure.py",
-                     criterion={"target": 0.05})
+    p = write_result(
+        tmp_path / "r.json",
+        {"rate": 0.0572},
+        tables={"t": TABLE},
+        command="python measure.py",
+        criterion={"target": 0.05},
+    )
     before = read_result(p)
     add_values(p, {"rate": f"{before['data']['rate']:.1%}"}, command="python measure.py --from-result r.json")
     after = read_result(p)
@@ -183,9 +211,14 @@ def test_add_values_derives_prose_figures_without_touching_the_measurement(tmp_p
         add_values(tmp_path / "bare.json", {"x": "1"})
 
 
-@pytest.mark.parametrize("script,result", [("measure_confidence.py", "results/engine/confidence.json"),
-                                           ("measure_storage.py", "results/engine/storage.json"),
-                                           ("train_default.py", "results/engine/default-checkpoint.json")])
+@pytest.mark.parametrize(
+    "script,result",
+    [
+        ("measure_confidence.py", "results/engine/confidence.json"),
+        ("measure_storage.py", "results/engine/storage.json"),
+        ("train_default.py", "results/engine/default-checkpoint.json"),
+    ],
+)
 def test_derived_values_are_what_the_script_derives_from_the_committed_data(script, result, tmp_path):
     """The prose figures of these files were derived after the run (values_provenance): deriving
     them again from the committed data gives the committed values, and leaves the measurement alone."""
@@ -194,13 +227,18 @@ def test_derived_values_are_what_the_script_derives_from_the_committed_data(scri
     committed = read_result(ROOT / result)
     copy = tmp_path / "r.json"
     shutil.copy(ROOT / result, copy)
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--from-result", str(copy)],
-                         capture_output=True, text=True, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / script), "--from-result", str(copy)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     again = read_result(copy)
     assert again["values"] == committed["values"]
-    assert {k: again[k] for k in ("provenance", "data", "tables")} == {k: committed[k] for k in
-                                                                       ("provenance", "data", "tables")}
+    assert {k: again[k] for k in ("provenance", "data", "tables")} == {
+        k: committed[k] for k in ("provenance", "data", "tables")
+    }
 
 
 def test_a_value_can_quote_a_table_cell_by_row_and_column(tmp_path):
@@ -212,8 +250,10 @@ def test_a_value_can_quote_a_table_cell_by_row_and_column(tmp_path):
     assert value_markers(new) == [("results/r.json", "tables.t[default][exact]")]
     two = {"columns": ["input", "batch", "ms"], "rows": [["image", "1", "7.6"], ["image", "32", "0.6"]]}
     write_result(tmp_path / "results" / "b.json", {}, tables={"infer": two})
-    assert render_doc("<!-- value: results/b.json#tables.infer[image|32][ms] --><!-- /value -->", tmp_path) == \
-        "<!-- value: results/b.json#tables.infer[image|32][ms] -->0.6<!-- /value -->"
+    assert (
+        render_doc("<!-- value: results/b.json#tables.infer[image|32][ms] --><!-- /value -->", tmp_path)
+        == "<!-- value: results/b.json#tables.infer[image|32][ms] -->0.6<!-- /value -->"
+    )
     with pytest.raises(ValueError, match="more than one row 'image'"):
         render_doc("<!-- value: results/b.json#tables.infer[image][ms] --><!-- /value -->", tmp_path)
     with pytest.raises(ValueError, match="no row 'other'.*rows: default; a\\|b"):

@@ -81,8 +81,10 @@ def test_priority_decides_among_readers_that_accept_and_says_so(two):
     r, d = two
     choice = r.resolve_path(d / "p.smp")
     assert (choice.modality, choice.reason, choice.others) == ("pulse", "priority", ("grain",))
-    assert choice.notice == (f"note: {d / 'p.smp'}: read as pulse (by plugin priority); grain also reads "
-                             f"'.smp' files: choose with --modality NAME or V22SDK_EXTENSIONS=.smp=NAME")
+    assert choice.notice == (
+        f"note: {d / 'p.smp'}: read as pulse (by plugin priority); grain also reads "
+        f"'.smp' files: choose with --modality NAME or V22SDK_EXTENSIONS=.smp=NAME"
+    )
     assert r.modality_for_path(d / "p.smp") == "pulse"
 
 
@@ -92,7 +94,7 @@ def test_the_users_default_beats_priority_but_not_a_rejection(two, monkeypatch):
     choice = r.resolve_path(d / "p.smp")
     assert (choice.modality, choice.reason, choice.notice) == ("grain", "setting", None)
     monkeypatch.setenv("V22SDK_EXTENSIONS", ".smp=pulse")
-    assert r.resolve_path(d / "g.smp").modality == "grain"          # pulse rejects grain files
+    assert r.resolve_path(d / "g.smp").modality == "grain"  # pulse rejects grain files
     assert r.resolve_path(d / "p.smp", defaults={".smp": "grain"}).modality == "grain"
 
 
@@ -103,7 +105,7 @@ def test_a_plugin_that_recognises_the_file_beats_priority(two):
     for name in ("grain", "pulse"):
         r2.register(sys.modules[f"fakeplug_{name}"], name)
     pulse = r2.get_class("modalities", "pulse")
-    pulse.sniff = classmethod(lambda cls, path, head: None)     # cannot tell, instead of rejecting
+    pulse.sniff = classmethod(lambda cls, path, head: None)  # cannot tell, instead of rejecting
     try:
         choice = r2.resolve_path(d / "both.smp")
     finally:
@@ -127,8 +129,11 @@ def test_equal_priority_without_content_is_an_error_naming_both_ways_out(two):
     pulse = r.get_class("modalities", "pulse")
     pulse.priority = 0
     try:
-        with pytest.raises(UnknownNameError, match=r"several modalities read '.smp' files \(grain, pulse\) and "
-                                                   r"nothing decides.*--modality NAME or set V22SDK_EXTENSIONS=.smp=NAME"):
+        with pytest.raises(
+            UnknownNameError,
+            match=r"several modalities read '.smp' files \(grain, pulse\) and "
+            r"nothing decides.*--modality NAME or set V22SDK_EXTENSIONS=.smp=NAME",
+        ):
             r.resolve_path(d / "p.smp")
     finally:
         pulse.priority = 5
@@ -139,7 +144,7 @@ def test_a_sniff_that_raises_cannot_tell(two):
     grain = r.get_class("modalities", "grain")
     grain.sniff = classmethod(lambda cls, path, head: 1 / 0)
     try:
-        assert r.resolve_path(d / "g.smp").modality == "grain"   # pulse still rejects it
+        assert r.resolve_path(d / "g.smp").modality == "grain"  # pulse still rejects it
         assert r.resolve_path(d / "p.smp").reason == "priority"
     finally:
         del grain.sniff

@@ -37,7 +37,7 @@ def test_a_changed_file_is_refused_naming_it(package):
     a = np.arange(12.0).reshape(3, 4)
     digest = write_fixed_array(str(package / "data" / "p.npy"), a)
     raw = bytearray((package / "data" / "p.npy").read_bytes())
-    raw[-1] ^= 1                                   # one bit of the last value
+    raw[-1] ^= 1  # one bit of the last value
     (package / "data" / "p.npy").write_bytes(bytes(raw))
     with pytest.raises(PluginError, match=r"fixedpkg/data/p.npy: SHA-256 .* reinstall"):
         load_fixed_array("fixedpkg", "data/p.npy", digest)
@@ -56,7 +56,12 @@ def test_the_module_command_prints_the_hash(tmp_path):
     from v22sdk_vision.embed import PROJECTION_SHA256
 
     out = tmp_path / "q.npy"
-    proc = subprocess.run([sys.executable, "-m", "v22sdk.fixed", "v22sdk_vision.embed:derive_projection", str(out)],
-                          env=reference_kernel_env(), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "v22sdk.fixed", "v22sdk_vision.embed:derive_projection", str(out)],
+        env=reference_kernel_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == PROJECTION_SHA256 == hashlib.sha256(out.read_bytes()).hexdigest()

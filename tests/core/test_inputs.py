@@ -16,18 +16,45 @@ from v22sdk.inputs import check_regular_file, looks_like_path, read_stdin_text, 
 EXTS = (".txt", ".md", ".png", ".wav")
 
 
-@pytest.mark.parametrize("arg", [
-    "missing_notes.txt", "notes.docx", "data/a.wav", "a/b", "./x", "../x", "/abs/path", "~/notes",
-    "my notes.txt", "report.PDF", "e.g", "docs/my notes.md",
-])
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "missing_notes.txt",
+        "notes.docx",
+        "data/a.wav",
+        "a/b",
+        "./x",
+        "../x",
+        "/abs/path",
+        "~/notes",
+        "my notes.txt",
+        "report.PDF",
+        "e.g",
+        "docs/my notes.md",
+    ],
+)
 def test_what_looks_like_a_path(arg):
     assert looks_like_path(arg, EXTS)
 
 
-@pytest.mark.parametrize("arg", [
-    "今天天气很好。", "因为下雨，所以我们没有去公园。", "Hello world.", "I use Node.js", "pi is 3.14",
-    "yes and/or no", "version 2.0", "...", "3.14", "a line\nwith notes.txt", "", "   ", "etc.",
-])
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "今天天气很好。",
+        "因为下雨，所以我们没有去公园。",
+        "Hello world.",
+        "I use Node.js",
+        "pi is 3.14",
+        "yes and/or no",
+        "version 2.0",
+        "...",
+        "3.14",
+        "a line\nwith notes.txt",
+        "",
+        "   ",
+        "etc.",
+    ],
+)
 def test_what_reads_as_text(arg):
     assert not looks_like_path(arg, EXTS)
 
@@ -73,7 +100,7 @@ def test_existing_files_and_texts(tmp_path, monkeypatch):
     assert resolve("notes.txt", extensions=EXTS).path.name == "notes.txt"
     assert resolve("notes.txt", text=True).text == "notes.txt"
     assert resolve("x" * 5000).text == "x" * 5000  # longer than a file name may be
-    assert resolve("a\x00b").text == "a\x00b"      # no file has a NUL in its name
+    assert resolve("a\x00b").text == "a\x00b"  # no file has a NUL in its name
 
 
 def test_standard_input_is_text_bounded_and_utf8():

@@ -21,18 +21,57 @@ import pytest
 
 #: layers, lowest first: module-name prefixes per layer
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("v22sdk.errors", "v22sdk._io", "v22sdk._paths", "v22sdk._startup", "v22sdk._options", "v22sdk._arrow", "v22sdk.evidence",
-              "v22sdk.inputs", "v22sdk.decoding", "v22sdk.blas", "v22sdk.fixed")),
+    (
+        "base",
+        (
+            "v22sdk.errors",
+            "v22sdk._io",
+            "v22sdk._paths",
+            "v22sdk._startup",
+            "v22sdk._options",
+            "v22sdk._arrow",
+            "v22sdk.evidence",
+            "v22sdk.inputs",
+            "v22sdk.decoding",
+            "v22sdk.blas",
+            "v22sdk.fixed",
+        ),
+    ),
     ("contract", ("v22sdk.contract", "v22sdk.schema", "v22sdk.modality", "v22sdk.tabular")),
     # the hookspecs and registry, the package root that re-exports the public API, the contract kit,
     # the built-in modality plugins, and the on-disk shard format (read by the engine's data loader)
-    ("plugins", ("=v22sdk", "v22sdk.hookspecs", "v22sdk.plugins", "v22sdk.testing", "v22sdk_text", "v22sdk_vision",
-                 "v22sdk_audio", "v22sdk.scale.shards", "v22sdk.token_dataset")),
+    (
+        "plugins",
+        (
+            "=v22sdk",
+            "v22sdk.hookspecs",
+            "v22sdk.plugins",
+            "v22sdk.testing",
+            "v22sdk_text",
+            "v22sdk_vision",
+            "v22sdk_audio",
+            "v22sdk.scale.shards",
+            "v22sdk.token_dataset",
+        ),
+    ),
     ("engine", ("v22sdk.engine",)),
     ("memory", ("v22sdk.memory",)),
     ("applications", ("v22sdk.scale", "v22sdk.specdec", "v22sdk.scaffold")),
-    ("cli", ("v22sdk.cli", "v22sdk.__main__", "v22sdk.testing.cli", "v22sdk.memory_command", "v22sdk.engine.cli", "v22sdk.engine.data.cli",
-             "v22sdk.memory.cli", "v22sdk.scale.cli", "v22sdk.specdec.cli", "v22sdk.scaffold.cli")),
+    (
+        "cli",
+        (
+            "v22sdk.cli",
+            "v22sdk.__main__",
+            "v22sdk.testing.cli",
+            "v22sdk.memory_command",
+            "v22sdk.engine.cli",
+            "v22sdk.engine.data.cli",
+            "v22sdk.memory.cli",
+            "v22sdk.scale.cli",
+            "v22sdk.specdec.cli",
+            "v22sdk.scaffold.cli",
+        ),
+    ),
 ]
 
 PACKAGES = ("v22sdk", "v22sdk_text", "v22sdk_vision", "v22sdk_audio")
@@ -56,8 +95,9 @@ def graph() -> grimp.ImportGraph:
 
 
 def edges(graph: grimp.ImportGraph) -> list[tuple[str, str]]:
-    return sorted((m, i) for m in graph.modules for i in graph.find_modules_directly_imported_by(m)
-                  if i.split(".")[0] in PACKAGES)
+    return sorted(
+        (m, i) for m in graph.modules for i in graph.find_modules_directly_imported_by(m) if i.split(".")[0] in PACKAGES
+    )
 
 
 def upward(graph: grimp.ImportGraph) -> list[str]:
@@ -132,7 +172,7 @@ def test_the_checks_catch_an_upward_import_and_a_circle():
     recovery tools), put back into a copy of the graph, are found."""
     g = grimp.build_graph(*PACKAGES, cache_dir=None)
     assert circles(g) == []
-    g.add_import(importer="v22sdk.scale.cli", imported="v22sdk.cli")        # parse_config, before
+    g.add_import(importer="v22sdk.scale.cli", imported="v22sdk.cli")  # parse_config, before
     g.add_import(importer="v22sdk.scale.ddp", imported="v22sdk.engine.cli")  # --set parsing, before
     g.add_import(importer="v22sdk.engine.runner", imported="v22sdk.memory.tiered")
     bad = upward(g)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from v22sdk import AttributeSchema, ContractViolation, Slot, TokenBatch, ZONES
+from v22sdk import ZONES, AttributeSchema, ContractViolation, Slot, TokenBatch
 from v22sdk.schema import zone_of
 
 
@@ -17,13 +17,16 @@ def test_build_lays_out_in_zone():
     assert s.declared_mask.sum() == 3 and "vis.a.x" in s
 
 
-@pytest.mark.parametrize("slots, message", [
-    ((Slot("vis.a", 128, "m"), Slot("vis.a", 129, "m")), "used twice"),
-    ((Slot("vis.a", 128, "m"), Slot("vis.b", 128, "m")), "position 128"),
-    ((Slot("vis.a", 10, "m"),), "outside the vision zone"),
-    ((Slot("Bad Name", 130, "m"),), "dotted"),
-    ((Slot("vis.a", 130, " "),), "no meaning"),
-])
+@pytest.mark.parametrize(
+    "slots, message",
+    [
+        ((Slot("vis.a", 128, "m"), Slot("vis.a", 129, "m")), "used twice"),
+        ((Slot("vis.a", 128, "m"), Slot("vis.b", 128, "m")), "position 128"),
+        ((Slot("vis.a", 10, "m"),), "outside the vision zone"),
+        ((Slot("Bad Name", 130, "m"),), "dotted"),
+        ((Slot("vis.a", 130, " "),), "no meaning"),
+    ],
+)
 def test_invalid_schemas_are_rejected(slots, message):
     with pytest.raises(ValueError, match=message):
         AttributeSchema("vision", slots)
@@ -73,20 +76,20 @@ def test_written_columns_is_exactly_any_nonzero(n):
         rows = rng.integers(0, n, 40)
         cols = rng.integers(0, 384, 40)
         attr[rows, cols] = rng.choice(np.array([-0.0, 1e-45, -1e-45, 0.5, -1.0], dtype=np.float32), 40)
-        attr[n - 1, 383] = 1e-40              # a denormal in the last row (past the 64-row blocks)
-        attr[0, 7] = -0.0                     # -0.0 is not a written value
+        attr[n - 1, 383] = 1e-40  # a denormal in the last row (past the 64-row blocks)
+        attr[0, 7] = -0.0  # -0.0 is not a written value
     assert (written_columns(attr) == (attr != 0).any(axis=0)).all()
-    assert (written_columns(np.asfortranarray(attr)) == (attr != 0).any(axis=0)).all()   # any layout
+    assert (written_columns(np.asfortranarray(attr)) == (attr != 0).any(axis=0)).all()  # any layout
     if n:
         assert (tokens(list(attr)).written_columns() == (attr != 0).any(axis=0)).all()
 
 
-@pytest.mark.parametrize("n", [1000, 3000])         # 3000: validation computes the columns on its way
+@pytest.mark.parametrize("n", [1000, 3000])  # 3000: validation computes the columns on its way
 def test_check_declared_catches_a_stray_value_in_a_long_batch(n):
     s = schema()
     attr = np.zeros((n, 384), dtype=np.float32)
     s.check_declared(tokens(list(attr)))
-    attr[n - 1, 300] = -1e-30                 # the last row, beyond the last full 64-row block
+    attr[n - 1, 300] = -1e-30  # the last row, beyond the last full 64-row block
     with pytest.raises(ContractViolation, match=r"attr\[300\]") as info:
         s.check_declared(tokens(list(attr)))
     assert info.value.index == n - 1

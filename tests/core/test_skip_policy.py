@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from skip_policy import every_test_must_run
 
 SKIPPING = """
@@ -28,10 +27,18 @@ def test_ok():
 """
 
 
-@pytest.mark.parametrize("env, expected", [
-    ({}, False), ({"CI": "true"}, True), ({"CI": "0"}, False), ({"CI": "false"}, False),
-    ({"V22SDK_REQUIRE_SERVICES": "1"}, True), ({"CI": "true", "V22SDK_REQUIRE_SERVICES": "0"}, False),
-    ({"V22SDK_REQUIRE_SERVICES": ""}, False)])
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        ({}, False),
+        ({"CI": "true"}, True),
+        ({"CI": "0"}, False),
+        ({"CI": "false"}, False),
+        ({"V22SDK_REQUIRE_SERVICES": "1"}, True),
+        ({"CI": "true", "V22SDK_REQUIRE_SERVICES": "0"}, False),
+        ({"V22SDK_REQUIRE_SERVICES": ""}, False),
+    ],
+)
 def test_when_every_test_must_run(env, expected):
     assert every_test_must_run(env) is expected
 

@@ -42,10 +42,16 @@ def batches() -> list[TokenBatch]:
     image = reg.get_class("modalities", "vision")().tokenize_file(EXAMPLES / "seven.png")
     sound = reg.get_class("modalities", "audio")().tokenize_file(EXAMPLES / "seven.wav")
     # a plugin's own offset, of a narrower dtype and a 2-D trailing shape, and a standard one as int32
-    odd = TokenBatch(emb=sound.emb, attr=sound.attr, modality="odd",
-                     offsets={"char": np.arange(len(sound), dtype=np.int32),
-                              "grid": np.arange(len(sound) * 6, dtype=np.int16).reshape(len(sound), 2, 3)},
-                     source="odd.bin")
+    odd = TokenBatch(
+        emb=sound.emb,
+        attr=sound.attr,
+        modality="odd",
+        offsets={
+            "char": np.arange(len(sound), dtype=np.int32),
+            "grid": np.arange(len(sound) * 6, dtype=np.int16).reshape(len(sound), 2, 3),
+        },
+        source="odd.bin",
+    )
     return [text, image, sound, odd]
 
 
@@ -118,8 +124,11 @@ def test_bad_tables_are_input_errors_naming_the_source(batches, tmp_path):
     broken = batches_to_arrow([batches[0]])
     attr = np.stack(broken.column("attr").to_numpy(zero_copy_only=False)).copy()
     attr[0, 0] = 2.0
-    broken = broken.set_column(broken.schema.get_field_index("attr"), "attr",
-                               pa.FixedSizeListArray.from_arrays(pa.array(attr.reshape(-1)), 384))
+    broken = broken.set_column(
+        broken.schema.get_field_index("attr"),
+        "attr",
+        pa.FixedSizeListArray.from_arrays(pa.array(attr.reshape(-1)), 384),
+    )
     with pytest.raises(ContractViolation):
         TokenBatch.from_arrow(broken)
 
@@ -149,11 +158,13 @@ def test_torch_dataset_over_token_files(batches, tmp_path):
     assert batch["tokens"].shape == (4, max(lengths), 640) and batch["lengths"].tolist() == lengths
     for k, b in enumerate(batches):
         assert batch["tokens"][k, : len(b)].numpy().tobytes() == b.to_array().tobytes()
-        assert not batch["tokens"][k, len(b):].any() and batch["mask"][k].sum() == len(b)
+        assert not batch["tokens"][k, len(b) :].any() and batch["mask"][k].sum() == len(b)
     per_token = TokenDataset(tmp_path / "a.parquet", per="token")
     assert len(per_token) == lengths[0] + lengths[1]
     last = per_token[-1]
-    assert last["position"] == lengths[1] - 1 and torch.equal(last["token"], torch.from_numpy(batches[1].to_array()[-1]))
+    assert last["position"] == lengths[1] - 1 and torch.equal(
+        last["token"], torch.from_numpy(batches[1].to_array()[-1])
+    )
     stacked = TokenDataset.collate([per_token[0], per_token[1]])
     assert stacked["tokens"].shape == (2, 640)
     with pytest.raises(InputError, match="per"):
@@ -175,8 +186,14 @@ def test_the_documented_hugging_face_example_runs(batches, tmp_path, monkeypatch
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     write_parquet(tmp_path / "tokens.parquet", batches[:3])
     code = _doc_example("hf-datasets")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-                         env={**__import__("os").environ}, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**__import__("os").environ},
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     n_text = len(batches[0])
     assert out.stdout.strip().endswith(f"{sum(len(b) for b in batches[:3])} tokens, {n_text} of them text")

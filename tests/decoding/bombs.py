@@ -51,9 +51,18 @@ def png(width: int, height: int, depth: int = 8, colour: int = 2) -> bytes:
 def tiff(width: int, height: int, bits: int = 8, samples: int = 3) -> bytes:
     """A valid all-zero deflate-compressed TIFF, one strip (little-endian)."""
     data = zeros_deflate(width * height * samples * bits // 8)
-    entries = [(256, 4, 1, width), (257, 4, 1, height), (258, 3, 1, bits), (259, 3, 1, 8),
-               (262, 3, 1, 2 if samples >= 3 else 1), (273, 4, 1, 0), (277, 3, 1, samples),
-               (278, 4, 1, height), (279, 4, 1, len(data)), (284, 3, 1, 1)]
+    entries = [
+        (256, 4, 1, width),
+        (257, 4, 1, height),
+        (258, 3, 1, bits),
+        (259, 3, 1, 8),
+        (262, 3, 1, 2 if samples >= 3 else 1),
+        (273, 4, 1, 0),
+        (277, 3, 1, samples),
+        (278, 4, 1, height),
+        (279, 4, 1, len(data)),
+        (284, 3, 1, 1),
+    ]
     if samples > 1 and bits > 8:  # BitsPerSample per sample, stored out of line
         pass
     ifd_at = 8
@@ -75,9 +84,13 @@ def bmp_rle(width: int, height: int) -> bytes:
     pixels = b"\x00\x01"
     offset = 14 + 40 + len(palette)
     size = offset + len(pixels)
-    return (b"BM" + struct.pack("<IHHI", size, 0, 0, offset)
-            + struct.pack("<IiiHHIIiiII", 40, width, height, 1, 8, 1, len(pixels), 2835, 2835, 256, 0)
-            + palette + pixels)
+    return (
+        b"BM"
+        + struct.pack("<IHHI", size, 0, 0, offset)
+        + struct.pack("<IiiHHIIiiII", 40, width, height, 1, 8, 1, len(pixels), 2835, 2835, 256, 0)
+        + palette
+        + pixels
+    )
 
 
 def webp_lossless(width: int, height: int) -> bytes:
@@ -107,7 +120,7 @@ def jpeg_with_size(width: int, height: int, progressive: bool = False) -> bytes:
     sof = 0xC2 if progressive else 0xC0
     at = buf.find(bytes([0xFF, sof]))
     assert ok and at > 0
-    buf[at + 5:at + 9] = struct.pack(">HH", height, width)
+    buf[at + 5 : at + 9] = struct.pack(">HH", height, width)
     return bytes(buf)
 
 
@@ -153,13 +166,35 @@ def npz_zeros(name: str, shape: tuple[int, ...], dtype: str = "<f8", **extra: np
     data = bytearray(out.getvalue())
     # zipfile rewrote the central directory without our member: add its entry
     end = data.rfind(b"PK\x05\x06")
-    cd_off = struct.unpack("<I", data[end + 16:end + 20])[0]
+    cd_off = struct.unpack("<I", data[end + 16 : end + 20])[0]
     cd = bytes(data[cd_off:end])
-    entries = struct.unpack("<H", data[end + 10:end + 12])[0]
+    entries = struct.unpack("<H", data[end + 10 : end + 12])[0]
     mine = b""
     for member_name, c, cs, s, ex, off, method in central:
-        mine += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 45, 0, method, 0, 0, c, cs, s,
-                            len(member_name), len(ex), 0, 0, 0, 0, off) + member_name + ex
+        mine += (
+            struct.pack(
+                "<IHHHHHHIIIHHHHHII",
+                0x02014B50,
+                45,
+                45,
+                0,
+                method,
+                0,
+                0,
+                c,
+                cs,
+                s,
+                len(member_name),
+                len(ex),
+                0,
+                0,
+                0,
+                0,
+                off,
+            )
+            + member_name
+            + ex
+        )
     new_cd = mine + cd
     tail = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, entries + 1, entries + 1, len(new_cd), cd_off, 0)
     return bytes(data[:cd_off]) + new_cd + tail
@@ -168,8 +203,15 @@ def npz_zeros(name: str, shape: tuple[int, ...], dtype: str = "<f8", **extra: np
 def wav_sparse(path: Path, seconds: float, rate: int = 48_000, channels: int = 2) -> None:
     """A valid 16-bit WAV of ``seconds`` of silence, written as a sparse file (no disk used)."""
     n = int(seconds * rate) * channels * 2
-    head = (b"RIFF" + struct.pack("<I", 36 + n) + b"WAVE" + b"fmt " + struct.pack("<IHHIIHH", 16, 1, channels,
-            rate, rate * channels * 2, channels * 2, 16) + b"data" + struct.pack("<I", n))
+    head = (
+        b"RIFF"
+        + struct.pack("<I", 36 + n)
+        + b"WAVE"
+        + b"fmt "
+        + struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * channels * 2, channels * 2, 16)
+        + b"data"
+        + struct.pack("<I", n)
+    )
     with open(path, "wb") as f:
         f.write(head)
         f.truncate(len(head) + n)
@@ -177,9 +219,18 @@ def wav_sparse(path: Path, seconds: float, rate: int = 48_000, channels: int = 2
 
 def wav_header(channels: int = 2, rate: int = 48_000, frames: int = 100) -> bytes:
     n = frames * channels * 2
-    return (b"RIFF" + struct.pack("<I", 36 + n) + b"WAVE" + b"fmt " + struct.pack(
-        "<IHHIIHH", 16, 1, channels, rate, (rate * channels * 2) & 0xFFFFFFFF, (channels * 2) & 0xFFFF, 16)
-        + b"data" + struct.pack("<I", n) + bytes(n))
+    return (
+        b"RIFF"
+        + struct.pack("<I", 36 + n)
+        + b"WAVE"
+        + b"fmt "
+        + struct.pack(
+            "<IHHIIHH", 16, 1, channels, rate, (rate * channels * 2) & 0xFFFFFFFF, (channels * 2) & 0xFFFF, 16
+        )
+        + b"data"
+        + struct.pack("<I", n)
+        + bytes(n)
+    )
 
 
 def flac_claiming(total_samples: int, seconds: float = 0.5, rate: int = 48_000) -> bytes:
@@ -194,10 +245,10 @@ def flac_claiming(total_samples: int, seconds: float = 0.5, rate: int = 48_000) 
     assert data[:4] == b"fLaC" and data[4] & 0x7F == 0  # STREAMINFO first
     info = 8  # 4 magic + 4 block header
     # bytes 10..17 of STREAMINFO: rate(20) channels-1(3) bps-1(5) total samples(36)
-    word = int.from_bytes(data[info + 10:info + 18], "big")
+    word = int.from_bytes(data[info + 10 : info + 18], "big")
     word = (word & ~((1 << 36) - 1)) | (total_samples & ((1 << 36) - 1))
-    data[info + 10:info + 18] = word.to_bytes(8, "big")
-    data[info + 18:info + 34] = bytes(16)  # MD5 unknown
+    data[info + 10 : info + 18] = word.to_bytes(8, "big")
+    data[info + 18 : info + 34] = bytes(16)  # MD5 unknown
     return bytes(data)
 
 
@@ -221,11 +272,11 @@ def ogg_claiming(granule: int, seconds: float = 0.5, rate: int = 48_000) -> byte
     sf.write(buf, np.zeros(int(seconds * rate)), rate, format="OGG", subtype="VORBIS")
     data = bytearray(buf.getvalue())
     last = data.rfind(b"OggS")
-    data[last + 6:last + 14] = struct.pack("<q", granule)
-    data[last + 22:last + 26] = bytes(4)
+    data[last + 6 : last + 14] = struct.pack("<q", granule)
+    data[last + 22 : last + 26] = bytes(4)
     nseg = data[last + 26]
-    length = 27 + nseg + sum(data[last + 27:last + 27 + nseg])
-    data[last + 22:last + 26] = struct.pack("<I", _ogg_crc(bytes(data[last:last + length])))
+    length = 27 + nseg + sum(data[last + 27 : last + 27 + nseg])
+    data[last + 22 : last + 26] = struct.pack("<I", _ogg_crc(bytes(data[last : last + length])))
     return bytes(data)
 
 
@@ -237,7 +288,7 @@ def flac_silence(path: Path, seconds: float, rate: int = 48_000, channels: int =
     with sf.SoundFile(path, "w", rate, channels, format="FLAC") as f:
         left = int(seconds * rate)
         while left > 0:
-            f.write(block[:min(left, len(block))])
+            f.write(block[: min(left, len(block))])
             left -= len(block)
 
 
@@ -250,12 +301,15 @@ def jpeg_constant(width: int, height: int) -> bytes:
     """
     import cv2
 
-    ok, enc = cv2.imencode(".jpg", np.full((16, 16, 3), 128, np.uint8),
-                           [cv2.IMWRITE_JPEG_SAMPLING_FACTOR, cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420])
+    ok, enc = cv2.imencode(
+        ".jpg",
+        np.full((16, 16, 3), 128, np.uint8),
+        [cv2.IMWRITE_JPEG_SAMPLING_FACTOR, cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420],
+    )
     buf = bytearray(enc.tobytes())
     sof = buf.find(b"\xff\xc0")
-    buf[sof + 5:sof + 9] = struct.pack(">HH", height, width)
+    buf[sof + 5 : sof + 9] = struct.pack(">HH", height, width)
     sos = buf.find(b"\xff\xda")
-    header = bytes(buf[:sos + 2 + int.from_bytes(buf[sos + 2:sos + 4], "big")])
+    header = bytes(buf[: sos + 2 + int.from_bytes(buf[sos + 2 : sos + 4], "big")])
     mcus = -(-width // 16) * -(-height // 16)
     return header + b"\x28\xa2\x8a\x00" * mcus + b"\xff\xd9"

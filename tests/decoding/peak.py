@@ -37,8 +37,7 @@ def _one(modality, path: str) -> dict:
         error, kind = str(exc), type(exc).__name__
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"added_mib": max(0, peak - before) / (1 << 20), "cpu_s": cpu, "wall_s": wall,
-            "error": error, "kind": kind}
+    return {"added_mib": max(0, peak - before) / (1 << 20), "cpu_s": cpu, "wall_s": wall, "error": error, "kind": kind}
 
 
 def main(cases_file: str) -> None:
@@ -75,8 +74,9 @@ def main(cases_file: str) -> None:
         os.close(r)
         _, status = os.waitpid(pid, 0)
         raw = b"".join(chunks)
-        results.append(json.loads(raw) if raw else {"added_mib": None, "error": f"child died ({status})",
-                                                     "kind": "crash"})
+        results.append(
+            json.loads(raw) if raw else {"added_mib": None, "error": f"child died ({status})", "kind": "crash"}
+        )
     json.dump(results, sys.stdout)
 
 

@@ -18,10 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import bombs
 import numpy as np
 import pytest
-
-import bombs
 
 BUDGET_MB = 160
 HERE = Path(__file__).resolve().parent
@@ -72,9 +71,9 @@ def _ogg_ident(rate: int | None = None, channels: int | None = None) -> bytes:
     if channels is not None:
         data[at + 11] = channels
     if rate is not None:
-        data[at + 12:at + 16] = struct.pack("<I", rate)
+        data[at + 12 : at + 16] = struct.pack("<I", rate)
     nseg = data[26]
-    length = 27 + nseg + sum(data[27:27 + nseg])
+    length = 27 + nseg + sum(data[27 : 27 + nseg])
     data[22:26] = bytes(4)
     data[22:26] = struct.pack("<I", bombs._ogg_crc(bytes(data[:length])))
     return bytes(data)
@@ -102,46 +101,65 @@ CASES = [
     ("near_webp", "vision", lambda d: _write(d, "a.webp", bombs.webp_lossless(3000, 3000)), "decoded"),
     ("near_bmp_rle", "vision", lambda d: _write(d, "a.bmp", bombs.bmp_rle(3500, 3500)), "decoded"),
     ("jpeg_cut_scan_30000", "vision", lambda d: _write(d, "a.jpg", bombs.jpeg_with_size(30000, 30000)), "refused"),
-    ("jpeg_baseline_30000_reduced", "vision", lambda d: _write(d, "a.jpg", bombs.jpeg_constant(30000, 30000)),
-     "decoded"),
+    (
+        "jpeg_baseline_30000_reduced",
+        "vision",
+        lambda d: _write(d, "a.jpg", bombs.jpeg_constant(30000, 30000)),
+        "decoded",
+    ),
     # -- audio: WAV, FLAC, OGG with absurd headers, a real silence bomb, near-limit clips ------------
     ("flac_declares_2e35_samples", "audio", lambda d: _write(d, "a.flac", bombs.flac_claiming(1 << 35)), "refused"),
-    ("wav_sparse_1h_48k_stereo", "audio", lambda d: (bombs.wav_sparse(d / "a.wav", 3600), d / "a.wav")[1],
-     "refused"),
+    ("wav_sparse_1h_48k_stereo", "audio", lambda d: (bombs.wav_sparse(d / "a.wav", 3600), d / "a.wav")[1], "refused"),
     ("wav_1000_channels", "audio", lambda d: _write(d, "a.wav", bombs.wav_header(channels=1000)), "refused"),
     ("wav_rate_4ghz", "audio", lambda d: _write(d, "a.wav", bombs.wav_header(rate=4_000_000_000)), "refused"),
     ("ogg_rate_4ghz", "audio", lambda d: _write(d, "a.ogg", _ogg_ident(rate=4_000_000_000)), "refused"),
     ("ogg_255_channels", "audio", lambda d: _write(d, "a.ogg", _ogg_ident(channels=255)), "refused"),
     ("flac_silence_3min", "audio", lambda d: (bombs.flac_silence(d / "a.flac", 180), d / "a.flac")[1], "refused"),
-    ("near_flac_16k_mono", "audio", lambda d: (_flac_noise(d / "a.flac", 25, 16_000, 1), d / "a.flac")[1],
-     "decoded"),
-    ("near_flac_48k_stereo", "audio", lambda d: (_flac_noise(d / "a.flac", 8, 48_000, 2), d / "a.flac")[1],
-     "decoded"),
+    ("near_flac_16k_mono", "audio", lambda d: (_flac_noise(d / "a.flac", 25, 16_000, 1), d / "a.flac")[1], "decoded"),
+    ("near_flac_48k_stereo", "audio", lambda d: (_flac_noise(d / "a.flac", 8, 48_000, 2), d / "a.flac")[1], "decoded"),
     # -- depth (contrib): PNG headers, .npy / .npz declared shapes, a zip bomb ------------------------
     ("depth_png8_bomb", "depth", lambda d: _write(d, "a.png", bombs.png(30000, 30000, 8, 0)), "refused"),
     ("depth_png16_20000", "depth", lambda d: _write(d, "a.png", bombs.png(20000, 20000, 16, 0)), "refused"),
-    ("depth_npy_header_only", "depth", lambda d: _write(d, "a.npy", bombs.npy_header_only((100000, 100000))),
-     "refused"),
-    ("depth_npz_zip_bomb", "depth", lambda d: _write(d, "a.npz", bombs.npz_zeros(
-        "depth", (6000, 6000), depth_scale=np.array(0.001))), "refused"),
+    (
+        "depth_npy_header_only",
+        "depth",
+        lambda d: _write(d, "a.npy", bombs.npy_header_only((100000, 100000))),
+        "refused",
+    ),
+    (
+        "depth_npz_zip_bomb",
+        "depth",
+        lambda d: _write(d, "a.npz", bombs.npz_zeros("depth", (6000, 6000), depth_scale=np.array(0.001))),
+        "refused",
+    ),
     ("near_depth_png16", "depth", lambda d: _write(d, "a.png", bombs.png(1500, 1500, 16, 0)), "decoded"),
-    ("near_depth_npz", "depth", lambda d: _write(d, "a.npz", bombs.npz_zeros(
-        "depth", (1300, 1300), depth_scale=np.array(0.001))), "decoded"),
+    (
+        "near_depth_npz",
+        "depth",
+        lambda d: _write(d, "a.npz", bombs.npz_zeros("depth", (1300, 1300), depth_scale=np.array(0.001))),
+        "decoded",
+    ),
     # -- imu (contrib) and hello (contrib), text ----------------------------------------------------
     ("imu_csv_1m_rows", "imu", lambda d: (_imu_csv(d / "a.csv", 1_000_000), d / "a.csv")[1], "refused"),
     ("near_imu_csv", "imu", lambda d: (_imu_csv(d / "a.csv", 100_000), d / "a.csv")[1], "decoded"),
-    ("hello_wav_sparse_1h", "hello", lambda d: (bombs.wav_sparse(d / "a.wav", 3600, 48_000, 1), d / "a.wav")[1],
-     "refused"),
+    (
+        "hello_wav_sparse_1h",
+        "hello",
+        lambda d: (bombs.wav_sparse(d / "a.wav", 3600, 48_000, 1), d / "a.wav")[1],
+        "refused",
+    ),
     ("near_hello_wav", "hello", lambda d: (_wav16(d / "a.wav", 1_000_000), d / "a.wav")[1], "decoded"),
     ("text_sparse_2gb", "text", lambda d: (open(d / "a.txt", "wb").truncate(2 << 30), d / "a.txt")[1], "refused"),
 ]
 FAST = [c for c in CASES if c[3] == "refused" and c[0] != "jpeg_cut_scan_30000"]  # that one decodes to see
-WARM = {"vision": lambda d: _write(d, "w.png", bombs.png(8, 8, 8, 2)),
-        "audio": lambda d: (_flac_noise(d / "w.flac", 0.5, 16_000, 1), d / "w.flac")[1],
-        "depth": lambda d: _write(d, "w.png", bombs.png(8, 8, 16, 0)),
-        "imu": lambda d: (_imu_csv(d / "w.csv", 300), d / "w.csv")[1],
-        "hello": lambda d: (_wav16(d / "w.wav", 1000), d / "w.wav")[1],
-        "text": lambda d: _write(d, "w.txt", "warm".encode())}
+WARM = {
+    "vision": lambda d: _write(d, "w.png", bombs.png(8, 8, 8, 2)),
+    "audio": lambda d: (_flac_noise(d / "w.flac", 0.5, 16_000, 1), d / "w.flac")[1],
+    "depth": lambda d: _write(d, "w.png", bombs.png(8, 8, 16, 0)),
+    "imu": lambda d: (_imu_csv(d / "w.csv", 300), d / "w.csv")[1],
+    "hello": lambda d: (_wav16(d / "w.wav", 1000), d / "w.wav")[1],
+    "text": lambda d: _write(d, "w.txt", b"warm"),
+}
 
 
 def _measure(tmp: Path, cases) -> dict[str, dict]:
@@ -151,13 +169,29 @@ def _measure(tmp: Path, cases) -> dict[str, dict]:
     for case_id, modality, build, _ in cases:
         d = tmp / case_id
         d.mkdir()
-        plan.append({"id": case_id, "modality": modality, "path": str(build(d)),
-                     "warm": str(WARM[modality](tmp / f"warm-{modality}"))})
+        plan.append(
+            {
+                "id": case_id,
+                "modality": modality,
+                "path": str(build(d)),
+                "warm": str(WARM[modality](tmp / f"warm-{modality}")),
+            }
+        )
     (tmp / "cases.json").write_text(json.dumps(plan))
-    env = {**os.environ, "V22SDK_DECODE_BUDGET_MB": str(BUDGET_MB), "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, str(HERE / "peak.py"), str(tmp / "cases.json")],
-                         capture_output=True, text=True, env=env, timeout=900)
+    env = {
+        **os.environ,
+        "V22SDK_DECODE_BUDGET_MB": str(BUDGET_MB),
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    out = subprocess.run(
+        [sys.executable, str(HERE / "peak.py"), str(tmp / "cases.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return {p["id"]: {**r, "path": p["path"]} for p, r in zip(plan, json.loads(out.stdout))}
 

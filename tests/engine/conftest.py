@@ -11,13 +11,16 @@ import pytest
 
 from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Registry, hookimpl
 
-TOY_SCHEMA = AttributeSchema.build("language", [
-    ("toy.mood.question", "the character is a question mark"),
-    ("toy.mood.exclamation", "the character is an exclamation mark"),
-    ("toy.emotion.polarity", "positive (+) or negative (-) character", "±0.5"),
-    ("toy.logic.cause", "a causal connective"),
-    ("toy.char.code", "code point mod 100 / 100", "x/100"),
-])
+TOY_SCHEMA = AttributeSchema.build(
+    "language",
+    [
+        ("toy.mood.question", "the character is a question mark"),
+        ("toy.mood.exclamation", "the character is an exclamation mark"),
+        ("toy.emotion.polarity", "positive (+) or negative (-) character", "±0.5"),
+        ("toy.logic.cause", "a causal connective"),
+        ("toy.char.code", "code point mod 100 / 100", "x/100"),
+    ],
+)
 BLIP_SCHEMA = AttributeSchema.build("audio", [("blip.pitch", "pitch of the blip", "value itself")])
 
 
@@ -114,9 +117,18 @@ def module_registry(tmp_path_factory):
         yield reg
 
 
-PAIRS = [("你好吗?", "我很好"), ("因为下雨!", "带伞"), ("天坏了", "不好"), ("早上好", "早安"),
-         ("吃了吗?", "吃了"), ("再见!", "再见"), ("谢谢", "不客气"), ("晚安", "好梦"),
-         ("多少钱?", "十块"), ("好冷!", "穿衣")]
+PAIRS = [
+    ("你好吗?", "我很好"),
+    ("因为下雨!", "带伞"),
+    ("天坏了", "不好"),
+    ("早上好", "早安"),
+    ("吃了吗?", "吃了"),
+    ("再见!", "再见"),
+    ("谢谢", "不客气"),
+    ("晚安", "好梦"),
+    ("多少钱?", "十块"),
+    ("好冷!", "穿衣"),
+]
 
 
 @pytest.fixture
@@ -135,8 +147,7 @@ def mixed_manifest(tmp_path):
     for i, pitch in enumerate([-0.8, -0.7, 0.7, 0.8, -0.75, 0.75]):
         f = tmp_path / f"b{i}.blip"
         f.write_text(json.dumps({"pitch": pitch}))
-        lines.append({"input": f.name, "target": "低" if pitch < 0 else "高",
-                      **({"split": "test"} if i >= 4 else {})})
+        lines.append({"input": f.name, "target": "低" if pitch < 0 else "高", **({"split": "test"} if i >= 4 else {})})
     path.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
     return path
 

@@ -19,8 +19,9 @@ from v22sdk.errors import CheckpointError, InputError
 @pytest.fixture
 def trained(registry, mixed_manifest, tmp_path):
     out = tmp_path / "m.pt"
-    res = train_engine(mixed_manifest, preset("tiny", epochs=3, batch_size=4), out, registry=registry,
-                       use_text_plugin=False)
+    res = train_engine(
+        mixed_manifest, preset("tiny", epochs=3, batch_size=4), out, registry=registry, use_text_plugin=False
+    )
     return out, res
 
 
@@ -44,7 +45,7 @@ def test_other_config_is_refused_clearly(trained, tmp_path):
     with pytest.raises(CheckpointError, match="another configuration.*out_positions"):
         load_checkpoint(out, expect=preset("tiny", out_positions=9))
     doc = read_checkpoint(out)
-    doc["config"]["out_positions"] = 9                       # config and weights now disagree
+    doc["config"]["out_positions"] = 9  # config and weights now disagree
     bad = tmp_path / "bad.pt"
     torch.save(doc, bad)
     with pytest.raises(CheckpointError, match="does not fit"):
@@ -80,9 +81,26 @@ def test_loading_never_unpickles_objects(tmp_path):
 def test_cli_train_eval_run(registry, mixed_manifest, tmp_path):
     cli = CliRunner()
     ckpt, log, png = tmp_path / "c.pt", tmp_path / "log.jsonl", tmp_path / "loss.png"
-    r = cli.invoke(train, [str(mixed_manifest), "--preset", "tiny", "--epochs", "3", "-o", str(ckpt),
-                           "--log", str(log), "--plot", str(png), "--set", "batch_size=4", "--no-progress"],
-                   catch_exceptions=False)
+    r = cli.invoke(
+        train,
+        [
+            str(mixed_manifest),
+            "--preset",
+            "tiny",
+            "--epochs",
+            "3",
+            "-o",
+            str(ckpt),
+            "--log",
+            str(log),
+            "--plot",
+            str(png),
+            "--set",
+            "batch_size=4",
+            "--no-progress",
+        ],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
     assert "parameters" in r.output and ckpt.is_file() and png.stat().st_size > 1000
     assert len(log.read_text().splitlines()) == 3
@@ -201,8 +219,13 @@ def test_run_sets_numpy_blas_to_one_thread():
     pytest.importorskip("threadpoolctl")
     if sys.platform != "linux":
         pytest.skip("the fallback reads /proc/self/maps")
-    r = subprocess.run([sys.executable, "-c", _BLAS_PROBE], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"})
+    r = subprocess.run(
+        [sys.executable, "-c", _BLAS_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"},
+    )
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout.strip().splitlines()[-1])
     if not got["before"] or any(n != 2 for _, n in got["before"]):
@@ -221,9 +244,11 @@ def test_run_imports_only_what_its_input_needs():
 
     if not DEFAULT_CHECKPOINT.is_file() or "text" not in Registry().names("modalities"):
         pytest.skip("needs the default checkpoint and the text plugin")
-    code = ("import sys\nfrom v22sdk.engine.cli import run\n"
-            "run(['--modality', 'text', '你好吗？', '--json'], standalone_mode=False)\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules}))")
+    code = (
+        "import sys\nfrom v22sdk.engine.cli import run\n"
+        "run(['--modality', 'text', '你好吗？', '--json'], standalone_mode=False)\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = set(eval(out.strip().splitlines()[-1]))  # a list literal we printed ourselves
     assert "v22sdk_text" in loaded  # the check sees the text tokenizer's own modules (jieba itself is no
@@ -231,8 +256,9 @@ def test_run_imports_only_what_its_input_needs():
     assert not loaded & {"cv2", "scipy", "librosa", "soundfile", "matplotlib", "rich"}
 
 
-def test_a_plugin_edit_keeps_the_recorded_split_but_a_data_edit_does_not(trained, registry, mixed_manifest,
-                                                                        monkeypatch):
+def test_a_plugin_edit_keeps_the_recorded_split_but_a_data_edit_does_not(
+    trained, registry, mixed_manifest, monkeypatch
+):
     from v22sdk.engine import data as data_module
     from v22sdk.engine.pipeline import evaluate_checkpoint
 

@@ -16,13 +16,16 @@ def test_manifest_mixed_modalities(registry, mixed_manifest):
     assert ex[6].is_file and ex[6].target == "低" and ex[10].split == "test"
 
 
-@pytest.mark.parametrize("line, problem", [
-    ("{not json", "invalid JSON"),
-    ('{"input": "x"}', "needs"),
-    ('{"input": "x", "target": "y", "split": "dev"}', "split must be"),
-    ('{"input": "missing.blip", "modality": "blip", "target": "y"}', "not found"),
-    ('{"input": "x", "modality": "smell", "target": "y"}', "unknown modality 'smell' (installed: blip, toytext)"),
-])
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ("{not json", "invalid JSON"),
+        ('{"input": "x"}', "needs"),
+        ('{"input": "x", "target": "y", "split": "dev"}', "split must be"),
+        ('{"input": "missing.blip", "modality": "blip", "target": "y"}', "not found"),
+        ('{"input": "x", "modality": "smell", "target": "y"}', "unknown modality 'smell' (installed: blip, toytext)"),
+    ],
+)
 def test_bad_manifest_lines_name_the_line(registry, tmp_path, line, problem):
     p = tmp_path / "m.jsonl"
     p.write_text('{"input": "ok", "modality": "toytext", "target": "好"}\n' + line + "\n", encoding="utf-8")
@@ -69,9 +72,9 @@ def test_aux_targets_from_named_slots(registry, mixed_manifest):
     # 你好吗? → question (0); 因为下雨! → exclamation (12) and a cause relation; blips → audio zone (15)
     assert ds.aux.a.tolist()[:2] == [0, 12] and ds.aux.a.tolist()[2] == 6
     assert (ds.aux.a[6:] == 15).all()
-    assert ds.aux.d[1] == 0 and ds.aux.d[0] == -1           # no relation: masked, not "cause"
+    assert ds.aux.d[1] == 0 and ds.aux.d[0] == -1  # no relation: masked, not "cause"
     assert ds.aux.c_mask[:6].all() and not ds.aux.c_mask[6:].any()
-    assert ds.aux.c[2, 0] < 0 < ds.aux.c[0, 0]               # 坏 negative, 好 positive
+    assert ds.aux.c[2, 0] < 0 < ds.aux.c[0, 0]  # 坏 negative, 好 positive
     assert "toy.mood.question" in ds.attr_sets[0]
 
 
@@ -107,11 +110,13 @@ def test_a_text_modality_reads_a_file_it_names_and_long_texts_stay_text(registry
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.toy").write_text("你好吗？", encoding="utf-8")
     long_text = "今天天气很好" * 60  # 1,080 UTF-8 bytes: longer than any file name may be
-    lines = [{"input": "notes/a.toy", "modality": "toytext", "target": "好"},
-             {"input": "notes/missing.toy", "modality": "toytext", "target": "好", "literal": True},  # said: text
-             {"input": "notes/a.txt", "modality": "toytext", "target": "好", "literal": True},
-             {"input": long_text, "modality": "toytext", "target": "好"},
-             {"input": long_text, "target": "好"}]                                  # modality left out
+    lines = [
+        {"input": "notes/a.toy", "modality": "toytext", "target": "好"},
+        {"input": "notes/missing.toy", "modality": "toytext", "target": "好", "literal": True},  # said: text
+        {"input": "notes/a.txt", "modality": "toytext", "target": "好", "literal": True},
+        {"input": long_text, "modality": "toytext", "target": "好"},
+        {"input": long_text, "target": "好"},
+    ]  # modality left out
     manifest = tmp_path / "m.jsonl"
     manifest.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
     ex = read_examples(manifest, registry)
@@ -144,6 +149,6 @@ def test_display_escapes_every_lone_surrogate_and_leaves_text_alone():
     from v22sdk._paths import display
 
     assert display(os.fsdecode(b"ab\xffcd")) == "ab\\xffcd"  # an undecodable argv byte, as the byte
-    assert display("x\ud800y") == "x\\ud800y"                # a JSON "\ud800" escape, as that escape
+    assert display("x\ud800y") == "x\\ud800y"  # a JSON "\ud800" escape, as that escape
     assert display("今天 ok") == "今天 ok"
-    display(os.fsdecode(b"\xfe\xff")).encode("utf-8")        # always valid UTF-8
+    display(os.fsdecode(b"\xfe\xff")).encode("utf-8")  # always valid UTF-8

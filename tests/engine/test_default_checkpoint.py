@@ -126,7 +126,9 @@ def test_the_examples_get_the_same_answer_however_they_are_stored(real, tmp_path
             src = EXAMPLES / name
             if src.suffix == ".wav":
                 x, rate = sf.read(str(src))
-                files = [write_audio_variant(v, x, rate, tmp_path / f"{name}_{v}") for v in AUDIO_VARIANTS if v != "mono"]
+                files = [
+                    write_audio_variant(v, x, rate, tmp_path / f"{name}_{v}") for v in AUDIO_VARIANTS if v != "mono"
+                ]
             else:
                 img = cv2.imread(str(src))[:, :, ::-1]
                 files = [write_image_variant(v, img, tmp_path / f"{name}_{v}") for v in IMAGE_VARIANTS]

@@ -20,20 +20,48 @@ def demo():
 
 
 def _row(engine, **kw):
-    row = {"engine": engine, "parameters": 3257922, "epochs": 120, "final_loss": 2.4e-3, "stopped_early": False,
-           "train_exact": 1.0, "train_n": 28, "heldout_exact": 1.0, "heldout_char": 1.0, "heldout_n": 20,
-           "safeguards": {"spikes": 0, "rollbacks": 0, "ac_alarms": 0}}
+    row = {
+        "engine": engine,
+        "parameters": 3257922,
+        "epochs": 120,
+        "final_loss": 2.4e-3,
+        "stopped_early": False,
+        "train_exact": 1.0,
+        "train_n": 28,
+        "heldout_exact": 1.0,
+        "heldout_char": 1.0,
+        "heldout_n": 20,
+        "safeguards": {"spikes": 0, "rollbacks": 0, "ac_alarms": 0},
+    }
     return row | kw
 
 
 def test_verification_table_and_values_come_from_the_runs(demo):
     results = {
         "text memorisation (--sample 10)": [
-            _row("v22", epochs=158, final_loss=9.9e-5, stopped_early=True, train_n=8, heldout_exact=0.0,
-                 heldout_char=0.0, heldout_n=2),
-            _row("baseline", parameters=2158592, epochs=57, stopped_early=True, train_exact=0.875, train_n=8,
-                 heldout_exact=0.5, heldout_char=0.25, heldout_n=2, safeguards={"spikes": 2, "rollbacks": 1,
-                                                                                "ac_alarms": 0})],
+            _row(
+                "v22",
+                epochs=158,
+                final_loss=9.9e-5,
+                stopped_early=True,
+                train_n=8,
+                heldout_exact=0.0,
+                heldout_char=0.0,
+                heldout_n=2,
+            ),
+            _row(
+                "baseline",
+                parameters=2158592,
+                epochs=57,
+                stopped_early=True,
+                train_exact=0.875,
+                train_n=8,
+                heldout_exact=0.5,
+                heldout_char=0.25,
+                heldout_n=2,
+                safeguards={"spikes": 2, "rollbacks": 1, "ac_alarms": 0},
+            ),
+        ],
         "image → label (28 pairs, apple/sun)": [_row("v22"), _row("baseline", epochs=10, stopped_early=True)],
     }
     table = demo.verification_table(results)

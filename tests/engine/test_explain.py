@@ -13,8 +13,16 @@ from click.testing import CliRunner
 from torch import nn
 
 from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT
-from v22sdk.engine.explain import (IG_TOLERANCE, NotDifferentiable, Objective, cut_regions, explain_batch,
-                                   occlude, slot_attribution, token_attribution)
+from v22sdk.engine.explain import (
+    IG_TOLERANCE,
+    NotDifferentiable,
+    Objective,
+    cut_regions,
+    explain_batch,
+    occlude,
+    slot_attribution,
+    token_attribution,
+)
 
 # held-out inputs of the bundled checkpoint (data suite test split; examples/README.md), and a photo it never
 # learned to read (the old demo's apple: run calls it unfamiliar)
@@ -37,7 +45,7 @@ class SlotReader(nn.Module):
 
     def forward(self, tokens, mask, attr_sets=None):
         m = mask.to(tokens.dtype)
-        read = self.w * (tokens[..., 256 + 3] * m).sum(1) + 0.5 * (tokens[..., 0] * m).sum(1)     # (B,)
+        read = self.w * (tokens[..., 256 + 3] * m).sum(1) + 0.5 * (tokens[..., 0] * m).sum(1)  # (B,)
         if self.detach:  # half of the effect computed without gradient: completeness must fail
             read = read + read.detach()
         if self.constant:
@@ -176,8 +184,9 @@ def test_explanation_of_the_bundled_engine_is_complete_and_names_the_plugin_slot
     assert len(runner.model.memory) == memory_before  # read, never written
     schema = runner.registry.get_class("modalities", expl["modality"]).schema
     assert expl["slots"] and all(s["name"] == schema.name(s["index"]) for s in expl["slots"])
-    assert [abs(s["attribution"]) for s in expl["slots"]] == sorted((abs(s["attribution"]) for s in expl["slots"]),
-                                                                     reverse=True)
+    assert [abs(s["attribution"]) for s in expl["slots"]] == sorted(
+        (abs(s["attribution"]) for s in expl["slots"]), reverse=True
+    )
     for path in ("slots", "tokens"):
         c = expl["completeness"][path]
         assert c["f_input"] == pytest.approx(expl["log_prob"], abs=1e-6)
@@ -233,13 +242,23 @@ def test_a_third_party_plugin_and_the_baseline_engine(registry, text_manifest, t
     from v22sdk.engine.runner import Runner
 
     out = tmp_path / "toy.pt"
-    train_engine(text_manifest, preset("tiny", engine="baseline", epochs=2, batch_size=4), out, registry=registry,
-                 use_text_plugin=False)
+    train_engine(
+        text_manifest,
+        preset("tiny", engine="baseline", epochs=2, batch_size=4),
+        out,
+        registry=registry,
+        use_text_plugin=False,
+    )
     with Runner(out, registry) as r:
         expl = r.explain_answer("因为下雨!", "toytext", method="ig")
     names = {s["name"] for s in expl["slots"]}
-    assert names and names <= {"toy.mood.question", "toy.mood.exclamation", "toy.emotion.polarity",
-                                "toy.logic.cause", "toy.char.code"}
+    assert names and names <= {
+        "toy.mood.question",
+        "toy.mood.exclamation",
+        "toy.emotion.polarity",
+        "toy.logic.cause",
+        "toy.char.code",
+    }
     assert "toy.logic.cause" in names and "toy.mood.exclamation" in names
     assert expl["engine"] == "baseline" and expl["completeness"]["slots"]["within_tolerance"]
     assert abs(expl["completeness"]["tokens"]["gap"]) < 1e-3  # a fully differentiable engine
@@ -288,8 +307,13 @@ def test_an_engine_registered_through_the_hook(registry, text_manifest, tmp_path
     mod.__name__ = "bag_plugin"
     registry.register(mod, "bag")
     out = tmp_path / "bag.pt"
-    train_engine(text_manifest, preset("tiny", engine="bag", epochs=2, batch_size=4, loss_a=False, loss_b=False,
-                                       loss_c=False, loss_d=False), out, registry=registry, use_text_plugin=False)
+    train_engine(
+        text_manifest,
+        preset("tiny", engine="bag", epochs=2, batch_size=4, loss_a=False, loss_b=False, loss_c=False, loss_d=False),
+        out,
+        registry=registry,
+        use_text_plugin=False,
+    )
     with Runner(out, registry) as r:
         for method in ("ig", "occlusion"):
             expl = r.explain_answer("好冷!", "toytext", method=method)
@@ -362,13 +386,16 @@ def test_run_why_json_and_the_terminal_view(runner):
     assert "background-color" in styled  # shading is colour on a terminal
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--plot", "x.png"], "add --why"),
-    (["--method", "ig"], "add --why"),
-    (["--why", "--plot", "x.txt"], "must end in"),
-    (["--why", "--plot", "/no/such/folder/x.png"], "does not exist"),
-    (["--why", "--backend", "ray", "--out", "o"], "not available with --backend ray"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--plot", "x.png"], "add --why"),
+        (["--method", "ig"], "add --why"),
+        (["--why", "--plot", "x.txt"], "must end in"),
+        (["--why", "--plot", "/no/such/folder/x.png"], "does not exist"),
+        (["--why", "--backend", "ray", "--out", "o"], "not available with --backend ray"),
+    ],
+)
 def test_bad_why_options_are_refused_before_any_work(args, message, tmp_path, monkeypatch, capsys):
     from v22sdk.cli import main
 

@@ -47,12 +47,24 @@ def test_spearman_and_rankings(script):
 
 def test_the_pick_follows_the_paired_interval_then_the_cost(script):
     cost = {"ig": {"median_ms": 90.0}, "occlusion": {"median_ms": 40.0}}
-    assert script.pick({"deletion": {"occlusion_minus_ig_slots": {"mean": .1, "lo": .02, "hi": .2}},
-                        "cost": cost})["method"] == "ig"
-    assert script.pick({"deletion": {"occlusion_minus_ig_slots": {"mean": -.1, "lo": -.2, "hi": -.01}},
-                        "cost": cost})["method"] == "occlusion"
-    assert script.pick({"deletion": {"occlusion_minus_ig_slots": {"mean": .01, "lo": -.02, "hi": .05}},
-                        "cost": cost})["method"] == "occlusion"
+    assert (
+        script.pick({"deletion": {"occlusion_minus_ig_slots": {"mean": 0.1, "lo": 0.02, "hi": 0.2}}, "cost": cost})[
+            "method"
+        ]
+        == "ig"
+    )
+    assert (
+        script.pick({"deletion": {"occlusion_minus_ig_slots": {"mean": -0.1, "lo": -0.2, "hi": -0.01}}, "cost": cost})[
+            "method"
+        ]
+        == "occlusion"
+    )
+    assert (
+        script.pick({"deletion": {"occlusion_minus_ig_slots": {"mean": 0.01, "lo": -0.02, "hi": 0.05}}, "cost": cost})[
+            "method"
+        ]
+        == "occlusion"
+    )
 
 
 @pytest.mark.slow
@@ -74,8 +86,12 @@ def test_a_short_run_writes_a_result_file_and_its_figure(script, tmp_path, monke
     suite = build_suite(tmp_path / "suite", size="tiny")
     monkeypatch.setenv("V22SDK_CACHE", str(tmp_path / "cache"))
     out, fig = tmp_path / "f.json", tmp_path / "f.png"
-    assert script.main(["--data", str(suite), "--limit", "1", "--shuffled-epochs", "1", "--out", str(out),
-                        "--figure", str(fig)]) == 0
+    assert (
+        script.main(
+            ["--data", str(suite), "--limit", "1", "--shuffled-epochs", "1", "--out", str(out), "--figure", str(fig)]
+        )
+        == 0
+    )
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["criterion"] == script.CRITERION and doc["provenance"]["command"]
     inputs = doc["data"]["inputs"]
@@ -137,8 +153,9 @@ def test_parts_come_from_a_suite_manifest(script, tmp_path):
 def test_another_build_of_the_data_uses_the_split_its_manifest_pins(script):
     from types import SimpleNamespace
 
-    ds = SimpleNamespace(identity="other", examples=[SimpleNamespace(split=s) for s in
-                                                     ("train", "test", "val", "train", "test")])
+    ds = SimpleNamespace(
+        identity="other", examples=[SimpleNamespace(split=s) for s in ("train", "test", "val", "train", "test")]
+    )
     doc = {"split": {"train": [0], "val": [], "test": [4]}}
     assert script.data_splits(ds, doc, {"identity": "other"}, "s", "c") == {"train": [0], "val": [], "test": [4]}
     assert script.data_splits(ds, doc, {"identity": "mine"}, "s", "c") == {"train": [0, 3], "val": [2], "test": [1, 4]}

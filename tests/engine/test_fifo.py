@@ -17,11 +17,11 @@ def test_top1_cosine_and_fifo_capacity():
     keys = torch.eye(4, 256)
     vals = torch.arange(4).float()[:, None].repeat(1, 384)
     ids = mem.write(keys, vals, [frozenset()] * 4)
-    assert ids == [1, 2, 3, 4] and len(mem) == 3           # the oldest (key e0) was dropped
+    assert ids == [1, 2, 3, 4] and len(mem) == 3  # the oldest (key e0) was dropped
     r = mem.read(torch.stack([keys[2] * 5, keys[0] + 0.1 * keys[3]]), [frozenset()] * 2)
     assert r.found.all()
-    assert r.values[0, 0] == 2 and r.ids[0] == 3             # cosine ignores scale
-    assert r.values[1, 0] == 3 and r.ids[1] == 4             # e0 is gone; e3 is the nearest left
+    assert r.values[0, 0] == 2 and r.ids[0] == 3  # cosine ignores scale
+    assert r.values[1, 0] == 3 and r.ids[1] == 4  # e0 is gone; e3 is the nearest left
     assert abs(float(r.scores[0]) - 1.0) < 1e-6
 
 
@@ -36,9 +36,11 @@ def test_state_round_trip():
 
 
 def test_registering_engines_and_backend_does_not_import_torch():
-    code = ("import sys; import v22sdk.engine.plugin as p; "
-            "assert [c.name for c in p.v22sdk_register_engines()] == ['v22', 'baseline']; "
-            "assert [c.name for c in p.v22sdk_register_memory_backends()] == ['fifo']; "
-            "print('torch' in sys.modules)")
+    code = (
+        "import sys; import v22sdk.engine.plugin as p; "
+        "assert [c.name for c in p.v22sdk_register_engines()] == ['v22', 'baseline']; "
+        "assert [c.name for c in p.v22sdk_register_memory_backends()] == ['fifo']; "
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -22,8 +22,8 @@ def _attr(b=6, n=5, seed=3):
     mask = torch.ones(b, n, dtype=torch.bool)
     mask[1, 2:] = False
     attr[2] = 0
-    attr[2, 0, 17] = -0.6          # one active id: statistics must be zero
-    attr[3] = 0                    # no active id at all: zeros, not NaN
+    attr[2, 0, 17] = -0.6  # one active id: statistics must be zero
+    attr[3] = 0  # no active id at all: zeros, not NaN
     attr[4, :, :] = 0
     attr[4, 1, 5], attr[4, 3, 9] = 0.3, -0.8  # exactly two
     return attr, mask
@@ -58,7 +58,7 @@ def test_p3l_statistics_from_lse_equal_those_of_the_matrix():
         ref = p._stats(torch.softmax(s, -1), m)
         got = p._stats_from_lse(q, k, torch.logsumexp(s, -1), m)
     assert ref.shape == got.shape == (6, 12)
-    assert ref.abs().max() > 0.05                       # the statistics are not all zero
+    assert ref.abs().max() > 0.05  # the statistics are not all zero
     assert torch.equal(ref[[2, 3]], torch.zeros(2, 12))  # < 2 active ids
     torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-12)
     # the comparison can fail: the statistics of a different temperature are not these
@@ -105,7 +105,7 @@ def test_p7_fused_matches_reference_forward_and_gradients():
     (s0, v0, g0), (s1, v1, g1) = results
     torch.testing.assert_close(s1, s0, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(v1, v0, rtol=1e-5, atol=1e-6)
-    assert g1["temperature"].abs() > 0           # the learned scale still gets its gradient
+    assert g1["temperature"].abs() > 0  # the learned scale still gets its gradient
     for name, g in g0.items():
         torch.testing.assert_close(g1[name], g, rtol=1e-4, atol=1e-7 * (1 + float(g.abs().max())), msg=name)
 

@@ -29,7 +29,7 @@ def test_cached_inference_is_bit_identical_and_computed_once():
     p7, x, mask, vocab, loss_vec = _setup()
     p7.eval()
     with torch.enable_grad():
-        ref = [t.detach() for t in p7(x, mask, vocab, loss_vec)]      # gradients on: never cached
+        ref = [t.detach() for t in p7(x, mask, vocab, loss_vec)]  # gradients on: never cached
     assert "_inference_cache" not in p7.__dict__
     calls = []
     orig = p7._vocab_kv
@@ -37,7 +37,7 @@ def test_cached_inference_is_bit_identical_and_computed_once():
     with torch.no_grad():
         first = p7(x, mask, vocab, loss_vec)
         second = p7(x, mask, vocab, loss_vec)
-    assert calls == [1]                                             # the second call reused them
+    assert calls == [1]  # the second call reused them
     assert _same(first, ref) and _same(second, ref)
 
 
@@ -46,15 +46,15 @@ def test_a_changed_parameter_vocabulary_or_loss_vector_is_seen():
     p7.eval()
     with torch.no_grad():
         before = p7(x, mask, vocab, loss_vec)
-        p7.k_proj.weight.mul_(1.5)                                  # as an optimiser step would
+        p7.k_proj.weight.mul_(1.5)  # as an optimiser step would
         after = p7(x, mask, vocab, loss_vec)
         assert not torch.equal(before[0], after[0])
         with torch.enable_grad():
             fresh = [t.detach() for t in p7(x, mask, vocab, loss_vec)]
         assert _same(after, fresh)
-        vocab.mul_(-1.0)                                            # the vocabulary buffer changes
+        vocab.mul_(-1.0)  # the vocabulary buffer changes
         assert _same(p7(x, mask, vocab, loss_vec), [t.detach() for t in _fresh(p7, x, mask, vocab, loss_vec)])
-        loss_vec.add_(0.5)                                          # the loss vector changes
+        loss_vec.add_(0.5)  # the loss vector changes
         assert _same(p7(x, mask, vocab, loss_vec), [t.detach() for t in _fresh(p7, x, mask, vocab, loss_vec)])
 
 
@@ -67,7 +67,7 @@ def test_a_stale_cache_would_be_caught():
         cache = dict(p7._inference_cache)
         p7.v_heads.mul_(2.0)
         key = tuple((t.data_ptr(), t._version) for t in (vocab, *p7.parameters()))
-        p7._inference_cache["kv"] = (key, cache["kv"][1])          # forge a hit on the old values
+        p7._inference_cache["kv"] = (key, cache["kv"][1])  # forge a hit on the old values
         stale = p7(x, mask, vocab, loss_vec)
     assert not _same(stale, [t.detach() for t in _fresh(p7, x, mask, vocab, loss_vec)])
 

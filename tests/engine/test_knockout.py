@@ -50,16 +50,27 @@ def test_each_knockout_zeroes_its_stage_and_nothing_else(model, batch):
         seen: dict = {}
         with knocked_out(model, [name], gate_value=g):
             # probes registered after the knock-out's hooks see what the rest of the model sees
-            hooks = [probe(model.stage_e, seen, "e"), probe(model.me_to_sent, seen, "me_to_sent"),
-                     probe(model.abc_prime, seen, "abc"), probe(model.abc_prime.to_sent, seen, "abc_sent"),
-                     probe(model.p3l, seen, "p3l"), probe(model.stage_a, seen, "a"), probe(model.stage_c, seen, "c"),
-                     probe(model.gate, seen, "gate")]
+            hooks = [
+                probe(model.stage_e, seen, "e"),
+                probe(model.me_to_sent, seen, "me_to_sent"),
+                probe(model.abc_prime, seen, "abc"),
+                probe(model.abc_prime.to_sent, seen, "abc_sent"),
+                probe(model.p3l, seen, "p3l"),
+                probe(model.stage_a, seen, "a"),
+                probe(model.stage_c, seen, "c"),
+                probe(model.gate, seen, "gate"),
+            ]
             out = run(model, batch)
             for h in hooks:
                 h.remove()
         zeroed = {
-            "E": ["e", "me_to_sent"], "ABC'": ["abc", "abc_sent"], "P3-L": ["p3l"], "A/C": ["a", "c"],
-            "gate": [], "memory": []}[name]
+            "E": ["e", "me_to_sent"],
+            "ABC'": ["abc", "abc_sent"],
+            "P3-L": ["p3l"],
+            "A/C": ["a", "c"],
+            "gate": [],
+            "memory": [],
+        }[name]
         for key in zeroed:
             value = seen[key]
             tensors = [v for v in (value if isinstance(value, tuple) else (value,)) if v.is_floating_point()]

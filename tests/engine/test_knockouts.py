@@ -22,13 +22,13 @@ def ko():
 def test_mcnemar_is_the_binomial_test_on_discordant_pairs(ko):
     right = np.ones(12, bool)
     wrong = right.copy()
-    wrong[:10] = False                                   # 10 discordant pairs, all one way
-    assert ko.mcnemar_exact(right, wrong) == pytest.approx(2 * 0.5 ** 10)
-    assert ko.mcnemar_exact(right, right) == 1.0          # no discordant pair
+    wrong[:10] = False  # 10 discordant pairs, all one way
+    assert ko.mcnemar_exact(right, wrong) == pytest.approx(2 * 0.5**10)
+    assert ko.mcnemar_exact(right, right) == 1.0  # no discordant pair
     mixed = right.copy()
     mixed[:3] = False
     other = right.copy()
-    other[3:6] = False                                   # 3 one way, 3 the other
+    other[3:6] = False  # 3 one way, 3 the other
     assert ko.mcnemar_exact(mixed, other) == pytest.approx(1.0)
 
 
@@ -69,10 +69,10 @@ def test_knocked_out_replaces_outputs_and_restores_the_model(ko):
     x = torch.randn(3, 2)
     before = net(x)
     with ko.knocked_out(net, [("a", "zero")]):
-        assert torch.allclose(net(x), net.g.bias + 1.0)   # g sees zeros
+        assert torch.allclose(net(x), net.g.bias + 1.0)  # g sees zeros
     with ko.knocked_out(net, [("g", "val_mean")], gate_mean=torch.full((1, 2), 5.0)):
         assert torch.equal(net(x), torch.full((3, 2), 6.0))
-    assert torch.equal(net(x), before)                       # hooks removed
+    assert torch.equal(net(x), before)  # hooks removed
 
 
 def test_every_knockout_names_a_module_of_the_shipped_engine(ko):

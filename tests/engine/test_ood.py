@@ -23,8 +23,8 @@ def _have_everything() -> bool:
 def test_the_split_is_by_group_seeded_and_about_a_third_dev():
     groups = [f"g{i}" for i in range(600)]
     a = [ood._split(0, "photo", g) for g in groups]
-    assert a == [ood._split(0, "photo", g) for g in groups]              # deterministic
-    assert a != [ood._split(1, "photo", g) for g in groups]              # seeded
+    assert a == [ood._split(0, "photo", g) for g in groups]  # deterministic
+    assert a != [ood._split(1, "photo", g) for g in groups]  # seeded
     assert 0.27 < a.count("dev") / len(a) < 0.40
 
 
@@ -45,8 +45,11 @@ def test_a_non_empty_folder_is_refused(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _have_everything(), reason="needs asterisk-core-sounds-en-wav, gcin-voice, fortunes-zh, "
-                                                   "espeak-ng, fluidsynth (scripts/ci_services.sh installs them)")
+@pytest.mark.skipif(
+    not _have_everything(),
+    reason="needs asterisk-core-sounds-en-wav, gcin-voice, fortunes-zh, "
+    "espeak-ng, fluidsynth (scripts/ci_services.sh installs them)",
+)
 def test_build_writes_every_category_with_sources_and_no_digit_among_the_unfamiliar(tmp_path):
     manifest = ood.build_ood(tmp_path / "ood", seed=0)
     rows = ood.read_ood(manifest.parent)

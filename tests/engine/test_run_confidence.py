@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-
 from v22sdk.engine.checkpoint import read_checkpoint
 from v22sdk.engine.cli import run
 from v22sdk.engine.config import preset
@@ -34,8 +33,15 @@ def trained_once(module_registry, tmp_path_factory):
     folder = tmp_path_factory.mktemp("blips")
     manifest = _write_blips(folder)
     out = folder / "m.pt"
-    train_engine(manifest, preset("tiny", epochs=4, batch_size=8), out, registry=module_registry,
-                 use_text_plugin=False, val_frac=0.25, sources=[{"name": "toy blips", "licence": "MIT"}])
+    train_engine(
+        manifest,
+        preset("tiny", epochs=4, batch_size=8),
+        out,
+        registry=module_registry,
+        use_text_plugin=False,
+        val_frac=0.25,
+        sources=[{"name": "toy blips", "licence": "MIT"}],
+    )
     return out, manifest
 
 
@@ -63,12 +69,19 @@ def test_training_with_a_validation_split_stores_calibration_open_set_and_labels
 
 def test_without_a_validation_split_there_is_no_calibration(registry, blip_manifest, tmp_path):
     out = tmp_path / "m.pt"
-    train_engine(blip_manifest, preset("tiny", epochs=1, batch_size=8), out, registry=registry,
-                 use_text_plugin=False, val_frac=0.0)
+    train_engine(
+        blip_manifest,
+        preset("tiny", epochs=1, batch_size=8),
+        out,
+        registry=registry,
+        use_text_plugin=False,
+        val_frac=0.0,
+    )
     doc = read_checkpoint(out)
     assert doc["calibration"] is None and doc["open_set"] is None
-    r = CliRunner().invoke(run, [str(blip_manifest.parent / "b0.blip"), "-c", str(out), "--no-memory", "--json"],
-                           catch_exceptions=False)
+    r = CliRunner().invoke(
+        run, [str(blip_manifest.parent / "b0.blip"), "-c", str(out), "--no-memory", "--json"], catch_exceptions=False
+    )
     res = json.loads(r.output)
     assert res["calibrated"] is False and res["familiar"] is None and res["open_set"] is None
     assert res["output"] == res["decoded"]
@@ -83,14 +96,16 @@ def test_runner_reports_familiar_and_unfamiliar_inputs(calibrated, blip_manifest
     with Runner(calibrated) as runner:
         res = runner.run(blip)
         o = res["open_set"]
-        assert res["calibrated"] is True and o["method"] == "mahalanobis(sent_vec)" and o["nearest_label"] in ("低", "高")
+        assert (
+            res["calibrated"] is True and o["method"] == "mahalanobis(sent_vec)" and o["nearest_label"] in ("低", "高")
+        )
         assert o["threshold"] == pytest.approx(runner.open_set.thresholds["blip"], abs=1e-4)
         assert res["familiar"] is (o["score"] <= o["threshold"])
-        runner.open_set.thresholds["blip"] = math.inf             # everything familiar
+        runner.open_set.thresholds["blip"] = math.inf  # everything familiar
         res = runner.run(blip)
         assert res["familiar"] is True and res["output"] == res["decoded"] in ("低", "高")
         assert format_result(res).splitlines()[0].startswith(res["output"] + "    confidence ")
-        runner.open_set.thresholds["blip"] = -1.0                 # nothing familiar
+        runner.open_set.thresholds["blip"] = -1.0  # nothing familiar
         res = runner.run(blip)
         assert res["familiar"] is False and res["output"] is None and res["decoded"] in ("低", "高")
         text = format_result(res)
@@ -138,8 +153,19 @@ def test_a_modality_with_too_few_validation_inputs_gets_no_threshold_and_is_not_
     scorer.set_thresholds(scores, ["few"] * (n - 1) + ["enough"] * n)
     assert "few" not in scorer.thresholds and scorer.familiar(0.0, "few") is None
     assert scorer.thresholds["enough"] == pytest.approx(np.quantile(np.arange(n, dtype=float), 0.95))
-    r = {"tokens": 3, "truncated_to": 3, "familiar": None, "output": "高", "decoded": "高", "confidence": 0.9,
-         "calibrated": True, "modality": "few", "engine": "v22", "attributes": [], "memory": None,
-         "open_set": {"score": 5.0, "threshold": None, "nearest_label": "高", "method": "mahalanobis(sent_vec)"}}
+    r = {
+        "tokens": 3,
+        "truncated_to": 3,
+        "familiar": None,
+        "output": "高",
+        "decoded": "高",
+        "confidence": 0.9,
+        "calibrated": True,
+        "modality": "few",
+        "engine": "v22",
+        "attributes": [],
+        "memory": None,
+        "open_set": {"score": 5.0, "threshold": None, "nearest_label": "高", "method": "mahalanobis(sent_vec)"},
+    }
     text = format_result(r)
     assert text.startswith("高    confidence 0.900") and "familiarity not judged" in text and "≤" not in text

@@ -19,7 +19,7 @@ def _tokens(b=3, n=7, zone=0):
     torch.manual_seed(2)
     x = torch.zeros(b, n, 640)
     x[..., :256] = F.normalize(torch.randn(b, n, 256), dim=-1)
-    x[..., 256 + zone: 256 + zone + 10] = torch.rand(b, n, 10) * 2 - 1
+    x[..., 256 + zone : 256 + zone + 10] = torch.rand(b, n, 10) * 2 - 1
     mask = torch.ones(b, n, dtype=torch.bool)
     mask[0, 4:] = False
     return x, mask
@@ -32,9 +32,9 @@ def test_v22_forward_shapes_and_units():
     assert out["logits"].shape == (3, cfg.out_positions, 12)
     assert out["a_logits"].shape == (3, 20) and out["ct"].shape == (3, 384) and out["ac"].shape == (3, 48)
     assert out["rel_logits"].shape == (3, 11) and out["sent_vec"].shape == (3, 256)
-    assert torch.allclose(out["rd"].norm(dim=-1), torch.ones(3), atol=1e-5)     # spherical
+    assert torch.allclose(out["rd"].norm(dim=-1), torch.ones(3), atol=1e-5)  # spherical
     assert torch.allclose(out["me"].norm(dim=-1), torch.ones(3), atol=1e-5)
-    assert (out["ac"].norm(dim=-1) < 1).all()                                      # soft normalisation
+    assert (out["ac"].norm(dim=-1) < 1).all()  # soft normalisation
     assert ((out["gates"] > 0) & (out["gates"] < 1)).all()
     for v in out.values():
         assert torch.isfinite(v).all()
@@ -52,7 +52,7 @@ def test_memory_is_read_and_written_at_inference():
     x, mask = _tokens()
     with torch.no_grad():
         out = m(x, mask)
-        assert len(m.memory) == 3                      # written at inference
+        assert len(m.memory) == 3  # written at inference
         # recalling its own me leaves me's direction unchanged; plant another value under its key
         planted = F.normalize(torch.randn(3, 384), dim=-1)
         m.memory.clear()
@@ -61,7 +61,7 @@ def test_memory_is_read_and_written_at_inference():
     assert len(m.memory) == 6
     before = (out["me"] * planted).sum(-1)
     after = (again * planted).sum(-1)
-    assert (after > before + 0.01).all()               # me moved toward the recalled prior
+    assert (after > before + 0.01).all()  # me moved toward the recalled prior
 
 
 def test_engine_ignores_which_zone_the_slots_are_in_but_uses_them():
@@ -76,7 +76,7 @@ def test_engine_ignores_which_zone_the_slots_are_in_but_uses_them():
 def test_p3l_ids_are_slot_and_sign():
     attr = torch.zeros(1, 2, 384)
     attr[0, 0, 5] = 0.9
-    attr[0, 1, 5] = -0.2   # peak of slot 5 is +0.9
+    attr[0, 1, 5] = -0.2  # peak of slot 5 is +0.9
     attr[0, 1, 300] = -0.7
     ids, signed, m = P3LAttributeLinkage.active_ids(attr, torch.ones(1, 2, dtype=torch.bool), 4)
     got = {int(i) for i, ok in zip(ids[0], m[0]) if ok}

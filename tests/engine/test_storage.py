@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from v22sdk.engine.storage import (AUDIO_VARIANTS, IMAGE_VARIANTS, audio_variant_samples, write_audio_variant,
-                                   write_image_variant)
+from v22sdk.engine.storage import (
+    AUDIO_VARIANTS,
+    IMAGE_VARIANTS,
+    audio_variant_samples,
+    write_audio_variant,
+    write_image_variant,
+)
 
 
 def _tone(freq: float, seconds: float = 0.8, rate: int = 16_000, level: float = 0.45) -> np.ndarray:
@@ -53,8 +58,9 @@ def test_image_variants_are_what_they_say(tmp_path, name):
     back = cv2.imdecode(np.frombuffer(path.read_bytes(), np.uint8), cv2.IMREAD_COLOR)
     assert path.suffix == v.suffix and back.shape[:2] == (round(32 * v.scale), round(40 * v.scale))
     head = path.read_bytes()[:12]
-    assert {".png": head[:4] == b"\x89PNG", ".jpg": head[:3] == b"\xff\xd8\xff",
-            ".webp": head[8:12] == b"WEBP"}[v.suffix]
+    assert {".png": head[:4] == b"\x89PNG", ".jpg": head[:3] == b"\xff\xd8\xff", ".webp": head[8:12] == b"WEBP"}[
+        v.suffix
+    ]
 
 
 def test_variant_samples_stay_within_full_scale():

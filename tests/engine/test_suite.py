@@ -17,16 +17,28 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from v22sdk.engine.data.suite import (DIGIT_LABELS, INSTRUMENT_LABELS, PARTS, SIZES, build_suite, read_suite_info,
-                                      verify_suite)
-from v22sdk.engine.data.suite import common, handwriting, instruments, speech, text
+from v22sdk.engine.data.suite import (
+    DIGIT_LABELS,
+    INSTRUMENT_LABELS,
+    PARTS,
+    SIZES,
+    build_suite,
+    common,
+    handwriting,
+    instruments,
+    read_suite_info,
+    speech,
+    text,
+    verify_suite,
+)
 from v22sdk.errors import InputError, MissingDependency, V22Error
 
 HAS_ESPEAK = shutil.which("espeak-ng") is not None
 HAS_FLUIDSYNTH = shutil.which("fluidsynth") is not None and any(Path(p).is_file() for p in instruments.SOUNDFONTS)
 needs_espeak = pytest.mark.skipif(not HAS_ESPEAK, reason="espeak-ng is not installed (scripts/ci_services.sh)")
-needs_fluidsynth = pytest.mark.skipif(not HAS_FLUIDSYNTH,
-                                      reason="fluidsynth / fluid-soundfont-gm not installed (scripts/ci_services.sh)")
+needs_fluidsynth = pytest.mark.skipif(
+    not HAS_FLUIDSYNTH, reason="fluidsynth / fluid-soundfont-gm not installed (scripts/ci_services.sh)"
+)
 pytest.importorskip("sklearn", reason="scikit-learn is not installed (pip install 'v22sdk[suite]')")
 
 
@@ -159,7 +171,8 @@ def test_speech_split_by_voice_and_clips_hold_speech(tmp_path):
     for voice in voices["train"] | voices["test"]:  # every voice says every digit in both languages
         mine = [r for r in recs if r.group == voice]
         assert Counter((r.meta["language"], r.target) for r in mine) == {
-            (lang, d): 1 for lang in ("en", "cmn") for d in DIGIT_LABELS}
+            (lang, d): 1 for lang in ("en", "cmn") for d in DIGIT_LABELS
+        }
     for r in recs:
         x, rate = soundfile.read(str(tmp_path / r.input))
         assert common.sha256_file(tmp_path / r.input) == r.sha256
@@ -167,7 +180,7 @@ def test_speech_split_by_voice_and_clips_hold_speech(tmp_path):
         # a spoken word: most of its energy in the speech band, well above silence
         assert band_energy_db(x, rate, 100, 4000) > -40, r.input
         frames = x[: len(x) // 441 * 441].reshape(-1, 441)  # 20 ms frames
-        loud = 20 * np.log10(np.sqrt((frames ** 2).mean(1)) + 1e-9) > -35
+        loud = 20 * np.log10(np.sqrt((frames**2).mean(1)) + 1e-9) > -35
         assert 0.1 < loud.sum() * 0.02 < 1.5, r.input  # voiced for 0.1-1.5 s, not noise throughout
     assert source["mandarin"] == "cmn-latn-pinyin" and len(source["sha256"]) == 1
 
@@ -197,7 +210,7 @@ def test_instrument_notes_are_real_and_split_by_pitch(tmp_path):
         x, rate = soundfile.read(str(tmp_path / r.input))
         assert common.sha256_file(tmp_path / r.input) == r.sha256
         assert rate == instruments.RATE and len(x) == round(instruments.CLIP_S * rate)
-        assert 20 * np.log10(np.sqrt(np.mean(x ** 2))) > -60, r.input
+        assert 20 * np.log10(np.sqrt(np.mean(x**2))) > -60, r.input
         assert np.abs(x[-10:]).max() < 1e-3  # the fade-out
         # the strongest partial is a harmonic of the note's fundamental (within a quarter tone)
         f0 = 440.0 * 2 ** ((r.meta["pitch"] - 69) / 12)
@@ -206,7 +219,10 @@ def test_instrument_notes_are_real_and_split_by_pitch(tmp_path):
         freqs = np.fft.rfftfreq(8 * len(seg), 1 / rate)
         peaks, _ = find_peaks(spec, height=spec.max() * 0.3)
         harmonics = [freqs[p] / f0 for p in peaks if freqs[p] > 0.8 * f0]
-        assert any(abs(h - round(h)) * 12 < 0.5 * round(h) and round(h) >= 1 for h in harmonics), (r.input, harmonics[:5])
+        assert any(abs(h - round(h)) * 12 < 0.5 * round(h) and round(h) >= 1 for h in harmonics), (
+            r.input,
+            harmonics[:5],
+        )
     assert len(source["sha256"]["FluidR3_GM.sf2"]) == 64
 
 
@@ -254,8 +270,10 @@ def test_verify_catches_a_changed_manifest_and_file(tmp_path):
     manifest = build_suite(tmp_path / "s", size="tiny", parts=["text"])
     assert verify_suite(tmp_path / "s") == []
     with open(manifest, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"input": "x.png", "modality": "vision", "target": "七", "split": "train",
-                             "sha256": "0" * 64}) + "\n")
+        fh.write(
+            json.dumps({"input": "x.png", "modality": "vision", "target": "七", "split": "train", "sha256": "0" * 64})
+            + "\n"
+        )
     problems = verify_suite(tmp_path / "s")
     assert "suite.jsonl: changed since the suite was built" in problems
     assert any(p.startswith("x.png: missing") for p in problems)
@@ -266,8 +284,12 @@ def test_verify_catches_a_changed_manifest_and_file(tmp_path):
 def test_cli_build_and_verify(tmp_path):
     exe = Path(sys.executable).parent / "v22sdk"
     out = tmp_path / "s"
-    r = subprocess.run([str(exe), "data", "build-suite", str(out), "--size", "tiny", "--parts", "text"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [str(exe), "data", "build-suite", str(out), "--size", "tiny", "--parts", "text"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert "text" in r.stdout and "50 examples" in r.stdout
     r = subprocess.run([str(exe), "data", "verify-suite", str(out)], capture_output=True, text=True, timeout=120)
@@ -296,7 +318,8 @@ def test_tiny_suite_is_deterministic_and_trains(tmp_path, monkeypatch):
     # the same size and seed = the same suite; another seed = other splits
     c = build_suite(tmp_path / "c", size="tiny", seed=4, parts=["speech"])
     assert {r["group"] for r in lines(c) if r["split"] == "test"} != {
-        r["group"] for r in recs if r["part"] == "speech" and r["split"] == "test"}
+        r["group"] for r in recs if r["part"] == "speech" and r["split"] == "test"
+    }
     # `v22sdk train` reads it as it is
     monkeypatch.setenv("V22SDK_CACHE", str(tmp_path / "cache"))
     from v22sdk.engine.config import preset
@@ -304,7 +327,8 @@ def test_tiny_suite_is_deterministic_and_trains(tmp_path, monkeypatch):
 
     res = train_engine(a, preset("tiny", epochs=1), tmp_path / "m.pt")
     assert res["metrics"]["test"]["all"]["n"] == info_a["n"] - sum(
-        c["by_split"]["train"] + c["by_split"]["val"] for c in info_a["counts"].values())
+        c["by_split"]["train"] + c["by_split"]["val"] for c in info_a["counts"].values()
+    )
     assert set(res["metrics"]["test"]) == {"vision", "audio", "text", "all"}
 
 

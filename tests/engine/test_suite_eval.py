@@ -64,8 +64,11 @@ def test_logistic_regression_picks_c_on_val_and_predicts():
 
 def test_nearest_neighbour_is_cosine():
     train = np.array([[1.0, 0.0], [0.0, 1.0]])
-    assert list(bl.nearest_neighbour(train, ["东", "北"], np.array([[5.0, 1.0], [0.1, 0.2], [0.0, 0.0]]))) == \
-        ["东", "北", "东"]  # scale does not matter; a zero row takes the first on a tie
+    assert list(bl.nearest_neighbour(train, ["东", "北"], np.array([[5.0, 1.0], [0.1, 0.2], [0.0, 0.0]]))) == [
+        "东",
+        "北",
+        "东",
+    ]  # scale does not matter; a zero row takes the first on a tie
 
 
 def test_raw_features_from_real_files(tmp_path):
@@ -109,15 +112,19 @@ def test_transfer_criterion_decisions():
 def test_interval_formatting():
     lab = script("suite_lab")
     mean, lo, hi = lab.t_interval([0.8, 0.9, 1.0])
-    assert mean == pytest.approx(0.9) and lo == pytest.approx(0.9 - 4.303 * 0.1 / 3 ** 0.5, abs=1e-3)
+    assert mean == pytest.approx(0.9) and lo == pytest.approx(0.9 - 4.303 * 0.1 / 3**0.5, abs=1e-3)
     assert lab.fmt_ci([0.5]) == "0.500 [0.500, 0.500]" and lab.fmt_ci([0.1, 0.3], signed=True).startswith("+0.200 [")
 
 
 def _fake_seed(seed: int, acc: float) -> dict:
     ev = script("eval_suite")
     parts = ("handwriting", "speech", "instruments", "text", "all")
-    return {"seed": seed, "n": {p: 10 for p in parts[:4]}, "n_train": 100,
-            "methods": {m: {"accuracy": {p: {"acc": acc, "n": 10} for p in parts}, "cpu_s": 1.0} for m in ev.METHODS}}
+    return {
+        "seed": seed,
+        "n": {p: 10 for p in parts[:4]},
+        "n_train": 100,
+        "methods": {m: {"accuracy": {p: {"acc": acc, "n": 10} for p in parts}, "cpu_s": 1.0} for m in ev.METHODS},
+    }
 
 
 def test_eval_suite_combines_one_seed_per_process(tmp_path):
@@ -149,8 +156,17 @@ def test_eval_transfer_combines_seed_groups(tmp_path):
     settings = {"size": "small", "seeds": 5, "k": [10], "min_epochs": 30, "min_steps": 600}
 
     def part(name, seeds, gain, **changed):
-        runs = [{"seed": s, "k": 10, "condition": c, "test_acc": 0.5 + (gain * (s + 1) if c != "images" else 0.0),
-                 "lr_control": {"test_acc": 0.9}} for s in seeds for c in ("images", "images+speech+text")]
+        runs = [
+            {
+                "seed": s,
+                "k": 10,
+                "condition": c,
+                "test_acc": 0.5 + (gain * (s + 1) if c != "images" else 0.0),
+                "lr_control": {"test_acc": 0.9},
+            }
+            for s in seeds
+            for c in ("images", "images+speech+text")
+        ]
         return write_result(tmp_path / name, {"runs": runs, "settings": settings | changed}, name="transfer")
 
     a, b = part("a.json", [0, 1, 2], 0.02), part("b.json", [3, 4], 0.02)

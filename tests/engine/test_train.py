@@ -30,7 +30,7 @@ def test_loss_falls(setup, engine):
     hist = t.fit(epochs=8, eval_every=100)
     assert hist[-1]["ce"] < 0.7 * hist[0]["ce"]
     assert t.rollbacks == 0 and t.spikes == 0
-    assert "val" in hist[-1]                     # evaluated on the last epoch
+    assert "val" in hist[-1]  # evaluated on the last epoch
 
 
 def test_aux_losses_present_and_switchable(setup):
@@ -58,17 +58,17 @@ def test_ce_spike_is_clamped_and_starts_self_heal(setup):
     assert seen["raw"] > 50
     # the step's loss used the clamped CE, not the spike
     assert results[3]["loss"] < t.cfg.spike_floor + 5
-    assert t.cool_down == 50 - 2 and t.aux < 0.95         # self-heal: aux decays during the cool-down
+    assert t.cool_down == 50 - 2 and t.aux < 0.95  # self-heal: aux decays during the cool-down
     aux_low = t.aux
     t.hooks.clear()
     t.cool_down = 0
     t.train_step([0, 1, 2, 3])
-    assert t.aux > aux_low                                 # and recovers afterwards
+    assert t.aux > aux_low  # and recovers afterwards
 
 
 def test_ac_explosion_starts_cool_down(setup):
     t = _trainer(setup)
-    t.ac_ema = 1e-6                                        # any ‖ac‖ now looks like an explosion
+    t.ac_ema = 1e-6  # any ‖ac‖ now looks like an explosion
     t.train_step([0, 1, 2, 3])
     assert t.ac_alarms == 1 and t.cool_down == 29
 
@@ -79,7 +79,7 @@ def test_nan_gradient_rolls_back_to_last_good_state(setup):
     t._snapshot()
     good = {k: v.clone() for k, v in t.model.state_dict().items()}
     mem_before = len(t.model.memory)
-    t.train_step([4, 5, 6, 7])                             # moves the weights (and writes memory)
+    t.train_step([4, 5, 6, 7])  # moves the weights (and writes memory)
 
     def poison(tr):
         next(tr.model.p6.parameters()).grad.fill_(float("nan"))
@@ -91,7 +91,7 @@ def test_nan_gradient_rolls_back_to_last_good_state(setup):
         assert torch.equal(v, good[k]), k
     assert len(t.model.memory) == mem_before
     t.hooks.clear()
-    r = t.train_step([0, 1, 2, 3])                         # training goes on, finite
+    r = t.train_step([0, 1, 2, 3])  # training goes on, finite
     assert r is not None and math.isfinite(r["loss"])
 
 
@@ -175,22 +175,28 @@ def _logits_only_engine(registry, *, sent_vec: bool):
 
 
 def test_an_engine_without_sent_vec_is_refused_before_training_when_a_validation_split_needs_it(
-        registry, text_manifest, tmp_path):
+    registry, text_manifest, tmp_path
+):
     """Calibration and the open set are fitted on ``sent_vec`` after training: an engine that does
     not return it is named with the missing output at the first step, not after the whole run."""
     from v22sdk.engine.pipeline import train_engine
     from v22sdk.errors import EngineOutputError, PluginError
 
     calls = _logits_only_engine(registry, sent_vec=False)
-    cfg = preset("tiny", engine="lean", epochs=50, batch_size=4, loss_a=False, loss_b=False, loss_c=False,
-                 loss_d=False)
+    cfg = preset("tiny", engine="lean", epochs=50, batch_size=4, loss_a=False, loss_b=False, loss_c=False, loss_d=False)
     with pytest.raises(EngineOutputError, match=r"engine 'lean'.*no 'sent_vec' \(it returned: logits\)") as err:
         train_engine(text_manifest, cfg, tmp_path / "lean.pt", registry=registry, use_text_plugin=False)
     assert isinstance(err.value, PluginError) and err.value.output == "sent_vec" and "open set" in str(err.value)
     assert calls["n"] == 1 and not (tmp_path / "lean.pt").exists()
     # without a validation split nothing reads sent_vec: logits are enough
-    result = train_engine(text_manifest, cfg.replace(epochs=2), tmp_path / "lean.pt", registry=registry,
-                          use_text_plugin=False, val_frac=0.0)
+    result = train_engine(
+        text_manifest,
+        cfg.replace(epochs=2),
+        tmp_path / "lean.pt",
+        registry=registry,
+        use_text_plugin=False,
+        val_frac=0.0,
+    )
     assert (tmp_path / "lean.pt").is_file() and result["metrics"]["epochs"] == 2
 
 
@@ -199,8 +205,7 @@ def test_an_engine_with_sent_vec_trains_and_gets_its_open_set(registry, text_man
     from v22sdk.engine.pipeline import train_engine
 
     _logits_only_engine(registry, sent_vec=True)
-    cfg = preset("tiny", engine="lean", epochs=2, batch_size=4, loss_a=False, loss_b=False, loss_c=False,
-                 loss_d=False)
+    cfg = preset("tiny", engine="lean", epochs=2, batch_size=4, loss_a=False, loss_b=False, loss_c=False, loss_d=False)
     train_engine(text_manifest, cfg, tmp_path / "lean.pt", registry=registry, use_text_plugin=False)
     _, _, _, doc = load_checkpoint(tmp_path / "lean.pt")
     assert doc["open_set"]["method"] and doc["calibration"]["temperature"] > 0

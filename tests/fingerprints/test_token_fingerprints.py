@@ -14,8 +14,13 @@ TOKENS = Path(__file__).with_name("tokens.py")
 
 def test_tokens_are_bit_identical_to_the_recorded_ones():
     recorded = json.loads(FILE.read_text())
-    proc = subprocess.run([sys.executable, str(TOKENS), "--print"], env=reference_kernel_env(),
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(TOKENS), "--print"],
+        env=reference_kernel_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     now = json.loads(proc.stdout)
     assert sorted(now) == sorted(recorded)

@@ -31,10 +31,12 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "v22sdk" / "engine" / "data" / "demo"
 FILE = Path(__file__).with_name("tokens.json")
 
-MIXED = ("因为下雨，所以我们没有去公园。We stayed at home because it rained. 他很聪明，但是很懒。"
-         "我吃了饭。今天是2024年3月5日，气温21.5度。「你好」，他说。第一名是三百二十个人里的一个！"
-         "高高兴兴地回家了。The quick brown fox jumps over the lazy dog's 3rd kennel. 〇一二三 "
-         "㐀㐁䶵 豈更 𠀀𠀁 中华人民共和国成立于1949年。这是一个测试：结巴分词、词性标注、句子边界。")
+MIXED = (
+    "因为下雨，所以我们没有去公园。We stayed at home because it rained. 他很聪明，但是很懒。"
+    "我吃了饭。今天是2024年3月5日，气温21.5度。「你好」，他说。第一名是三百二十个人里的一个！"
+    "高高兴兴地回家了。The quick brown fox jumps over the lazy dog's 3rd kennel. 〇一二三 "
+    "㐀㐁䶵 豈更 𠀀𠀁 中华人民共和国成立于1949年。这是一个测试：结巴分词、词性标注、句子边界。"
+)
 
 
 def reference_kernel_env() -> dict[str, str]:
@@ -58,12 +60,15 @@ def _digest(batch) -> str:
 
 
 def _texts() -> dict[str, str]:
-    out = {f"demo{i}": line for i, line in enumerate(
-        (DEMO / "text.tsv").read_text("utf-8").replace("\t", "\n").splitlines()) if line}
+    out = {
+        f"demo{i}": line
+        for i, line in enumerate((DEMO / "text.tsv").read_text("utf-8").replace("\t", "\n").splitlines())
+        if line
+    }
     out["mixed"] = MIXED
     rng = np.random.default_rng(21)
     common = np.array([ord(c) for c in MIXED if "\u4e00" <= c <= "\u9fff"])
-    for k in range(4):        # random Han strings: common characters, some rare and compatibility ones
+    for k in range(4):  # random Han strings: common characters, some rare and compatibility ones
         cps = rng.choice(common, 400)
         rare = rng.integers(0, cps.size, 40)
         cps[rare] = rng.choice([0x3007, 0x3400, 0x4DB5, 0x9FD6, 0x9FEA, 0xF900, 0x20000, 0x4E00, 0x9FA5], 40)
@@ -92,7 +97,7 @@ def _images() -> dict[str, np.ndarray]:
     return {
         "noise_rgb_512": rng.integers(0, 256, (512, 512, 3), dtype=np.uint8),
         "gradient_u16": ((xx * 160 + yy * 10) % 65535).astype(np.uint16),
-        "disc_rgba_f": np.dstack([((xx - 200) ** 2 + (yy - 150) ** 2 < 80 ** 2).astype(np.float32)] * 4),
+        "disc_rgba_f": np.dstack([((xx - 200) ** 2 + (yy - 150) ** 2 < 80**2).astype(np.float32)] * 4),
     }
 
 
@@ -124,4 +129,6 @@ if __name__ == "__main__":
     elif sys.argv[1:] == ["--print"]:
         print(json.dumps(compute(), sort_keys=True))
     else:
-        sys.exit("usage: OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 python tests/fingerprints/tokens.py --write|--print")
+        sys.exit(
+            "usage: OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 python tests/fingerprints/tokens.py --write|--print"
+        )

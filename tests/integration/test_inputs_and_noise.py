@@ -43,9 +43,12 @@ def _commands(tmp_path):
         with SQLiteTier(store) as s:  # one turn, so that search has a store to search
             s.commit([Turn(np.ones(256, np.float32), np.ones(384, np.float32), frozenset(), summary="one")])
     return {
-        "tokenize": ["tokenize"], "tokenize -m text": ["tokenize", "-m", "text"],
-        "explain": ["explain"], "explain -m text": ["explain", "-m", "text"],
-        "run": ["run", "--no-memory"], "run -m text": ["run", "--no-memory", "-m", "text"],
+        "tokenize": ["tokenize"],
+        "tokenize -m text": ["tokenize", "-m", "text"],
+        "explain": ["explain"],
+        "explain -m text": ["explain", "-m", "text"],
+        "run": ["run", "--no-memory"],
+        "run -m text": ["run", "--no-memory", "-m", "text"],
         "memory search": ["memory", "--memory", store, "search"],
     }
 
@@ -57,22 +60,25 @@ COMMANDS = ["tokenize", "tokenize -m text", "explain", "explain -m text", "run",
 def specials(tmp_path):
     os.mkfifo(tmp_path / "notes.fifo")
     (tmp_path / "folder").mkdir()
-    return {"missing_notes.txt": ("missing_notes.txt", "no such file (to read the argument itself as text, give --text)"),
-            "notes/missing": ("notes/missing", "no such file"),
-            "fifo": (str(tmp_path / "notes.fifo"), "is a FIFO (named pipe), not a regular file"),
-            "dev_zero": ("/dev/zero", "is a character device, not a regular file"),
-            "folder": (str(tmp_path / "folder"), "is a folder")}
+    return {
+        "missing_notes.txt": ("missing_notes.txt", "no such file (to read the argument itself as text, give --text)"),
+        "notes/missing": ("notes/missing", "no such file"),
+        "fifo": (str(tmp_path / "notes.fifo"), "is a FIFO (named pipe), not a regular file"),
+        "dev_zero": ("/dev/zero", "is a character device, not a regular file"),
+        "folder": (str(tmp_path / "folder"), "is a folder"),
+    }
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("case", ["missing_notes.txt", "notes/missing", "fifo", "dev_zero", "folder"])
-def test_no_command_reads_a_missing_path_or_a_special_file_as_text(capfd, tmp_path, monkeypatch, specials,
-                                                                  command, case):
+def test_no_command_reads_a_missing_path_or_a_special_file_as_text(
+    capfd, tmp_path, monkeypatch, specials, command, case
+):
     monkeypatch.chdir(tmp_path)
     arg, problem = specials[case]
     code, out, err = cli(capfd, *_commands(tmp_path)[command], arg)
     assert code == 2 and out == "", (out, err)
-    assert err == f"error: {arg}: {problem}" + err[len(f"error: {arg}: {problem}"):] and err.count("\n") == 1, err
+    assert err == f"error: {arg}: {problem}" + err[len(f"error: {arg}: {problem}") :] and err.count("\n") == 1, err
 
 
 @pytest.mark.parametrize("command", ["memory import", "train", "eval", "memory salvage"])
@@ -81,10 +87,12 @@ def test_commands_that_read_a_whole_file_refuse_special_files(capfd, tmp_path, m
     """/dev/zero as training data was an internal MemoryError; as an import it never ended."""
     monkeypatch.chdir(tmp_path)
     arg, problem = specials[case]
-    args = {"memory import": ["memory", "--memory", str(tmp_path / "m.db"), "import", arg],
-            "train": ["train", arg, "-o", str(tmp_path / "x.pt")],
-            "eval": ["eval", str(ROOT / "v22sdk" / "engine" / "data" / "default.pt"), arg],
-            "memory salvage": ["memory", "salvage", arg, str(tmp_path / "o.db")]}[command]
+    args = {
+        "memory import": ["memory", "--memory", str(tmp_path / "m.db"), "import", arg],
+        "train": ["train", arg, "-o", str(tmp_path / "x.pt")],
+        "eval": ["eval", str(ROOT / "v22sdk" / "engine" / "data" / "default.pt"), arg],
+        "memory salvage": ["memory", "salvage", arg, str(tmp_path / "o.db")],
+    }[command]
     code, out, err = cli(capfd, *args)
     assert code == 2 and err.startswith(f"error: {arg}: {problem}") and err.count("\n") == 1, err
     assert not (tmp_path / "o.db").exists() and not (tmp_path / "x.pt").exists()
@@ -107,13 +115,14 @@ def test_text_is_still_text_and_can_always_be_said_explicitly(capfd, tmp_path, m
 
 def test_stdin_and_text_flag_in_json(capfd, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    code, out, _ = cli(capfd, "tokenize", "--json", "-", stdin="abc".encode(), monkeypatch=monkeypatch)
+    code, out, _ = cli(capfd, "tokenize", "--json", "-", stdin=b"abc", monkeypatch=monkeypatch)
     assert code == 0 and '"source": "<stdin>"' in out
     code, out, err = cli(capfd, "tokenize", "-m", "audio", "--text", "hello")
     assert code == 2 and "the audio modality reads files, not text" in err
 
 
 # -- C libraries' output is folded into the one error line ---------------------------------------
+
 
 def _png_bad_crc() -> bytes:
     data = bytearray(APPLE.read_bytes())
@@ -133,7 +142,7 @@ def _jpeg_cut_scan() -> bytes:
     ok, enc = cv2.imencode(".jpg", np.random.default_rng(0).integers(0, 255, (64, 64, 3), np.uint8))
     buf = enc.tobytes()
     sos = buf.rfind(b"\xff\xda")
-    return buf[:sos + 40] + b"\xff\xd9"  # scan data cut, end marker kept: libjpeg warns and fills
+    return buf[: sos + 40] + b"\xff\xd9"  # scan data cut, end marker kept: libjpeg warns and fills
 
 
 def _tiff_bad_ifd() -> bytes:
@@ -149,8 +158,12 @@ JUNK = {
     "id3_junk.wav": ("audio", lambda: b"ID3\x03\x00\x00\x00\x00\x00\x10" + bytes(range(256)) * 20),
     "flac_junk.flac": ("audio", lambda: b"fLaC" + bytes(range(200))),
     "ogg_junk.ogg": ("audio", lambda: b"OggS" + bytes(range(200))),
-    "depth_bad_idat.png": ("depth", lambda: _png_bad_idat().replace(
-        struct.pack(">IIBBBBB", 64, 64, 8, 2, 0, 0, 0), struct.pack(">IIBBBBB", 64, 64, 16, 0, 0, 0, 0))),
+    "depth_bad_idat.png": (
+        "depth",
+        lambda: _png_bad_idat().replace(
+            struct.pack(">IIBBBBB", 64, 64, 8, 2, 0, 0, 0), struct.pack(">IIBBBBB", 64, 64, 16, 0, 0, 0, 0)
+        ),
+    ),
 }
 
 
@@ -214,13 +227,18 @@ os._exit(0)  # as a crash: the WAL keeps its frames, nothing is checkpointed
 def test_run_on_a_full_disk_prints_its_answer_says_it_was_not_stored_and_exits_4(tmp_path, as_json):
     store = tmp_path / "mem.sqlite3"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, "-c", _CRASHED_WRITER, str(store), str(ROOT / "tests" / "memory")],
-                   check=True, env=env, timeout=120)
+    subprocess.run(
+        [sys.executable, "-c", _CRASHED_WRITER, str(store), str(ROOT / "tests" / "memory")],
+        check=True,
+        env=env,
+        timeout=120,
+    )
     wal = os.path.getsize(str(store) + "-wal")
     limit = max(wal, os.path.getsize(store), 32768) + 100  # the WAL cannot grow: the disk is "full"
     args = ["run", "--memory", str(store), str(SEVEN)] + (["--json"] if as_json else [])
-    r = subprocess.run([sys.executable, "-c", _FULL_DISK_RUN, str(limit), *args],
-                       capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK_RUN, str(limit), *args], capture_output=True, text=True, env=env, timeout=300
+    )
     assert r.returncode == 4, r.stderr
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: the answer was not stored in memory: ")
     assert "nothing was stored" in r.stderr or "full" in r.stderr or "disk" in r.stderr, r.stderr

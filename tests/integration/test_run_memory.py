@@ -16,8 +16,13 @@ SEVEN = ROOT / "v22sdk" / "engine" / "data" / "examples" / "seven.png"
 
 
 def v22sdk(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from v22sdk.cli import main; main()", *args],
-                          capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-c", "from v22sdk.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def run_json(*args: str, **kw) -> dict:
@@ -30,8 +35,7 @@ def test_each_run_is_a_turn_and_the_next_run_recalls_it_across_processes(tmp_pat
     store = tmp_path / "mem.sqlite3"
     first = run_json("--memory", str(store), str(SEVEN))
     assert first["output"] == "七" and first["modality"] == "vision"
-    assert first["memory"] == {"path": str(store), "turn": 1, "recall": None, "best_score": None,
-                               "hit_threshold": 0.9}
+    assert first["memory"] == {"path": str(store), "turn": 1, "recall": None, "best_score": None, "hit_threshold": 0.9}
     second = run_json("--memory", str(store), str(SEVEN))  # a new process: the memory persisted
     rec = second["memory"]["recall"]
     assert second["memory"]["turn"] == 2

@@ -34,23 +34,73 @@ pytestmark = pytest.mark.slow  # about 2-4 minutes on 2 cores: every benchmark a
 # (name, argv with {tmp} for the temporary working folder); quick modes only
 BENCHMARKS = [
     ("bench_core", [PY, "benchmarks/bench_core.py", "--repeat", "1", "--json", "{tmp}/r/core.json"]),
-    ("bench_text", [PY, "benchmarks/bench_text.py", "--bytes", "20000", "--repeat", "1", "--json", "{tmp}/r/text.json"]),
-    ("bench_vision", [PY, "benchmarks/bench_vision.py", "--repeat", "1", "--copies", "1", "--json", "{tmp}/r/vision.json"]),
-    ("bench_audio", [PY, "benchmarks/bench_audio.py", "--seconds", "1", "--repeat", "1", "--pyin-seconds", "0.5",
-                     "--json", "{tmp}/r/audio.json"]),
-    ("bench_engine", [PY, "benchmarks/bench_engine.py", "--steps", "1", "--presets", "small", "--json", "{tmp}/r/engine.json"]),
+    (
+        "bench_text",
+        [PY, "benchmarks/bench_text.py", "--bytes", "20000", "--repeat", "1", "--json", "{tmp}/r/text.json"],
+    ),
+    (
+        "bench_vision",
+        [PY, "benchmarks/bench_vision.py", "--repeat", "1", "--copies", "1", "--json", "{tmp}/r/vision.json"],
+    ),
+    (
+        "bench_audio",
+        [
+            PY,
+            "benchmarks/bench_audio.py",
+            "--seconds",
+            "1",
+            "--repeat",
+            "1",
+            "--pyin-seconds",
+            "0.5",
+            "--json",
+            "{tmp}/r/audio.json",
+        ],
+    ),
+    (
+        "bench_engine",
+        [PY, "benchmarks/bench_engine.py", "--steps", "1", "--presets", "small", "--json", "{tmp}/r/engine.json"],
+    ),
     ("bench_run", [PY, "benchmarks/bench_run.py", "--reps", "1", "--cold-reps", "1", "--json", "{tmp}/r/run.json"]),
-    ("bench_memory", [PY, "benchmarks/bench_memory.py", "--quick", "--only", "l2,write", "--dir", "{tmp}/memory-data",
-                      "--out", "{tmp}/r/memory.json"]),
+    (
+        "bench_memory",
+        [
+            PY,
+            "benchmarks/bench_memory.py",
+            "--quick",
+            "--only",
+            "l2,write",
+            "--dir",
+            "{tmp}/memory-data",
+            "--out",
+            "{tmp}/r/memory.json",
+        ],
+    ),
     ("bench_specdec", [PY, "benchmarks/bench_specdec.py", "--repeats", "3", "--json", "{tmp}/r/specdec.json"]),
-    ("bench_scaling", [PY, "benchmarks/bench_scaling.py", "--quick", "--only", "memory", "--json", "{tmp}/r/scaling.json"]),
+    (
+        "bench_scaling",
+        [PY, "benchmarks/bench_scaling.py", "--quick", "--only", "memory", "--json", "{tmp}/r/scaling.json"],
+    ),
 ]
 EXAMPLES = [
     ("depth example", [PY, "contrib/v22sdk-depth/examples/make_manifest.py", "{tmp}/depth"]),
     ("imu example", [PY, "contrib/v22sdk-imu/examples/make_manifest.py", "{tmp}/imu"]),
     ("make_demo_data", [PY, "scripts/make_demo_data.py", "--out", "{tmp}/demo"]),
-    ("ablate_engine", [PY, "scripts/ablate_engine.py", "--variants", "default", "--seeds", "1", "--epochs", "1",
-                       "--json", "{tmp}/r/ablation.json"]),
+    (
+        "ablate_engine",
+        [
+            PY,
+            "scripts/ablate_engine.py",
+            "--variants",
+            "default",
+            "--seeds",
+            "1",
+            "--epochs",
+            "1",
+            "--json",
+            "{tmp}/r/ablation.json",
+        ],
+    ),
     ("render_docs --check", [PY, "scripts/render_docs.py", "--check"]),
 ]
 CLI_SESSION = [
@@ -75,15 +125,23 @@ def _env(home: Path, tmp: Path) -> dict[str, str]:
         env.setdefault("SKIMAGE_DATADIR", str(pooch.os_cache("scikit-image")))
     except ImportError:
         pass
-    env.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"), XDG_CACHE_HOME=str(home / ".cache"),
-               XDG_CONFIG_HOME=str(home / ".config"), XDG_STATE_HOME=str(home / ".local" / "state"),
-               TMPDIR=str(tmp / "tmp"), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+    env.update(
+        HOME=str(home),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        TMPDIR=str(tmp / "tmp"),
+        PYTHONDONTWRITEBYTECODE="1",
+        OMP_NUM_THREADS="1",
+    )
     return env
 
 
 def _repo_state() -> str:
-    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     return "\n".join(line for line in out.splitlines() if "__pycache__" not in line)
 
 

@@ -126,16 +126,22 @@ class BadSlotName(WordsModality):
     """A schema slot named with capitals and a dash (built around AttributeSchema's validation)."""
 
     name = "bad_slot_name"
-    schema = unchecked_schema("language", tuple(
-        Slot("Words-Length" if s.name == "words.length" else s.name, s.index, s.meaning, s.scaling) for s in SCHEMA))
+    schema = unchecked_schema(
+        "language",
+        tuple(
+            Slot("Words-Length" if s.name == "words.length" else s.name, s.index, s.meaning, s.scaling) for s in SCHEMA
+        ),
+    )
 
 
 class SlotOutsideZone(WordsModality):
     """Declares the language zone but puts the digit share in slot 200, in the vision zone."""
 
     name = "slot_outside_zone"
-    schema = unchecked_schema("language", tuple(
-        Slot(s.name, 200 if s.name == "words.digit" else s.index, s.meaning, s.scaling) for s in SCHEMA))
+    schema = unchecked_schema(
+        "language",
+        tuple(Slot(s.name, 200 if s.name == "words.digit" else s.index, s.meaning, s.scaling) for s in SCHEMA),
+    )
 
     def attributes(self, text: str, word: np.ndarray, n: int) -> np.ndarray:
         attr = super().attributes(text, word, n)

@@ -21,12 +21,15 @@ import numpy as np
 from v22sdk import AttributeSchema, Encoding, InputError, InputSpec, Modality, Sample
 
 SEED = 7
-SCHEMA = AttributeSchema.build("language", [
-    ("words.length", "number of characters of the word", "len / (len + 4), in (0, 1)"),
-    ("words.upper", "share of upper-case letters among the word's characters", "fraction in [0, 1]"),
-    ("words.digit", "share of decimal digits among the word's characters", "fraction in [0, 1]"),
-    ("words.position", "index of the word in the text", "index / max(1, words - 1), in [0, 1]"),
-])
+SCHEMA = AttributeSchema.build(
+    "language",
+    [
+        ("words.length", "number of characters of the word", "len / (len + 4), in (0, 1)"),
+        ("words.upper", "share of upper-case letters among the word's characters", "fraction in [0, 1]"),
+        ("words.digit", "share of decimal digits among the word's characters", "fraction in [0, 1]"),
+        ("words.position", "index of the word in the text", "index / max(1, words - 1), in [0, 1]"),
+    ],
+)
 
 
 @functools.cache
@@ -47,8 +50,11 @@ def split_words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def letter_counts(text: str, codes: np.ndarray, word: np.ndarray, n_words: int) -> np.ndarray:
     """(W, 26) counts of a..z per word, case folded."""
-    lower = np.frombuffer(text.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64) \
-        if len(text.lower()) == len(text) else codes
+    lower = (
+        np.frombuffer(text.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+        if len(text.lower()) == len(text)
+        else codes
+    )
     letter = lower - ord("a")
     keep = (word >= 0) & (letter >= 0) & (letter < 26)
     return np.bincount(word[keep] * 26 + letter[keep], minlength=n_words * 26).reshape(n_words, 26).astype(float)
@@ -98,8 +104,7 @@ class WordsModality(Modality):
         if starts.size > self.max_words:
             raise InputError("<words text>", f"{starts.size} words; at most {self.max_words}")
         counts = letter_counts(text, codes, word, starts.size)
-        return Encoding(self.embed(counts), self.attributes(text, word, starts.size),
-                        {"char": starts.astype(np.int64)})
+        return Encoding(self.embed(counts), self.attributes(text, word, starts.size), {"char": starts.astype(np.int64)})
 
     @classmethod
     def sample_inputs(cls) -> Any:
@@ -110,4 +115,5 @@ class WordsModality(Modality):
         lead = st.sampled_from(["", " "])
         # Texts may start with a gap; most do not end with one (offsets near the end matter).
         return st.tuples(lead, st.lists(st.tuples(gap, word), min_size=1, max_size=5), lead).map(
-            lambda t: Sample(t[0] + "".join(g + w for g, w in t[1])[len(t[1][0][0]):] + t[2]))
+            lambda t: Sample(t[0] + "".join(g + w for g, w in t[1])[len(t[1][0][0]) :] + t[2])
+        )

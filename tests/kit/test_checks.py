@@ -83,8 +83,8 @@ def test_each_check_and_each_configuration_draws_its_own_inputs():
     bounds = set(_seen("check_attr_bounds", _Counting(), derandomize=True, max_examples=20))
     other_config = set(_seen("check_finite", _Counting(max_words=63), derandomize=True, max_examples=20))
     assert len(finite) >= 15
-    assert len(finite & bounds) <= len(finite) // 3, (finite & bounds)
-    assert len(finite & other_config) <= len(finite) // 3, (finite & other_config)
+    assert len(finite & bounds) <= len(finite) // 3, finite & bounds
+    assert len(finite & other_config) <= len(finite) // 3, finite & other_config
 
 
 def test_a_seed_replays_a_run_and_another_seed_explores_others():
@@ -159,14 +159,22 @@ class HelloMutatesInput(hello.HelloModality):
         return super().encode(data, sample_rate=sample_rate)
 
 
-@pytest.mark.parametrize(("broken", "expected", "phrase"), [
-    (HelloNaNOnSilence, {"check_finite"}, "is nan"),
-    (HelloMilliseconds, {"check_offsets"}, "after the input's end"),
-    (HelloPaddedEnd, {"check_offsets"}, "after the input's end"),
-    (HelloNoEnds, {"check_offsets"}, "0 ≤ start < end (a non-empty span)"),
-    # writing into the caller's array also crashes on read-only arrays (the kit's, and what load() gives)
-    (HelloMutatesInput, {"check_determinism", "check_edge_inputs", "check_files"}, "encode modified its input in place"),
-], ids=lambda v: v.__name__ if isinstance(v, type) else None)
+@pytest.mark.parametrize(
+    ("broken", "expected", "phrase"),
+    [
+        (HelloNaNOnSilence, {"check_finite"}, "is nan"),
+        (HelloMilliseconds, {"check_offsets"}, "after the input's end"),
+        (HelloPaddedEnd, {"check_offsets"}, "after the input's end"),
+        (HelloNoEnds, {"check_offsets"}, "0 ≤ start < end (a non-empty span)"),
+        # writing into the caller's array also crashes on read-only arrays (the kit's, and what load() gives)
+        (
+            HelloMutatesInput,
+            {"check_determinism", "check_edge_inputs", "check_files"},
+            "encode modified its input in place",
+        ),
+    ],
+    ids=lambda v: v.__name__ if isinstance(v, type) else None,
+)
 def test_broken_signal_modality_fails_exactly_its_checks(broken, expected, phrase):
     report = check_modality(broken(), max_examples=10, fresh_process=False)
     assert set(report.failed) == expected, str(report)

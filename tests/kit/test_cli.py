@@ -25,8 +25,9 @@ def test_an_installed_plugin_passes_with_a_table_and_exit_code_0():
     result = run("hello", *FAST)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].startswith("v22sdk contract v2 — modality 'hello' (v22sdk_hello.modality.HelloModality from "
-                               "v22sdk-hello")
+    assert lines[0].startswith(
+        "v22sdk contract v2 — modality 'hello' (v22sdk_hello.modality.HelloModality from v22sdk-hello"
+    )
     assert any(line.split()[:2] == ["check_unit_norm_emb", "passed"] for line in lines)
     assert any(line.split()[:2] == ["check_fresh_process", "skipped"] for line in lines)
     assert "18 ran: 18 passed, 0 failed" in result.output and "5 examples per check, derandomized" in result.output
@@ -50,8 +51,17 @@ def test_text_report_of_a_failure_has_the_reason_and_reproduction():
 
 
 def test_expected_failure_config_and_selection():
-    result = run(f"{NonUnitEmb.__module__}:NonUnitEmb", *FAST, "--check", "check_unit_norm_emb",
-                 "--xfail", "check_unit_norm_emb=raw counts (#1)", "-c", "max_words=8", "--json")
+    result = run(
+        f"{NonUnitEmb.__module__}:NonUnitEmb",
+        *FAST,
+        "--check",
+        "check_unit_norm_emb",
+        "--xfail",
+        "check_unit_norm_emb=raw counts (#1)",
+        "-c",
+        "max_words=8",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert [r["status"] for r in data["results"]] == ["xfailed"]
@@ -61,16 +71,22 @@ def test_expected_failure_config_and_selection():
     assert len(listing.output.splitlines()) == 11
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["nope"], "unknown modality 'nope'"),
-    (["hello", "--check", "check_nope"], "unknown check(s) check_nope"),
-    (["hello", "--xfail", "check_finite"], "expected CHECK=REASON"),
-    (["hello", "-c", "frame_seconds=99"], "invalid configuration for hello"),
-    (["nosuchmodule:Thing"], "cannot import nosuchmodule:Thing"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope"], "unknown modality 'nope'"),
+        (["hello", "--check", "check_nope"], "unknown check(s) check_nope"),
+        (["hello", "--xfail", "check_finite"], "expected CHECK=REASON"),
+        (["hello", "-c", "frame_seconds=99"], "invalid configuration for hello"),
+        (["nosuchmodule:Thing"], "cannot import nosuchmodule:Thing"),
+    ],
+)
 def test_bad_arguments_are_one_line_errors_with_exit_code_2(args, message):
-    out = subprocess.run([sys.executable, "-c", "from v22sdk.cli import main; main()", "check-plugin", *args],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "from v22sdk.cli import main; main()", "check-plugin", *args],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2, out.stderr
     assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
@@ -86,8 +102,17 @@ def test_the_command_keeps_no_example_database(tmp_path):
     settings.register_profile("with-db", database=DirectoryBasedExampleDatabase(tmp_path / "db"), derandomize=False)
     settings.load_profile("with-db")
     try:
-        result = run(f"{NonUnitEmb.__module__}:Nondeterministic", "--max-examples", "5", "--no-fresh-process",
-                     "--check", "check_determinism", "--failures-dir", str(tmp_path / "f"), "--json")
+        result = run(
+            f"{NonUnitEmb.__module__}:Nondeterministic",
+            "--max-examples",
+            "5",
+            "--no-fresh-process",
+            "--check",
+            "check_determinism",
+            "--failures-dir",
+            str(tmp_path / "f"),
+            "--json",
+        )
     finally:
         settings.load_profile(outer)
     assert result.exit_code == 1, result.output
@@ -106,10 +131,12 @@ def test_minus_h_is_help_however_the_command_was_first_used():
 
 
 def test_the_command_is_listed_without_importing_the_kit():
-    code = ("import sys; from click.testing import CliRunner; from v22sdk.cli import cli; "
-            "out = CliRunner().invoke(cli, ['--help']).output; "
-            "kit = [m for m in sys.modules if m.startswith('v22sdk.testing.')]; "
-            "print('check-plugin' in out, kit == ['v22sdk.testing.cli'] or kit == [], 'hypothesis' in sys.modules)")
+    code = (
+        "import sys; from click.testing import CliRunner; from v22sdk.cli import cli; "
+        "out = CliRunner().invoke(cli, ['--help']).output; "
+        "kit = [m for m in sys.modules if m.startswith('v22sdk.testing.')]; "
+        "print('check-plugin' in out, kit == ['v22sdk.testing.cli'] or kit == [], 'hypothesis' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     # --help imports the command's module for its one-line help: click only, no checks, no hypothesis
     assert out.split() == ["True", "True", "False"]

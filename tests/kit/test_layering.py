@@ -9,8 +9,20 @@ import v22sdk.testing
 
 #: Bottom to top: a module may import (at any depth: module level or inside a function) only the
 #: modules before it in this list.
-LAYERS = ["_registry", "_settings", "_format", "_judge", "_inputs", "_worker", "_property", "checks",
-          "catalog", "report", "pytest_api", "cli"]
+LAYERS = [
+    "_registry",
+    "_settings",
+    "_format",
+    "_judge",
+    "_inputs",
+    "_worker",
+    "_property",
+    "checks",
+    "catalog",
+    "report",
+    "pytest_api",
+    "cli",
+]
 #: Imported by every pytest run: it imports no module of the kit at all at module level.
 ISOLATED = ["pytest_plugin"]
 
@@ -24,7 +36,7 @@ def _kit_imports(path: Path, module_level_only: bool = False) -> set[str]:
             if node.level == 1:  # from . import x / from .x import y
                 found.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
             elif node.level == 0 and node.module and node.module.startswith("v22sdk.testing"):
-                rest = node.module[len("v22sdk.testing"):].lstrip(".")
+                rest = node.module[len("v22sdk.testing") :].lstrip(".")
                 found.update([rest.split(".")[0]] if rest else [a.name for a in node.names])
         elif isinstance(node, ast.Import):
             for alias in node.names:

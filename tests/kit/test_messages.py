@@ -15,11 +15,20 @@ from v22sdk.testing._settings import KitSettings, active, resolve
 from .reference import SCHEMA, WordsModality
 
 
-@pytest.mark.parametrize(("value", "shown"), [
-    (np.float32(1.0000001), "1.0000001"), (np.float64(1.0001000001), "1.0001000001"),
-    (np.float32(-1.0000001), "-1.0000001"), (np.float64(1.00010001), "1.00010001"), (1.5, "1.5"),
-    (np.float32(3e-8), "3e-08"), (np.float64(6.5e20), "6.5e+20"), (float("nan"), "nan"), (np.int16(-32768), "-32768"),
-])
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (np.float32(1.0000001), "1.0000001"),
+        (np.float64(1.0001000001), "1.0001000001"),
+        (np.float32(-1.0000001), "-1.0000001"),
+        (np.float64(1.00010001), "1.00010001"),
+        (1.5, "1.5"),
+        (np.float32(3e-8), "3e-08"),
+        (np.float64(6.5e20), "6.5e+20"),
+        (float("nan"), "nan"),
+        (np.int16(-32768), "-32768"),
+    ],
+)
 def test_numbers_are_shown_with_the_digits_that_identify_them(value, shown):
     assert number(value) == shown
 
@@ -53,7 +62,9 @@ class NaNOnLongText(WordsModality):
 
 
 def test_a_large_falsifying_input_is_saved_and_replays(tmp_path):
-    report = check_modality(NaNOnLongText(max_words=100_000), checks=["check_finite"], failures_dir=tmp_path, max_examples=5)
+    report = check_modality(
+        NaNOnLongText(max_words=100_000), checks=["check_finite"], failures_dir=tmp_path, max_examples=5
+    )
     result = report["check_finite"]
     assert result.status == "failed" and "kit input: long: base 0 repeated" in result.reason
     assert result.saved_to.startswith(str(tmp_path)) and result.saved_to.endswith(".npz")
@@ -79,10 +90,15 @@ def test_a_small_falsifying_input_is_printed_as_code_that_replays():
     assert "modality.tokenize(sample)" in failure.reproduction
 
 
-@pytest.mark.parametrize("data", [
-    np.arange(12, dtype=">i2").reshape(3, 4), np.asfortranarray(np.ones((3, 2), np.float32)),
-    "text with a lone surrogate \ud800", np.zeros(0, np.float64),
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        np.arange(12, dtype=">i2").reshape(3, 4),
+        np.asfortranarray(np.ones((3, 2), np.float32)),
+        "text with a lone surrogate \ud800",
+        np.zeros(0, np.float64),
+    ],
+)
 def test_saved_examples_keep_values_dtype_and_layout(tmp_path, data):
     sample = Sample(data, {"sample_rate": 8000.0}, "<src>")
     back = load_example(save_example(sample, tmp_path / "x.npz"))

@@ -47,8 +47,12 @@ def test_the_suite_is_large_enough_and_well_formed():
 def test_the_mutation_score_meets_its_criterion(tmp_path):
     """About 20-40 minutes on 2 cores: every mutant, every configuration, a fresh process each."""
     out = tmp_path / "score.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "mutation_score.py"), "--write", str(out)],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "mutation_score.py"), "--write", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     totals = json.loads(Path(out).read_text())["data"]["totals"]
     assert totals["errors"] == 0, proc.stdout

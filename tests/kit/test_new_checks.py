@@ -27,8 +27,13 @@ class Float64Crash(HelloModality):
     name = "hello_f64"
 
     def encode(self, data, *, sample_rate):
-        if isinstance(data, np.ndarray) and data.dtype == np.float64 and data.size \
-                and np.isfinite(data).all() and np.abs(data).max() <= hello.MAX_FLOAT_AMPLITUDE:
+        if (
+            isinstance(data, np.ndarray)
+            and data.dtype == np.float64
+            and data.size
+            and np.isfinite(data).all()
+            and np.abs(data).max() <= hello.MAX_FLOAT_AMPLITUDE
+        ):
             raise TypeError("float64 samples are not supported by the fast path")
         return super().encode(data, sample_rate=sample_rate)
 
@@ -232,26 +237,39 @@ def _report(modality, *names, **options):
 
 
 # -- the references pass -----------------------------------------------------------------------
-@pytest.mark.parametrize("modality", [HelloModality(), HelloModality(frame_seconds=0.2), WordsModality()],
-                         ids=["hello", "hello(frame_seconds=0.2)", "words"])
+@pytest.mark.parametrize(
+    "modality",
+    [HelloModality(), HelloModality(frame_seconds=0.2), WordsModality()],
+    ids=["hello", "hello(frame_seconds=0.2)", "words"],
+)
 def test_references_pass_every_version_2_check(modality):
-    report = check_modality(modality, checks=[c for c in checks.__dict__ if c.startswith("check_")
-                                              and getattr(checks.__dict__[c], "since", 1) == 2])
+    report = check_modality(
+        modality,
+        checks=[c for c in checks.__dict__ if c.startswith("check_") and getattr(checks.__dict__[c], "since", 1) == 2],
+    )
     assert report.ok and not report.warned, str(report)
     assert len(report.ran) == 8
 
 
 # -- each new check, and each old check on the kit's own inputs ---------------------------------
-@pytest.mark.parametrize(("broken", "failed", "phrase"), [
-    (Float64Crash, {"check_edge_inputs"}, "encode raised TypeError instead of InputError"),
-    (PeakOverflow, {"check_attr_bounds"}, "(hello.level.peak) = 65536 is outside [-1, 1]"),
-    (HiResFlag, {"check_declared_slots"}, "slot 270 is not declared"),
-    (ByteOrderBlind, {"check_edge_inputs"}, "the same values in another memory layout give other tokens"),
-    (RejectsNonNative, {"check_edge_inputs"}, "rejects values it tokenizes in another memory layout"),
-    (AcceptsUnsigned, {"check_input_spec"}, "dtype kind 'u' (uint8), not declared: garbage"),
-    (NaNOnlyChecked32, {"check_input_spec"}, "float64 holding nan: garbage"),
-    (SpecClaimsBool, {"check_input_spec"}, "input_spec declares dtype kind 'b', but none of the 4 inputs of that kind"),
-], ids=lambda v: v.__name__ if isinstance(v, type) else None)
+@pytest.mark.parametrize(
+    ("broken", "failed", "phrase"),
+    [
+        (Float64Crash, {"check_edge_inputs"}, "encode raised TypeError instead of InputError"),
+        (PeakOverflow, {"check_attr_bounds"}, "(hello.level.peak) = 65536 is outside [-1, 1]"),
+        (HiResFlag, {"check_declared_slots"}, "slot 270 is not declared"),
+        (ByteOrderBlind, {"check_edge_inputs"}, "the same values in another memory layout give other tokens"),
+        (RejectsNonNative, {"check_edge_inputs"}, "rejects values it tokenizes in another memory layout"),
+        (AcceptsUnsigned, {"check_input_spec"}, "dtype kind 'u' (uint8), not declared: garbage"),
+        (NaNOnlyChecked32, {"check_input_spec"}, "float64 holding nan: garbage"),
+        (
+            SpecClaimsBool,
+            {"check_input_spec"},
+            "input_spec declares dtype kind 'b', but none of the 4 inputs of that kind",
+        ),
+    ],
+    ids=lambda v: v.__name__ if isinstance(v, type) else None,
+)
 def test_the_kit_finds_bugs_outside_the_authors_strategy(broken, failed, phrase):
     version_one = check_modality(broken(), contract_version=1, max_examples=10)
     assert version_one.ok, str(version_one)  # the author's strategy never reaches the bug
@@ -304,8 +322,9 @@ def test_check_files_finds_units_guessed_from_the_file_name():
 def test_check_files_finds_a_crash_on_a_truncated_file():
     report = _report(TruncationCrash(), "check_files")
     assert report.failed == ["check_files"], str(report)
-    assert re.search(r"(truncated|without its last byte).*raised ValueError instead of InputError",
-                     report["check_files"].reason)
+    assert re.search(
+        r"(truncated|without its last byte).*raised ValueError instead of InputError", report["check_files"].reason
+    )
 
 
 def test_check_files_without_save_checks_only_bad_files():
@@ -319,11 +338,15 @@ def test_check_files_without_save_checks_only_bad_files():
 
 
 # -- quality checks warn, and fail only when asked ----------------------------------------------
-@pytest.mark.parametrize(("broken", "check", "phrase", "options"), [
-    (Collapsed, "check_quality_embedding_spread", "embeddings collapse", {}),
-    (FixedFrames, "check_quality_token_rate", "tokens per second range from", {}),
-    (Slow, "check_quality_speed", "the median sample input takes", {"time_budget": 0.001}),
-], ids=lambda v: v.__name__ if isinstance(v, type) else None)
+@pytest.mark.parametrize(
+    ("broken", "check", "phrase", "options"),
+    [
+        (Collapsed, "check_quality_embedding_spread", "embeddings collapse", {}),
+        (FixedFrames, "check_quality_token_rate", "tokens per second range from", {}),
+        (Slow, "check_quality_speed", "the median sample input takes", {"time_budget": 0.001}),
+    ],
+    ids=lambda v: v.__name__ if isinstance(v, type) else None,
+)
 def test_quality_checks_warn_and_fail_only_when_asked(broken, check, phrase, options):
     report = check_modality(broken(), checks=[check], **options)
     assert report.ok and report.warned == [check], str(report)
@@ -358,6 +381,7 @@ def test_a_violation_seen_by_any_check_fails_the_run_attributed_to_its_rule():
                 emb = enc.emb.copy()
                 emb[0, 0] = np.nan
                 from v22sdk import TokenBatch
+
                 return TokenBatch(emb, enc.attr, self.name, enc.offsets)
             return super().tokenize(data, **units)
 

@@ -6,16 +6,32 @@ import json
 
 import pytest
 
-from v22sdk.testing import (CONTRACT_VERSION, CheckResult, ContractReport, check_modality, get_check,
-                            list_checks)
-from v22sdk.testing import _registry
+from v22sdk.testing import (
+    CONTRACT_VERSION,
+    CheckResult,
+    ContractReport,
+    _registry,
+    check_modality,
+    get_check,
+    list_checks,
+)
 
 from .broken import NonUnitEmb
 from .reference import WordsModality
 
-V1 = ["check_schema", "check_shape_dtype", "check_finite", "check_unit_norm_emb", "check_attr_bounds",
-      "check_declared_slots", "check_offsets", "check_determinism", "check_batch_equals_singles",
-      "check_invalid_inputs", "check_config_roundtrip"]
+V1 = [
+    "check_schema",
+    "check_shape_dtype",
+    "check_finite",
+    "check_unit_norm_emb",
+    "check_attr_bounds",
+    "check_declared_slots",
+    "check_offsets",
+    "check_determinism",
+    "check_batch_equals_singles",
+    "check_invalid_inputs",
+    "check_config_roundtrip",
+]
 V2 = ["check_input_spec", "check_edge_inputs", "check_fresh_instance", "check_fresh_process", "check_files"]
 QUALITY = ["check_quality_embedding_spread", "check_quality_token_rate", "check_quality_speed"]
 ALL = V1 + V2 + QUALITY
@@ -112,8 +128,9 @@ def version_three(monkeypatch):
 
 def test_new_checks_skip_plugins_pinned_to_an_older_version(version_three):
     assert list_checks() == ALL + ["check_future"] and list_checks(2) == ALL and list_checks(1) == V1
-    assert check_modality(WordsModality(), max_examples=3, checks=["check_schema", "check_future"]).failed == \
-        ["check_future"]
+    assert check_modality(WordsModality(), max_examples=3, checks=["check_schema", "check_future"]).failed == [
+        "check_future"
+    ]
 
     class Pinned(WordsModality):
         contract_version = 2

@@ -4,7 +4,6 @@ backends promise the same durability and answer the same queries, so one body ch
 from __future__ import annotations
 
 import numpy as np
-
 from _gen import NAMES, make_turn
 
 
@@ -58,7 +57,7 @@ def restart_queries(turns, seed=3):
     src = rng.integers(0, len(turns), 100)
     noise = rng.standard_normal((100, 256)).astype(np.float32) * rng.choice([0.05, 0.5, 5.0], (100, 1))
     qs = np.stack([turns[i].sent_vec for i in src]) + noise
-    qa = [turns[i].attrs if j % 2 else frozenset(NAMES[j % 40: j % 40 + 3]) for j, i in enumerate(src)]
+    qa = [turns[i].attrs if j % 2 else frozenset(NAMES[j % 40 : j % 40 + 3]) for j, i in enumerate(src)]
     return qs, qa
 
 
@@ -68,8 +67,10 @@ def assert_same_answers(mem, restarted, qs, qa):
     import torch
 
     def run(m):
-        return [tuple(a.copy() for a in m.search(torch.from_numpy(qs[j:j + 10]), qa[j:j + 10], k=3))
-                for j in range(0, len(qs), 10)]
+        return [
+            tuple(a.copy() for a in m.search(torch.from_numpy(qs[j : j + 10]), qa[j : j + 10], k=3))
+            for j in range(0, len(qs), 10)
+        ]
 
     for (i1, s1), (i2, s2) in zip(run(mem), run(restarted)):
         assert np.array_equal(i1, i2) and s1.tobytes() == s2.tobytes()

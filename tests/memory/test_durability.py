@@ -12,11 +12,11 @@ import sys
 import time
 
 import pytest
+from _checks import acks, assert_rows_are_the_stream, assert_two_writers_union, finish
+from _gen import make_turn
 
 from v22sdk.errors import MemoryStoreCorrupt, MemoryStoreError
 from v22sdk.memory import SQLiteTier, salvage
-from _checks import acks, assert_rows_are_the_stream, assert_two_writers_union, finish
-from _gen import make_turn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _gen import make_turn
 from click.testing import CliRunner
 
 from v22sdk.errors import InputError
@@ -18,7 +19,6 @@ from v22sdk.memory import SQLiteTier, salvage
 from v22sdk.memory.cli import memory
 from v22sdk.memory.jsonl import import_jsonl, turn_to_record
 from v22sdk.memory.turn import Turn
-from _gen import make_turn
 
 N = 120  # ~3 turns per 8 KiB page: about 40 leaf pages
 
@@ -43,6 +43,7 @@ def _check_rows(path):
 
 
 # -- 1. salvage of truncated and foreign files --------------------------------------------------
+
 
 @pytest.mark.parametrize("cut", ["three_quarters", "page_boundary"])
 def test_salvage_of_a_truncated_store_recovers_what_survived(tmp_path, store_bytes, cut):
@@ -93,10 +94,12 @@ def test_salvage_refuses_an_sqlite_file_without_turns(tmp_path):
 
 # -- 2. text that is not UTF-8 ------------------------------------------------------------------
 
+
 def test_undecodable_display_text_is_stored_escaped(db):
     # '\udcff' is how Python carries the byte 0xff of argv ($'ab\xffcd'); '\ud800' from JSON.
-    t = Turn(make_turn(1).sent_vec, make_turn(1).mem_emb, summary="ab\udcffcd <- x",
-             digest="d\ud800", modality="te\udcffxt")
+    t = Turn(
+        make_turn(1).sent_vec, make_turn(1).mem_emb, summary="ab\udcffcd <- x", digest="d\ud800", modality="te\udcffxt"
+    )
     with SQLiteTier(db) as s:
         [stored] = s.commit([t])
         got = s.get(stored.id)
@@ -115,8 +118,9 @@ def test_conversation_that_is_not_text_is_an_input_error(db):
         for bad in ("c\udcff", "a\x00b", "x\ny"):
             with pytest.raises(InputError, match="conversation"):
                 m.write(t.sent_vec[None], t.mem_emb[None], [frozenset()], [TurnInfo(conversation=bad)])
-        [i] = m.write(t.sent_vec[None], t.mem_emb[None], [frozenset()],
-                      [TurnInfo(conversation="ok", summary="out <- ab\udcffcd")])
+        [i] = m.write(
+            t.sent_vec[None], t.mem_emb[None], [frozenset()], [TurnInfo(conversation="ok", summary="out <- ab\udcffcd")]
+        )
         assert m.get(i).summary == "out <- ab\\xffcd" and len(m) == 1
 
 
@@ -141,13 +145,14 @@ def _import_fails(tmp_path, data: bytes, match: str, name="in.jsonl"):
 def test_import_of_non_utf8_binary_and_surrogate_input(tmp_path):
     good = _record().encode() + b"\n"
     _import_fails(tmp_path, good + b'{"summary": "\xff"}\n', r"in.jsonl:2: not UTF-8 text \(byte 0xff")
-    _import_fails(tmp_path, b"\x89PNG\r\n\x1a\n" + bytes(range(256)), r"some.png:1: not UTF-8",
-                  name="some.png")
-    _import_fails(tmp_path, good + _record(conversation="\ud800").encode() + b"\n",
-                  r"in.jsonl:2: 'conversation' '\\ud800': is not valid UTF-8")
+    _import_fails(tmp_path, b"\x89PNG\r\n\x1a\n" + bytes(range(256)), r"some.png:1: not UTF-8", name="some.png")
+    _import_fails(
+        tmp_path,
+        good + _record(conversation="\ud800").encode() + b"\n",
+        r"in.jsonl:2: 'conversation' '\\ud800': is not valid UTF-8",
+    )
     _import_fails(tmp_path, _record(attrs=["ok", "\udfff"]).encode() + b"\n", r"in.jsonl:1: .*attrs")
-    _import_fails(tmp_path, _record(conversation="a\u0000b").encode() + b"\n",
-                  r"in.jsonl:1: .*control character")
+    _import_fails(tmp_path, _record(conversation="a\u0000b").encode() + b"\n", r"in.jsonl:1: .*control character")
     # a lone surrogate in display text is stored (escaped); a leading BOM is accepted
     f = tmp_path / "ok.jsonl"
     f.write_bytes(b"\xef\xbb\xbf" + _record(summary="s\ud800").encode() + b"\n")
@@ -168,16 +173,28 @@ def test_cli_import_of_a_binary_file_is_a_one_line_input_error(tmp_path, capsys)
 
 # -- 3./4. impossible times and numbers ---------------------------------------------------------
 
-@pytest.mark.parametrize("when, match", [
-    (-1.0, "outside"), (-1e20, "outside"), (1e15, "outside"),
-    pytest.param(10 ** 400, "too large", id="int_1e400"),
-    ("1700000000", "must be a number"), (True, "must be a number"), (None, "must be a number")])
+
+@pytest.mark.parametrize(
+    "when, match",
+    [
+        (-1.0, "outside"),
+        (-1e20, "outside"),
+        (1e15, "outside"),
+        pytest.param(10**400, "too large", id="int_1e400"),
+        ("1700000000", "must be a number"),
+        (True, "must be a number"),
+        (None, "must be a number"),
+    ],
+)
 def test_import_rejects_impossible_times(tmp_path, when, match):
     _import_fails(tmp_path, _record(time=when).encode() + b"\n", rf"in.jsonl:1: 'time'.*{match}")
 
 
-@pytest.mark.parametrize("value", ["1e308", "-1e39", "NaN", "Infinity", "1" + "0" * 400],
-                         ids=["1e308", "-1e39", "NaN", "Infinity", "int_1e400"])
+@pytest.mark.parametrize(
+    "value",
+    ["1e308", "-1e39", "NaN", "Infinity", "1" + "0" * 400],
+    ids=["1e308", "-1e39", "NaN", "Infinity", "int_1e400"],
+)
 def test_import_rejects_values_beyond_float32_without_warnings(tmp_path, value):
     vec = json.loads(_record())["sent_vec"]
     line = _record().replace(json.dumps(vec), "[" + ", ".join([value] + [repr(v) for v in vec[1:]]) + "]")
@@ -199,8 +216,11 @@ def test_stats_shows_any_stored_time(tmp_path):
 def test_search_query_file_with_bad_values_is_an_input_error(tmp_path):
     db = str(tmp_path / "m.db")
     SQLiteTier(db).close()
-    for name, body in [("big.json", '{"sent_vec": [1e308' + ", 0" * 255 + "]}"),
-                       ("str.json", '{"sent_vec": ["a"]}'), ("attrs.json", '{"sent_vec": [0], "attrs": 5}')]:
+    for name, body in [
+        ("big.json", '{"sent_vec": [1e308' + ", 0" * 255 + "]}"),
+        ("str.json", '{"sent_vec": ["a"]}'),
+        ("attrs.json", '{"sent_vec": [0], "attrs": 5}'),
+    ]:
         (tmp_path / name).write_text(body)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -212,6 +232,7 @@ def test_search_query_file_with_bad_values_is_an_input_error(tmp_path):
 
 
 # -- 5. export targets --------------------------------------------------------------------------
+
 
 @pytest.fixture
 def small(tmp_path):

@@ -51,8 +51,16 @@ def test_approximate_top1_matches_the_exact_top1(data, kind, seed):
             hits += 1
             assert got_s[r, 0] == e_s[0]  # the same exact float64 score, bit for bit
         else:  # a miss is a real turn with its true score, below the winner's
-            mine = search_block(ids[[got_i[r, 0] - 1]], units[[got_i[r, 0] - 1]], masks[[got_i[r, 0] - 1]],
-                                counts[[got_i[r, 0] - 1]], q[r], qm[r], int(qc[r]), 1)[1][0]
+            mine = search_block(
+                ids[[got_i[r, 0] - 1]],
+                units[[got_i[r, 0] - 1]],
+                masks[[got_i[r, 0] - 1]],
+                counts[[got_i[r, 0] - 1]],
+                q[r],
+                qm[r],
+                int(qc[r]),
+                1,
+            )[1][0]
             assert got_s[r, 0] == mine and got_s[r, 0] <= e_s[0]
     assert hits / len(q) >= (0.98 if kind == "near" else 0.9), f"recall@1 {hits / len(q):.2f}"
 
@@ -108,7 +116,7 @@ def test_make_index_and_missing_faiss(monkeypatch):
 def _fill(mem, w, lo, hi):
     s, m, a = w.block(lo, hi - lo)
     for j in range(0, hi - lo, 250):
-        mem.write(s[j:j + 250], m[j:j + 250], a[j:j + 250])
+        mem.write(s[j : j + 250], m[j : j + 250], a[j : j + 250])
 
 
 @pytest.mark.slow  # ~15 s on the shared machine: 3,000 turns written through three memories

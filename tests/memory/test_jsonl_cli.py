@@ -4,13 +4,13 @@ import json
 
 import numpy as np
 import pytest
+from _gen import make_turn
 from click.testing import CliRunner
 
 from v22sdk.errors import InputError
 from v22sdk.memory import SQLiteTier
 from v22sdk.memory.cli import make_memory_group, memory
 from v22sdk.memory.jsonl import export_jsonl, import_jsonl
-from _gen import make_turn
 
 
 @pytest.fixture

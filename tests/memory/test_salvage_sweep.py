@@ -24,17 +24,18 @@ import shutil
 import sqlite3
 
 import pytest
+from _gen import make_turn
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from v22sdk.errors import MemoryStoreCorrupt, MemoryStoreError
 from v22sdk.memory import SQLiteTier, salvage
-from _gen import make_turn
 
 SIZES = (10, 300, 3000)
 PAGE = 8192
-_SETTINGS = settings(max_examples=12, deadline=None, derandomize=True,
-                     suppress_health_check=[HealthCheck.function_scoped_fixture])
+_SETTINGS = settings(
+    max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 class Store:
@@ -57,7 +58,7 @@ class Store:
             found = self.data.find(sent, max(0, at - 4 * PAGE))
             if found < 0:
                 found = self.data.find(sent)
-            assert found > 0 and self.data[found + 1024:found + 2560] == t.mem_emb.astype("<f4").tobytes()
+            assert found > 0 and self.data[found + 1024 : found + 2560] == t.mem_emb.astype("<f4").tobytes()
             self.spans[k] = found
             at = found
 
@@ -120,7 +121,7 @@ def _salvage_checked(tmp_path, store: Store, data: bytes, reference: set[int], a
 
 @_SETTINGS
 @given(size=st.sampled_from(SIZES), frac=st.floats(0.0, 1.0))
-@example(size=3000, frac=0.5)   # the sweep's case: recovered 0 of 3,000, "success"
+@example(size=3000, frac=0.5)  # the sweep's case: recovered 0 of 3,000, "success"
 @example(size=3000, frac=0.75)
 @example(size=300, frac=0.0)
 def test_a_store_cut_anywhere_gives_back_what_the_file_still_holds(stores, tmp_path, size, frac):
@@ -134,8 +135,8 @@ def test_a_store_cut_anywhere_gives_back_what_the_file_still_holds(stores, tmp_p
 
 @_SETTINGS
 @given(size=st.sampled_from(SIZES), start=st.floats(0.0, 1.0), length=st.integers(1, 3 * PAGE))
-@example(size=3000, start=0.0, length=100)     # the header zeroed: every row is intact
-@example(size=3000, start=0.0, length=PAGE)    # the first page zeroed
+@example(size=3000, start=0.0, length=100)  # the header zeroed: every row is intact
+@example(size=3000, start=0.0, length=PAGE)  # the first page zeroed
 @example(size=300, start=0.0, length=2 * PAGE)
 def test_a_store_zeroed_anywhere_gives_back_every_intact_row(stores, tmp_path, size, start, length):
     store = stores[size]
@@ -155,8 +156,16 @@ def test_without_its_ack_mark_a_header_rebuilt_store_still_counts_from_its_seque
     assert report["complete"] and report["held"] == 300 and report["header"] == "rebuilt"
 
 
-@pytest.mark.parametrize("page, damage", [(8192, "page size field says 4 KiB"), (8192, "page size field says 64 KiB"),
-                                          (4096, "none"), (4096, "header zeroed"), (4096, "first page zeroed")])
+@pytest.mark.parametrize(
+    "page, damage",
+    [
+        (8192, "page size field says 4 KiB"),
+        (8192, "page size field says 64 KiB"),
+        (4096, "none"),
+        (4096, "header zeroed"),
+        (4096, "first page zeroed"),
+    ],
+)
 def test_the_page_size_is_found_from_the_rows_when_the_header_cannot_be_trusted(tmp_path, monkeypatch, page, damage):
     """Stores written before 8 KiB pages have 4 KiB pages; a damaged header may state any size."""
     import v22sdk.memory.sqlite_tier as st
@@ -208,8 +217,11 @@ def test_pages_freed_by_removals_do_not_bring_removed_turns_back(tmp_path):
     assert report["complete"] and report["held"] == 99
     # a header whose free-list pointer is damaged (it names a live leaf page) hides no live row
     bad = bytearray(data)
-    leaf = next(p for p in range(2, len(data) // PAGE) if data[p * PAGE] == 0x0D and
-                int.from_bytes(data[p * PAGE + 3:p * PAGE + 5], "big") > 0)
+    leaf = next(
+        p
+        for p in range(2, len(data) // PAGE)
+        if data[p * PAGE] == 0x0D and int.from_bytes(data[p * PAGE + 3 : p * PAGE + 5], "big") > 0
+    )
     bad[32:36] = (leaf + 1).to_bytes(4, "big")
     (tmp_path / "bad.db").write_bytes(bytes(bad))
     again = salvage(str(tmp_path / "bad.db"), str(tmp_path / "o2.db"))
@@ -217,6 +229,7 @@ def test_pages_freed_by_removals_do_not_bring_removed_turns_back(tmp_path):
 
 
 # -- the WAL --------------------------------------------------------------------------------------
+
 
 def _crashed_with_wal(tmp_path, in_db: int, in_wal: int):
     """A store with ``in_db`` turns checkpointed and ``in_wal`` more only in its WAL, copied as a
@@ -259,8 +272,7 @@ def test_deleting_the_wal_after_a_crash_is_reported_with_the_count(tmp_path, cap
         assert len(s) == in_db and s.commit([make_turn(999, "t")])[0].id == in_db + in_wal + 1
 
 
-@settings(max_examples=10, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(frac=st.floats(0.0, 1.0))
 def test_a_wal_cut_anywhere_salvages_to_its_committed_prefix(tmp_path_factory, frac):
     tmp = tmp_path_factory.mktemp("walcut")
@@ -278,6 +290,7 @@ def test_a_wal_cut_anywhere_salvages_to_its_committed_prefix(tmp_path_factory, f
 
 # -- foreign files ----------------------------------------------------------------------------------
 
+
 def _foreign(path, kind):
     c = sqlite3.connect(path)
     if kind == "wal_only":
@@ -293,12 +306,15 @@ def _foreign(path, kind):
     return c  # kept open for "wal_only", so its WAL is not checkpointed away
 
 
-@pytest.mark.parametrize("kind, problem", [
-    ("rollback", "not a v22sdk memory store \\(tables: notes\\)"),
-    ("wal_only", "not a v22sdk memory store \\(tables: notes\\)"),
-    ("user_version_1", "not a v22sdk memory store \\(tables: notes\\)"),
-    ("newer", "schema version 7; this v22sdk reads up to 1: upgrade v22sdk"),
-])
+@pytest.mark.parametrize(
+    "kind, problem",
+    [
+        ("rollback", "not a v22sdk memory store \\(tables: notes\\)"),
+        ("wal_only", "not a v22sdk memory store \\(tables: notes\\)"),
+        ("user_version_1", "not a v22sdk memory store \\(tables: notes\\)"),
+        ("newer", "schema version 7; this v22sdk reads up to 1: upgrade v22sdk"),
+    ],
+)
 def test_a_foreign_sqlite_file_is_refused_unmodified(tmp_path, kind, problem):
     folder = tmp_path / "f"
     folder.mkdir()
@@ -323,6 +339,7 @@ def test_a_foreign_sqlite_file_is_refused_unmodified(tmp_path, kind, problem):
 
 # -- the full check ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("where", ["sent_vec", "mem_emb", "summary"])
 def test_stats_full_verifies_every_row_and_says_which_check_ran(tmp_path, capsys, where):
     from v22sdk.cli import main
@@ -331,8 +348,11 @@ def test_stats_full_verifies_every_row_and_says_which_check_ran(tmp_path, capsys
     with SQLiteTier(db) as s:
         s.commit([make_turn(k, "t") for k in range(1, 31)])
     t = make_turn(12, "t")
-    needle = {"sent_vec": t.sent_vec.astype("<f4").tobytes()[:64], "mem_emb": t.mem_emb.astype("<f4").tobytes()[:64],
-              "summary": b"t #12"}[where]
+    needle = {
+        "sent_vec": t.sent_vec.astype("<f4").tobytes()[:64],
+        "mem_emb": t.mem_emb.astype("<f4").tobytes()[:64],
+        "summary": b"t #12",
+    }[where]
     data = bytearray(open(db, "rb").read())
     at = data.index(needle) + 2
     data[at] ^= 0x01

@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
+from _gen import NAMES, make_turn
 
 from v22sdk.memory.ring import RingTier
 from v22sdk.memory.scoring import AttrVocab, blob_to_mask, mask_to_blob, search_block, unit_rows
-from _gen import NAMES, make_turn
 
 
 def naive(turns, q, qattrs):
@@ -129,8 +129,12 @@ def test_single_row_exact_score_and_faiss_intersections_match_the_batch_ones():
         for attrs in (qa[i], qa[i] | {"not.in.vocab"}, frozenset()):
             qm, qc = vocab.mask(attrs), len(attrs)
             batch = scoring.exact_scores(units, masks, counts, qu, qm, qc)
-            one = np.concatenate([scoring.exact_scores(units[r:r + 1], masks[r:r + 1], counts[r:r + 1], qu, qm, qc)
-                                  for r in range(600)])
+            one = np.concatenate(
+                [
+                    scoring.exact_scores(units[r : r + 1], masks[r : r + 1], counts[r : r + 1], qu, qm, qc)
+                    for r in range(600)
+                ]
+            )
             assert one.tobytes() == batch.tobytes()
         rows = np.arange(0, 600, 2)  # > HAMMING_ROWS: FAISS's kernel when installed
         want = np.bitwise_count(masks[rows] & vocab.mask(qa[i])).sum(axis=1)

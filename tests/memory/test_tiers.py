@@ -5,14 +5,14 @@ import sqlite3
 import numpy as np
 import pytest
 import torch
+from _checks import assert_same_answers, restart_queries
+from _gen import NAMES, make_turn
 
 from v22sdk.engine.memory_head import MemoryHead, TurnInfo
 from v22sdk.errors import InputError
 from v22sdk.memory import SQLiteTier, TieredMemory
 from v22sdk.memory.ring import RingTier
 from v22sdk.memory.scoring import AttrVocab
-from _checks import assert_same_answers, restart_queries
-from _gen import NAMES, make_turn
 
 
 def test_ring_eviction_trace():
@@ -99,7 +99,7 @@ def test_restart_equivalence_100_queries(tmp_path):
     mem = TieredMemory(live_path, l1_size=8, l2_size=60, hit_threshold=0.7)
     turns = [make_turn(i) for i in range(1, 201)]
     for s in range(0, 200, 25):
-        mem.write(*_batch(turns[s:s + 25]))
+        mem.write(*_batch(turns[s : s + 25]))
     with sqlite3.connect(copy_path) as dst:  # a consistent snapshot of the state to restart from
         mem.l3._conn.backup(dst)
     restarted = TieredMemory(copy_path, l1_size=8, l2_size=60, hit_threshold=0.7)

@@ -6,19 +6,19 @@ import os
 
 import numpy as np
 import pytest
+from _gen import NAMES, make_turn
 
 from v22sdk.errors import MemoryStoreError
 from v22sdk.memory import SQLiteTier, TieredMemory
-from v22sdk.memory.sqlite_checks import AckMark, read_ack
 from v22sdk.memory.ring import RingTier
 from v22sdk.memory.scoring import AttrVocab, unit_row, unit_rows
+from v22sdk.memory.sqlite_checks import AckMark, read_ack
 from v22sdk.memory.sqlite_tier import _attrs_json
-from _gen import NAMES, make_turn
 
 
 def test_unit_row_is_unit_rows_bit_for_bit():
     rng = np.random.default_rng(3)
-    rows = [rng.standard_normal(256).astype(np.float32) * np.float32(10.0 ** e) for e in range(-40, 38, 3)]
+    rows = [rng.standard_normal(256).astype(np.float32) * np.float32(10.0**e) for e in range(-40, 38, 3)]
     rows += [rng.standard_normal(256).astype(np.float32) for _ in range(500)]
     one_hot = np.zeros(256, np.float32)
     one_hot[17] = -3.0
@@ -36,8 +36,21 @@ def test_attrs_json_is_json_dumps():
 
 def _ring_state(r: RingTier):
     w = r.masks.shape[1]
-    return (r.ids.tolist(), r.sent.tobytes(), r.units.tobytes(), r.mem.tobytes(), r.masks[:, :w].tolist(),
-            r.counts.tolist(), r.times.tolist(), r.touched.tolist(), r.text, r.slot, r.head, r.filled, r.holes)
+    return (
+        r.ids.tolist(),
+        r.sent.tobytes(),
+        r.units.tobytes(),
+        r.mem.tobytes(),
+        r.masks[:, :w].tolist(),
+        r.counts.tolist(),
+        r.times.tolist(),
+        r.touched.tolist(),
+        r.text,
+        r.slot,
+        r.head,
+        r.filled,
+        r.holes,
+    )
 
 
 def test_insert_one_leaves_the_ring_as_the_block_path_does():
@@ -51,13 +64,22 @@ def test_insert_one_leaves_the_ring_as_the_block_path_does():
         if k == 6:
             for name in extra:
                 vocab.add(name)
-            turns[k] = type(turns[k]).from_rows(turns[k].sent_vec, turns[k].mem_emb,
-                                                frozenset(extra[-3:]) | turns[k].attrs, "t", "text", "d", "s")
+            turns[k] = type(turns[k]).from_rows(
+                turns[k].sent_vec, turns[k].mem_emb, frozenset(extra[-3:]) | turns[k].attrs, "t", "text", "d", "s"
+            )
             turns[k] = turns[k].with_id(k + 1, 1000.0 + k + 1, 51 + k)
-        pair = turns[k:k + 2]
+        pair = turns[k : k + 2]
         for t in pair:
-            one.insert_one(t.id, t.sent_vec, unit_row(t.sent_vec), t.mem_emb, vocab.mask_int(t.attrs), t.time,
-                           t.touched, (t.conversation, t.modality, t.digest, t.summary))
+            one.insert_one(
+                t.id,
+                t.sent_vec,
+                unit_row(t.sent_vec),
+                t.mem_emb,
+                vocab.mask_int(t.attrs),
+                t.time,
+                t.touched,
+                (t.conversation, t.modality, t.digest, t.summary),
+            )
         block.batched_put(pair)
         if k == 2:
             assert one.remove(3) and block.remove(3)
@@ -124,6 +146,6 @@ def test_tiered_write_one_turn_publishes_what_a_restart_rebuilds(db):
         assert ka == kb
         for i in ka:
             sa, sb = a[9][i], b[9][i]
-            assert a[1][1024 * sa:1024 * (sa + 1)] == b[1][1024 * sb:1024 * (sb + 1)]  # sent
-            assert a[2][1024 * sa:1024 * (sa + 1)] == b[2][1024 * sb:1024 * (sb + 1)]  # units
+            assert a[1][1024 * sa : 1024 * (sa + 1)] == b[1][1024 * sb : 1024 * (sb + 1)]  # sent
+            assert a[2][1024 * sa : 1024 * (sa + 1)] == b[2][1024 * sb : 1024 * (sb + 1)]  # units
             assert a[4][sa] == b[4][sb] and a[5][sa] == b[5][sb] and a[7][sa] == b[7][sb] and a[8][sa] == b[8][sb]

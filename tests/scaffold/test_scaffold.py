@@ -30,13 +30,23 @@ def _pytest(pkg: Path, *args: str, pythonpath: bool = True) -> subprocess.Comple
     env = {**os.environ}
     if pythonpath:
         env["PYTHONPATH"] = str(pkg / "src")
-    return subprocess.run([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *args, str(pkg / "tests")],
-                          cwd=pkg, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *args, str(pkg / "tests")],
+        cwd=pkg,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_names_are_derived_from_the_plugin_name():
-    assert names_for("thermal_cam") == {"name": "thermal_cam", "dist": "v22sdk-thermal_cam",
-                                        "package": "v22sdk_thermal_cam", "cls": "ThermalCamModality"}
+    assert names_for("thermal_cam") == {
+        "name": "thermal_cam",
+        "dist": "v22sdk-thermal_cam",
+        "package": "v22sdk_thermal_cam",
+        "cls": "ThermalCamModality",
+    }
 
 
 @pytest.mark.parametrize("bad", ["Thermal", "1x", "my-plugin", "", "class", "a" * 40])
@@ -62,8 +72,14 @@ def test_cli_command_generates_and_reports(tmp_path):
     root = tmp_path / "v22sdk-lidar"
     assert f"created {root}" in result.output
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) == [
-        "README.md", "examples/make_manifest.py", "pyproject.toml", "src/v22sdk_lidar/__init__.py", "src/v22sdk_lidar/modality.py",
-        "tests/test_contract.py", "tests/test_tokens.py"]
+        "README.md",
+        "examples/make_manifest.py",
+        "pyproject.toml",
+        "src/v22sdk_lidar/__init__.py",
+        "src/v22sdk_lidar/modality.py",
+        "tests/test_contract.py",
+        "tests/test_tokens.py",
+    ]
     pyproject = (root / "pyproject.toml").read_text()
     assert '[project.entry-points.v22sdk]\nlidar = "v22sdk_lidar"' in pyproject
     assert 'dependencies = ["v22sdk>=0.1"]' in pyproject
@@ -73,23 +89,31 @@ def test_cli_command_generates_and_reports(tmp_path):
     assert bad.exit_code == 2
 
 
-@pytest.mark.parametrize(("name", "problem"), [
-    ("text", "a modality named 'text' is already installed (from v22sdk)"),  # the built-in one
-    ("../../etc", "must be a lower-case identifier"),
-    ("", "must be a lower-case identifier"),
-])
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("text", "a modality named 'text' is already installed (from v22sdk)"),  # the built-in one
+        ("../../etc", "must be a lower-case identifier"),
+        ("", "must be a lower-case identifier"),
+    ],
+)
 def test_taken_or_bad_names_are_one_line_usage_errors(name, problem, tmp_path):
     import sys
 
-    r = subprocess.run([sys.executable, "-c", "from v22sdk.cli import main; main()", "new-plugin", name,
-                        "--dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", "from v22sdk.cli import main; main()", "new-plugin", name, "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and problem in r.stderr and r.stderr.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
 
 
 # vision runs by default; the other two zones take ~20 s each on 2 shared cores, so they are slow.
-@pytest.mark.parametrize("zone", ["vision", pytest.param("audio", marks=pytest.mark.slow),
-                                  pytest.param("language", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "zone", ["vision", pytest.param("audio", marks=pytest.mark.slow), pytest.param("language", marks=pytest.mark.slow)]
+)
 def test_generated_package_passes_its_tests_and_fails_them_when_broken(zone, tmp_path):
     root = generate(f"gen_{zone[:3]}", zone, tmp_path)
     ok = _pytest(root, "--v22sdk-max-examples", "8")
@@ -126,10 +150,10 @@ _BOX = re.compile("[\u2500-\u257f]")  # rich's table borders
 
 @dataclass
 class GuideLine:
-    lineno: int        # line in the guide
-    text: str          # the line as written
-    argv: list[str]    # the command, before mapping
-    expect: str        # its trailing comment ('' when none)
+    lineno: int  # line in the guide
+    text: str  # the line as written
+    argv: list[str]  # the command, before mapping
+    expect: str  # its trailing comment ('' when none)
 
 
 def _split_comment(line: str) -> tuple[str, str]:
@@ -141,7 +165,7 @@ def _split_comment(line: str) -> tuple[str, str]:
         elif ch in "'\"":
             quote = ch
         elif ch == "#" and (i == 0 or line[i - 1].isspace()):
-            return line[:i].rstrip(), line[i + 1:].strip()
+            return line[:i].rstrip(), line[i + 1 :].strip()
     return line.rstrip(), ""
 
 
@@ -192,14 +216,17 @@ def expectation(comment: str) -> re.Pattern | None:
 
 def run_guide(text: str, cwd: Path, name: str, *, where: str = "docs/writing-a-plugin.md") -> list[str]:
     """Run every command of section 0 in order in ``cwd``; fail naming the guide's line. Returns the outputs."""
-    env = {**os.environ, "V22SDK_CACHE": str(cwd / ".cache"), "V22SDK_MEMORY": str(cwd / "memory.sqlite3"),
-           "COLUMNS": "160"}  # no wrapped table rows
+    env = {
+        **os.environ,
+        "V22SDK_CACHE": str(cwd / ".cache"),
+        "V22SDK_MEMORY": str(cwd / "memory.sqlite3"),
+        "COLUMNS": "160",
+    }  # no wrapped table rows
     env.pop("PYTHONPATH", None)  # the installed package, as a reader has it
     outputs = []
     for line in guide_commands(text, name):
         try:
-            done = subprocess.run(map_command(line.argv), cwd=cwd, env=env, capture_output=True, text=True,
-                                  timeout=600)
+            done = subprocess.run(map_command(line.argv), cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
         except subprocess.TimeoutExpired:
             pytest.fail(f"{where}:{line.lineno}: `{line.text.strip()}` timed out")
         output = done.stdout + done.stderr
@@ -207,8 +234,10 @@ def run_guide(text: str, cwd: Path, name: str, *, where: str = "docs/writing-a-p
             pytest.fail(f"{where}:{line.lineno}: `{line.text.strip()}` exited {done.returncode}:\n{output[-3000:]}")
         pattern = expectation(line.expect)
         if pattern is not None and not pattern.search(_BOX.sub(" ", output)):
-            pytest.fail(f"{where}:{line.lineno}: `{line.text.strip()}` should print {line.expect!r}; it printed:\n"
-                        f"{output[-3000:]}")
+            pytest.fail(
+                f"{where}:{line.lineno}: `{line.text.strip()}` should print {line.expect!r}; it printed:\n"
+                f"{output[-3000:]}"
+            )
         outputs.append(output)
     return outputs
 
@@ -221,11 +250,27 @@ def test_guide_section_0_parses_and_maps():
     """Fast: the guide's commands are found, each maps onto this venv, and the checked ones say what to expect."""
     lines = guide_commands(GUIDE.read_text(encoding="utf-8"), "e2e0")
     heads = [" ".join(line.argv[:2]) for line in lines]
-    assert heads == ["v22sdk new-plugin", "pip install", "python -c", "v22sdk plugins", "pytest v22sdk-e2e0/tests",
-                     "python v22sdk-e2e0/examples/make_manifest.py", "v22sdk train", "v22sdk run"], heads
+    assert heads == [
+        "v22sdk new-plugin",
+        "pip install",
+        "python -c",
+        "v22sdk plugins",
+        "pytest v22sdk-e2e0/tests",
+        "python v22sdk-e2e0/examples/make_manifest.py",
+        "v22sdk train",
+        "v22sdk run",
+    ], heads
     assert all(map_command(line.argv) for line in lines)
-    assert map_command(lines[1].argv)[1:] == ["-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                                              "-e", "./v22sdk-e2e0"]
+    assert map_command(lines[1].argv)[1:] == [
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--no-deps",
+        "--no-build-isolation",
+        "-e",
+        "./v22sdk-e2e0",
+    ]
     expects = {" ".join(line.argv[:2]): line.expect for line in lines}
     assert "'e2e0'" in expects["python -c"] and "v22sdk-e2e0" in expects["v22sdk plugins"]
     assert expects["pytest v22sdk-e2e0/tests"] == "22 passed" and expects["v22sdk run"].startswith("亮")
@@ -239,12 +284,14 @@ def test_guide_section_0_parses_and_maps():
 
 def test_guide_runner_fails_on_a_broken_command_or_output(tmp_path):
     """The runner catches what breaks: a command that fails, and one that prints the wrong thing."""
-    doc = ("## 0. Generate a package\n\n```bash\n"
-           "python -c \"print('hello thermal')\"   # hello thermal\n"
-           "python -c \"import sys; sys.exit(3)\"\n```\n\n## 1. Next\n")
+    doc = (
+        "## 0. Generate a package\n\n```bash\n"
+        "python -c \"print('hello thermal')\"   # hello thermal\n"
+        'python -c "import sys; sys.exit(3)"\n```\n\n## 1. Next\n'
+    )
     with pytest.raises(pytest.fail.Exception, match=r"guide.md:5: `python -c .*` exited 3"):
         run_guide(doc, tmp_path, "zz", where="guide.md")
-    assert run_guide(doc.replace("sys.exit(3)", "sys.exit(0)"), tmp_path, "zz") [0].strip() == "hello zz"
+    assert run_guide(doc.replace("sys.exit(3)", "sys.exit(0)"), tmp_path, "zz")[0].strip() == "hello zz"
     wrong = doc.replace("# hello thermal", "# hello world")
     with pytest.raises(pytest.fail.Exception, match=r"guide.md:4: .* should print 'hello world'"):
         run_guide(wrong, tmp_path, "zz", where="guide.md")
@@ -259,8 +306,13 @@ def test_guide_section_0_end_to_end(tmp_path):
         run_guide(GUIDE.read_text(encoding="utf-8"), tmp_path, name)
     finally:
         _uninstall(f"v22sdk-{name}")
-    after = subprocess.run([PYTHON, "-c", "from v22sdk import Registry; print(Registry().names('modalities'))"],
-                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    after = subprocess.run(
+        [PYTHON, "-c", "from v22sdk import Registry; print(Registry().names('modalities'))"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert f"'{name}'" not in after.stdout
 
 
@@ -278,8 +330,12 @@ def test_make_manifest_writes_data_the_engine_loader_accepts(zone, tmp_path):
     name = f"mm{zone[:3]}{uuid.uuid4().hex[:6]}"
     root = generate(name, zone, tmp_path)
     script = root / "examples" / "make_manifest.py"
-    runs = [subprocess.run([PYTHON, str(script), str(tmp_path / d)], capture_output=True, text=True, timeout=120,
-                           cwd=tmp_path) for d in ("a", "b")]
+    runs = [
+        subprocess.run(
+            [PYTHON, str(script), str(tmp_path / d)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+        )
+        for d in ("a", "b")
+    ]
     assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
     first, second, suffix = EXPECTED_CLASSES[zone]
     assert f"wrote 48 examples (24 {first}, 24 {second};" in runs[0].stdout
@@ -301,8 +357,14 @@ def test_make_manifest_writes_data_the_engine_loader_accepts(zone, tmp_path):
         query = registry.modality(name).tokenize_file(tmp_path / "a" / f"query{suffix}")
         assert len(query) >= 1
         if zone == "vision":  # the classes differ in brightness: the mean slot tells them apart
-            means = {t: [registry.get_class("modalities", name).schema.values(b.attr.mean(0))[f"{name}.mean"]
-                         for b, ex in zip(batches, examples) if ex.target == t] for t in (first, second)}
+            means = {
+                t: [
+                    registry.get_class("modalities", name).schema.values(b.attr.mean(0))[f"{name}.mean"]
+                    for b, ex in zip(batches, examples)
+                    if ex.target == t
+                ]
+                for t in (first, second)
+            }
             assert min(means[first]) > max(means[second])
     finally:
         sys.path.remove(str(root / "src"))
@@ -317,11 +379,13 @@ def test_make_manifest_data_trains_and_runs(zone, tmp_path):
     name = f"tr{zone[:3]}{uuid.uuid4().hex[:6]}"
     generate(name, zone, tmp_path)
     suffix = EXPECTED_CLASSES[zone][2]
-    doc = (f"{SECTION_0}\n\n```bash\npip install -e ./v22sdk-thermal\n"
-           f"python v22sdk-thermal/examples/make_manifest.py data/thermal\n"
-           f"v22sdk train data/thermal/manifest.jsonl --preset tiny --epochs 40 -o thermal.pt   # ... test thermal 1.000\n"
-           f"v22sdk run --modality thermal --checkpoint thermal.pt data/thermal/query{suffix}   # "
-           f"{EXPECTED_CLASSES[zone][0]}    confidence\n```\n")
+    doc = (
+        f"{SECTION_0}\n\n```bash\npip install -e ./v22sdk-thermal\n"
+        f"python v22sdk-thermal/examples/make_manifest.py data/thermal\n"
+        f"v22sdk train data/thermal/manifest.jsonl --preset tiny --epochs 40 -o thermal.pt   # ... test thermal 1.000\n"
+        f"v22sdk run --modality thermal --checkpoint thermal.pt data/thermal/query{suffix}   # "
+        f"{EXPECTED_CLASSES[zone][0]}    confidence\n```\n"
+    )
     try:
         run_guide(doc, tmp_path, name, where=f"<{zone} train/run>")
     finally:

@@ -24,8 +24,7 @@ def pg_server():
         pytest.skip(f"psycopg 3 / psycopg_pool not installed ({e}); pip install 'v22sdk[postgres]'")
     bindir = find_bindir()
     if bindir is None:
-        pytest.skip("no PostgreSQL binaries (initdb, postgres) found: run scripts/ci_services.sh "
-                    "or set V22SDK_PG_BIN")
+        pytest.skip("no PostgreSQL binaries (initdb, postgres) found: run scripts/ci_services.sh or set V22SDK_PG_BIN")
     server = PgServer(bindir)
     try:
         server.start()

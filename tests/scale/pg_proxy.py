@@ -81,7 +81,7 @@ class Rule:
 class _Link:
     """One client connection and its upstream socket."""
 
-    def __init__(self, proxy: "PgProxy", client: socket.socket, server: socket.socket):
+    def __init__(self, proxy: PgProxy, client: socket.socket, server: socket.socket):
         self.proxy, self.c, self.s = proxy, client, server
         self.statements: dict[str, str] = {}  # prepared statement name -> SQL
         self.wrote_turns = False  # an INSERT INTO turns since the last COMMIT/ROLLBACK

@@ -58,8 +58,9 @@ def _reachable_by_postgres(bindir: str) -> str:
     it can read."""
     if os.geteuid() != 0:
         return bindir
-    probe = subprocess.run(["runuser", "-u", "postgres", "--", "test", "-x", os.path.join(bindir, "initdb")],
-                           capture_output=True)
+    probe = subprocess.run(
+        ["runuser", "-u", "postgres", "--", "test", "-x", os.path.join(bindir, "initdb")], capture_output=True
+    )
     if probe.returncode == 0:
         return bindir
     # The wheel's binaries find their shared libraries at $ORIGIN/../../../<package>.libs: keep
@@ -125,7 +126,7 @@ class PgServer:
             raise RuntimeError(f"{args[0]} failed ({p.returncode}): {p.stderr.strip()[-800:]}")
         return p.stdout
 
-    def start(self, init: bool = True, timeout: float = 60) -> "PgServer":
+    def start(self, init: bool = True, timeout: float = 60) -> PgServer:
         """initdb (unless ``init=False``: restart on the same data) and run ``postgres`` as OUR child,
         so that we reap it at once when it dies (an orphan would wait for PID 1 and its stale
         PID would block a restart)."""
@@ -135,10 +136,28 @@ class PgServer:
             self._run("initdb", "-D", self.data, "-A", "trust", "-U", "v22", "-E", "UTF8", "--no-sync")
         log = open(os.path.join(self.root, "log"), "ab")
         self.proc = subprocess.Popen(
-            self._cmd("postgres", "-D", self.data, "-c", "listen_addresses=127.0.0.1", "-p", str(self.port),
-                      "-k", self.root, "-c", "fsync=on", "-c", "synchronous_commit=on",
-                      "-c", "max_connections=60", "-c", "shared_buffers=32MB"),
-            stdout=log, stderr=subprocess.STDOUT)
+            self._cmd(
+                "postgres",
+                "-D",
+                self.data,
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-p",
+                str(self.port),
+                "-k",
+                self.root,
+                "-c",
+                "fsync=on",
+                "-c",
+                "synchronous_commit=on",
+                "-c",
+                "max_connections=60",
+                "-c",
+                "shared_buffers=32MB",
+            ),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         log.close()
         deadline = time.time() + timeout
         while True:

@@ -12,10 +12,10 @@ import random
 
 import numpy as np
 import pytest
-
-from v22sdk.errors import MemoryCommitInDoubt, MemoryStoreError
 from pg_proxy import PgProxy
 from scale_turns import make_turn
+
+from v22sdk.errors import MemoryCommitInDoubt, MemoryStoreError
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 not installed: pip install 'v22sdk[postgres]'")
 pytest.importorskip("psycopg_pool", reason="psycopg_pool not installed: pip install 'v22sdk[postgres]'")
@@ -68,8 +68,9 @@ def assert_typed(err, mem, *phrases):
     assert isinstance(err, MemoryCommitInDoubt) == (IN_DOUBT in phrases)  # callers test the type, not the text
 
 
-@pytest.mark.parametrize("cut, outcome", [("before_commit", "absent"), ("after_commit", "present"),
-                                          ("after_commit_nowait", "either")])
+@pytest.mark.parametrize(
+    "cut, outcome", [("before_commit", "absent"), ("after_commit", "present"), ("after_commit_nowait", "either")]
+)
 def test_cut_around_commit_is_reported_in_doubt(proxied, cut, outcome):
     """(a) COMMIT never reaches the server; (b) it commits but its answer is lost; (b') the cut
     races the commit. The client cannot tell these apart: each is "commit in doubt", never run again,
@@ -146,8 +147,18 @@ def test_random_cuts_keep_the_promise(proxied):
     acked, failed, doubt = set(), set(), set()
     for k in range(1, 41):
         proxy.heal()
-        action = rng.choice(["none", "none", "before_commit", "after_commit", "after_commit_nowait",
-                             "mid_insert", "mid_insert_always", "blip"])
+        action = rng.choice(
+            [
+                "none",
+                "none",
+                "before_commit",
+                "after_commit",
+                "after_commit_nowait",
+                "mid_insert",
+                "mid_insert_always",
+                "blip",
+            ]
+        )
         if action == "mid_insert_always":
             proxy.arm("mid_insert", times=None)
         elif action == "blip":
@@ -178,8 +189,10 @@ def test_proxy_sees_a_commit_sent_over_the_extended_protocol(pg_server, pg_dsn):
         rule = proxy.arm("before_commit")
         with psycopg.connect(proxy.dsn(pg_dsn.rsplit("/", 1)[1]), autocommit=True) as conn:
             conn.execute("BEGIN")
-            conn.execute("INSERT INTO turns VALUES (1, 0, 'x', 'text', 'd', 's', '[]', ''::bytea, %s, %s, 1, 0)",
-                         (bytes(1024), bytes(1536)))
+            conn.execute(
+                "INSERT INTO turns VALUES (1, 0, 'x', 'text', 'd', 's', '[]', ''::bytea, %s, %s, 1, 0)",
+                (bytes(1024), bytes(1536)),
+            )
             with pytest.raises(psycopg.OperationalError):
                 conn.execute("COMMIT")
         assert rule.fired == 1

@@ -12,11 +12,17 @@ import time
 
 import numpy as np
 import pytest
+from _checks import (
+    acks,
+    assert_rows_are_the_stream,
+    assert_same_answers,
+    assert_two_writers_union,  # noqa: E402
+    finish,
+    restart_queries,
+)
+from scale_turns import NAMES, make_turn
 
 from v22sdk.errors import MemoryStoreError
-from scale_turns import NAMES, make_turn
-from _checks import (acks, assert_rows_are_the_stream, assert_same_answers, assert_two_writers_union,  # noqa: E402
-                     finish, restart_queries)
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 not installed: pip install 'v22sdk[postgres]'")
 pytest.importorskip("psycopg_pool", reason="psycopg_pool not installed: pip install 'v22sdk[postgres]'")
@@ -30,8 +36,13 @@ ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPAT
 
 
 def spawn(dsn, tag, count):
-    p = subprocess.Popen([sys.executable, WRITER, dsn, tag, str(count)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=ENV)
+    p = subprocess.Popen(
+        [sys.executable, WRITER, dsn, tag, str(count)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
     line = p.stdout.readline().strip()
     assert line == "READY", p.stderr.read()
     return p
@@ -53,8 +64,9 @@ def test_tier_interface_and_migrations(pg_dsn):
         assert l3.stats()["search"] == "exact client-side scan"
     # A database migrated by a newer v22sdk is refused, not written to.
     with psycopg.connect(pg_dsn, autocommit=True) as c:
-        c.execute("INSERT INTO v22_schema_migrations (version, description) VALUES (%s, 'future')",
-                  (SCHEMA_VERSION + 7,))
+        c.execute(
+            "INSERT INTO v22_schema_migrations (version, description) VALUES (%s, 'future')", (SCHEMA_VERSION + 7,)
+        )
     with pytest.raises(MemoryStoreError, match="upgrade v22sdk"):
         PostgresTier(pg_dsn)
 
@@ -94,7 +106,7 @@ def test_search_is_bit_identical_to_the_sqlite_tier(pg_dsn, tmp_path):
     from v22sdk.memory.scoring import unit_rows
 
     q = unit_rows(q)
-    attr_sets = [turns[i].attrs if j % 2 else frozenset(NAMES[j:j + 3]) for j, i in enumerate(src)]
+    attr_sets = [turns[i].attrs if j % 2 else frozenset(NAMES[j : j + 3]) for j, i in enumerate(src)]
     results = []
     for tier in (SQLiteTier(str(tmp_path / "m.db")), PostgresTier(pg_dsn)):
         with tier:
@@ -169,8 +181,10 @@ def test_a_failing_commit_is_not_acknowledged(pg_dsn):
         c.execute("""CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
                      BEGIN IF NEW.digest = 'poison' THEN RAISE EXCEPTION 'refused at commit'; END IF;
                      RETURN NULL; END $$""")
-        c.execute("CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON turns DEFERRABLE INITIALLY DEFERRED "
-                  "FOR EACH ROW EXECUTE FUNCTION refuse()")
+        c.execute(
+            "CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON turns DEFERRABLE INITIALLY DEFERRED "
+            "FOR EACH ROW EXECUTE FUNCTION refuse()"
+        )
     poison = make_turn(99, "p")
     poison = type(poison)(poison.sent_vec, poison.mem_emb, frozenset({"brand.new.slot"}), digest="poison")
     with pytest.raises(MemoryStoreError, match="refused at commit.*|nothing was stored"):
@@ -191,8 +205,10 @@ def _copy_database(src_dsn, dst_dsn):
         src.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         for table in ("turns", "attr_vocab", "v22_counters"):
             dst.execute(f"DELETE FROM {table}")
-            with src.cursor().copy(f"COPY {table} TO STDOUT (FORMAT binary)") as out, \
-                    dst.cursor().copy(f"COPY {table} FROM STDIN (FORMAT binary)") as into:
+            with (
+                src.cursor().copy(f"COPY {table} TO STDOUT (FORMAT binary)") as out,
+                dst.cursor().copy(f"COPY {table} FROM STDIN (FORMAT binary)") as into,
+            ):
                 for chunk in out:
                     into.write(chunk)
 
@@ -207,9 +223,12 @@ def test_restart_equivalence_100_queries(pg_server, pg_dsn):
     assert mem.name == "postgres"
     turns = [make_turn(i) for i in range(1, 201)]
     for s in range(0, 200, 25):
-        b = turns[s:s + 25]
-        mem.write(torch.from_numpy(np.stack([t.sent_vec for t in b])),
-                  torch.from_numpy(np.stack([t.mem_emb for t in b])), [t.attrs for t in b])
+        b = turns[s : s + 25]
+        mem.write(
+            torch.from_numpy(np.stack([t.sent_vec for t in b])),
+            torch.from_numpy(np.stack([t.mem_emb for t in b])),
+            [t.attrs for t in b],
+        )
     copy_dsn = pg_server.create_db(f"copy{os.getpid()}")
     _copy_database(pg_dsn, copy_dsn)
     restarted = PostgresMemory(copy_dsn, l1_size=8, l2_size=60, hit_threshold=0.7)

@@ -3,8 +3,8 @@
 import pytest
 from click.testing import CliRunner
 
-from v22sdk.errors import InputError
 from v22sdk.cli import cli
+from v22sdk.errors import InputError
 from v22sdk.scale.cli import _config
 
 

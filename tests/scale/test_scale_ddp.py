@@ -7,16 +7,33 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_TSV = ROOT / "v22sdk" / "engine" / "data" / "demo" / "text.tsv"
 
 
 def _torchrun(nproc, workdir, out, report, epochs=4):
     env = {**os.environ, "V22SDK_CACHE": str(workdir / "cache"), "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
-           "--nproc_per_node", str(nproc), "-m", "v22sdk.scale.ddp", str(workdir / "pairs.tsv"),
-           "--out", str(out), "--preset", "tiny", "--epochs", str(epochs), "--report", str(report)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nnodes",
+        "1",
+        "--nproc_per_node",
+        str(nproc),
+        "-m",
+        "v22sdk.scale.ddp",
+        str(workdir / "pairs.tsv"),
+        "--out",
+        str(out),
+        "--preset",
+        "tiny",
+        "--epochs",
+        str(epochs),
+        "--report",
+        str(report),
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=workdir)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -50,6 +67,10 @@ def test_two_processes_train_like_one(tmp_path):
 
 
 def test_ddp_entry_point_refuses_to_run_outside_torchrun(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "v22sdk.scale.ddp", str(DEMO_TSV)], capture_output=True, text=True,
-                       env={k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")})
+    p = subprocess.run(
+        [sys.executable, "-m", "v22sdk.scale.ddp", str(DEMO_TSV)],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")},
+    )
     assert p.returncode == 2 and "torchrun" in p.stderr

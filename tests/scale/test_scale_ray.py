@@ -65,10 +65,18 @@ def test_ray_tokenize_reads_a_manifest(local_ray, tmp_path):
 
     man = tmp_path / "m.jsonl"
     shutil.copy(DEMO / "images" / "apple_00.png", tmp_path / "apple.png")
-    man.write_text("\n".join([json.dumps({"input": "apple.png", "modality": "vision", "target": "苹果"}),
-                              json.dumps({"input": "你好", "modality": "text", "target": "hi"}),
-                              "{not json", json.dumps({"input": "gone.png", "modality": "vision"})]) + "\n",
-                   encoding="utf-8")
+    man.write_text(
+        "\n".join(
+            [
+                json.dumps({"input": "apple.png", "modality": "vision", "target": "苹果"}),
+                json.dumps({"input": "你好", "modality": "text", "target": "hi"}),
+                "{not json",
+                json.dumps({"input": "gone.png", "modality": "vision"}),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     summary = tokenize(man, tmp_path / "o", num_workers=2, shard_size=1, progress=False)
     assert (summary["tokenized"], summary["errors"]) == (2, 2)
     batches, items = load_shards(tmp_path / "o")

@@ -12,8 +12,10 @@ from v22sdk.scale.shards import tokenize_rows, write_manifest
 
 
 def _shards(tmp_path, targets=True):
-    rows = [{"idx": i, "input": text, "modality": "text", "is_file": False, "target": (t if targets else None)}
-            for i, (text, t) in enumerate([("你好吗？", "我很好"), ("今天下雨了", "带伞"), ("why not?", "because")])]
+    rows = [
+        {"idx": i, "input": text, "modality": "text", "is_file": False, "target": (t if targets else None)}
+        for i, (text, t) in enumerate([("你好吗？", "我很好"), ("今天下雨了", "带伞"), ("why not?", "because")])
+    ]
     status = tokenize_rows(rows[:2], tmp_path) + tokenize_rows(rows[2:], tmp_path)  # two shards
     write_manifest(tmp_path, status, [])
     return rows

@@ -168,9 +168,22 @@ def test_corpus_encoding_and_loading():
 
 
 def test_micro_experiment_end_to_end_and_report(tmp_path):
-    cfg = ExperimentConfig(corpora=("pydoc-topics",), target_steps=3, n_distill_seq=8, n_val_ctx=6, n_test_ctx=6,
-                           draft_steps=3, draft_batch=8, lrs=(3e-3,), seeds=2, gamma=3, empirical_repeats=1,
-                           threads=1, prefix=8, ctx_new=8)
+    cfg = ExperimentConfig(
+        corpora=("pydoc-topics",),
+        target_steps=3,
+        n_distill_seq=8,
+        n_val_ctx=6,
+        n_test_ctx=6,
+        draft_steps=3,
+        draft_batch=8,
+        lrs=(3e-3,),
+        seeds=2,
+        gamma=3,
+        empirical_repeats=1,
+        threads=1,
+        prefix=8,
+        ctx_new=8,
+    )
     res = run_experiment(cfg, tmp_path)
     r = res["corpora"]["pydoc-topics"]
     assert r["controls"]["P+ target-as-draft"]["analytic"] == {"T=0": 4.0, "T=1": 4.0}
@@ -201,15 +214,18 @@ def test_cli_report_without_results_is_a_typed_error(tmp_path):
     assert help_out.exit_code == 0 and "--quick" in help_out.output
 
 
-@pytest.mark.parametrize("content, problem", [
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not UTF-8 text (byte 0x89 at offset 0)"),
-    (b"\xff\xfe{\x00}\x00", "not UTF-8 text"),
-    (b"[1, 2, 3]", "not a specdec results file"),
-    (b'{"corpora": 7}', "not a specdec results file"),
-    (b"[" * 100_000, "unreadable"),
-    ("fifo", "is a FIFO (named pipe), not a regular file"),
-    ("folder", "is a directory"),
-])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not UTF-8 text (byte 0x89 at offset 0)"),
+        (b"\xff\xfe{\x00}\x00", "not UTF-8 text"),
+        (b"[1, 2, 3]", "not a specdec results file"),
+        (b'{"corpora": 7}', "not a specdec results file"),
+        (b"[" * 100_000, "unreadable"),
+        ("fifo", "is a FIFO (named pipe), not a regular file"),
+        ("folder", "is a directory"),
+    ],
+)
 def test_report_on_a_file_that_is_not_results_names_it_in_one_line(tmp_path, content, problem):
     """A binary results.json was an internal UnicodeDecodeError that did not name the file."""
     import os

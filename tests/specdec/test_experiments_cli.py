@@ -16,7 +16,9 @@ from v22sdk.specdec.errors import SpecDecError
 from v22sdk.specdec.experiments import EXPERIMENTS, experiment_of, get
 
 POEMS = Path("/usr/share/games/fortunes/tang300")
-needs_poems = pytest.mark.skipif(not POEMS.is_file(), reason="Debian fortunes-zh not installed (scripts/ci_services.sh)")
+needs_poems = pytest.mark.skipif(
+    not POEMS.is_file(), reason="Debian fortunes-zh not installed (scripts/ci_services.sh)"
+)
 
 
 def test_char_vocab_round_trip_and_unknowns():
@@ -62,8 +64,9 @@ def test_registry_names_every_experiment_and_reads_results_files():
 
 
 def _run_quick(tmp_path, experiment: str, corpus: str) -> dict:
-    out = CliRunner().invoke(specdec, ["run", "--experiment", experiment, "--quick", "--corpus", corpus,
-                                       "--out", str(tmp_path)])
+    out = CliRunner().invoke(
+        specdec, ["run", "--experiment", experiment, "--quick", "--corpus", corpus, "--out", str(tmp_path)]
+    )
     assert out.exit_code == 0, out.output
     doc = json.loads((tmp_path / "results.json").read_text())
     assert doc["provenance"]["command"] and doc["data"]["experiment"] == experiment
@@ -139,7 +142,8 @@ def _fake_hook2(auc_gain: dict[str, float], sched_gain: float = 0.0, n_seeds: in
         for base in SCHEDULER_BASELINES:
             b = 1.0 + rng.normal(0, 0.01, n_seeds)
             comp[f"tokens_per_ms logistic-attributes-{base}"] = paired_diff(
-                b * (1 + sched_gain) + rng.normal(0, 0.002, n_seeds), b).as_dict()
+                b * (1 + sched_gain) + rng.normal(0, 0.002, n_seeds), b
+            ).as_dict()
         corpora.setdefault(name, {"comparisons": {}, "seeds": [{}] * n_seeds})["comparisons"][k] = comp
     return {"corpora": corpora}
 
@@ -172,10 +176,12 @@ def _fake_hook5(step0: float, after: float, n_seeds: int = 5) -> dict:
             control = before * 1.005
             comp = {}
             for m in METHODS:
-                comp[f"step0 {m}-before"] = paired_diff(before * (1 + step0) + rng.normal(0, 0.003, n_seeds),
-                                                        before).as_dict()
-                comp[f"after {m}-control"] = paired_diff(control * (1 + after) + rng.normal(0, 0.003, n_seeds),
-                                                         control).as_dict()
+                comp[f"step0 {m}-before"] = paired_diff(
+                    before * (1 + step0) + rng.normal(0, 0.003, n_seeds), before
+                ).as_dict()
+                comp[f"after {m}-control"] = paired_diff(
+                    control * (1 + after) + rng.normal(0, 0.003, n_seeds), control
+                ).as_dict()
             corpora.setdefault(name, {"comparisons": {}, "seeds": [{}] * n_seeds})["comparisons"][k] = comp
     return {"corpora": corpora}
 
@@ -223,15 +229,24 @@ def test_combine_joins_per_corpus_runs_and_reapplies_the_criterion(tmp_path, exp
     assert data["verdict"] == mod.verdict(data) and doc["criterion"] == mod.CRITERION
     cells = data["verdict"]["cells"]
     if experiment == "hook2":  # each corpus keeps its own cells, as measured
-        assert cells["stdlib-source/T=0"] == cells["pydoc-topics/T=0"] == one["data"]["verdict"]["cells"]["pydoc-topics/T=0"]
+        assert (
+            cells["stdlib-source/T=0"]
+            == cells["pydoc-topics/T=0"]
+            == one["data"]["verdict"]["cells"]["pydoc-topics/T=0"]
+        )
     else:
-        assert cells["rfc-additive"]["stdlib-source/T=1"] == one["data"]["verdict"]["cells"]["rfc-additive"]["pydoc-topics/T=1"]
+        assert (
+            cells["rfc-additive"]["stdlib-source/T=1"]
+            == one["data"]["verdict"]["cells"]["rfc-additive"]["pydoc-topics/T=1"]
+        )
     # parts that cannot be joined: a corpus twice, another configuration, another criterion, one part
-    bad = [([str(a), str(a)], "already in another part"),
-           ([str(a), str(_part(tmp_path, src, "stdlib-source", gamma=3))], "configuration differs .* gamma"),
-           ([str(a)], "at least two"),
-           ([str(a), str(tmp_path)], "is a directory"),
-           ([str(a), "/dev/null"], "not a regular file")]
+    bad = [
+        ([str(a), str(a)], "already in another part"),
+        ([str(a), str(_part(tmp_path, src, "stdlib-source", gamma=3))], "configuration differs .* gamma"),
+        ([str(a)], "at least two"),
+        ([str(a), str(tmp_path)], "is a directory"),
+        ([str(a), "/dev/null"], "not a regular file"),
+    ]
     crit = json.loads(b.read_text())
     crit["criterion"]["seeds"] = 3
     (tmp_path / "crit.json").write_text(json.dumps(crit))

@@ -13,8 +13,8 @@ from v22sdk.specdec.cli import specdec
 from v22sdk.specdec.corpus import ASCII_VOCAB
 from v22sdk.specdec.errors import SpecDecError
 
-
 # --- hook 3 -------------------------------------------------------------------------------------
+
 
 def test_share_interval_recovers_a_known_share_and_brackets_it():
     from v22sdk.specdec.hook3 import share_interval
@@ -36,12 +36,20 @@ def test_verdict_needs_a_gap_and_the_contrast():
     from v22sdk.specdec.hook3 import verdict
 
     def data(gap_lo, con_lo, con_hi):
-        comp = {"full-window": {"diff": 0.3, "lo": gap_lo, "hi": 0.5, "rel_gain": 0.1},
-                "memory-cosine": {"diff": 0.0, "lo": -0.1, "hi": 0.1},
-                "share": {"share": 0.7, "share_lo": 0.55, "share_hi": 0.9,
-                          "contrast": {"mean": 0.05, "lo": con_lo, "hi": con_hi}}}
-        return {"config": {"multiples": [1, 4, 16], "temperatures": [0.0, 1.0], "corpora": ["x"], "seeds": 5},
-                "corpora": {"x": {"seeds": [{}] * 5, "comparisons": {"T=0/16x": comp, "T=1/16x": comp}}}}
+        comp = {
+            "full-window": {"diff": 0.3, "lo": gap_lo, "hi": 0.5, "rel_gain": 0.1},
+            "memory-cosine": {"diff": 0.0, "lo": -0.1, "hi": 0.1},
+            "share": {
+                "share": 0.7,
+                "share_lo": 0.55,
+                "share_hi": 0.9,
+                "contrast": {"mean": 0.05, "lo": con_lo, "hi": con_hi},
+            },
+        }
+        return {
+            "config": {"multiples": [1, 4, 16], "temperatures": [0.0, 1.0], "corpora": ["x"], "seeds": 5},
+            "corpora": {"x": {"seeds": [{}] * 5, "comparisons": {"T=0/16x": comp, "T=1/16x": comp}}},
+        }
 
     assert "SUPPORTED" in verdict(data(0.1, 0.01, 0.1))["text"]
     assert verdict(data(-0.1, 0.01, 0.1))["text"].startswith("UNTESTABLE")
@@ -96,8 +104,9 @@ def test_view_inputs_and_equal_draft_sizes():
 
 
 def test_hook3_quick_run(tmp_path):
-    out = CliRunner().invoke(specdec, ["run", "--experiment", "hook3", "--quick", "--corpus", "stdlib-source",
-                                       "--out", str(tmp_path)])
+    out = CliRunner().invoke(
+        specdec, ["run", "--experiment", "hook3", "--quick", "--corpus", "stdlib-source", "--out", str(tmp_path)]
+    )
     assert out.exit_code == 0, out.output
     doc = json.loads((tmp_path / "results.json").read_text())
     data = doc["data"]
@@ -118,14 +127,18 @@ def test_hook3_quick_run(tmp_path):
 
 # --- hook 4 -------------------------------------------------------------------------------------
 
+
 def test_captions_are_not_determined_by_the_label():
     from v22sdk.specdec.crossmodal import TEMPLATES, caption
     from v22sdk.specdec.hook4 import _digit_named, _encode_caption
 
     hw = [caption("handwriting", {"digit": 7, "ink": ink}, t) for ink in ("bold", "light") for t in range(3)]
     assert len(set(hw)) == 5 and all(_digit_named(c, 7) for c in hw)  # the third template has no ink word
-    sp = {caption("speech", {"digit": 3, "lang": lang, "speed": "fast", "pitch": "low"}, t)
-          for lang in ("english", "mandarin") for t in range(len(TEMPLATES["speech"]))}
+    sp = {
+        caption("speech", {"digit": 3, "lang": lang, "speed": "fast", "pitch": "low"}, t)
+        for lang in ("english", "mandarin")
+        for t in range(len(TEMPLATES["speech"]))
+    }
     assert len(sp) == 6 and all(_digit_named(c, 3) and not _digit_named(c, 8) for c in sp)
     assert not _digit_named("a bold handwritten seven (1).", 7)
     ids, n = _encode_caption("a light handwritten two.", 64)

@@ -139,8 +139,10 @@ def test_target_as_draft_accepts_everything_tau_is_gamma_plus_one():
 def test_uniform_draft_is_still_exact():
     target = MarkovModel.random(6, seed=41, concentration=0.3)
     g = torch.Generator().manual_seed(42)
-    firsts = [speculative_generate(target, UniformDraft(6), torch.tensor([[2]]), 1, gamma=3, generator=g)[0][0]
-              for _ in range(8000)]
+    firsts = [
+        speculative_generate(target, UniformDraft(6), torch.tensor([[2]]), 1, gamma=3, generator=g)[0][0]
+        for _ in range(8000)
+    ]
     assert chi2_pvalue(torch.tensor(firsts), target.transition[2]) > PASS
 
 
@@ -160,8 +162,9 @@ def test_draft_token_is_drawn_from_the_reported_q():
     target = MarkovModel.random(9, seed=51)
     draft = TargetAsDraft(target)  # accepts everything, so emitted[:gamma] are the drafted tokens
     gamma, seed = 4, 52
-    emitted, n, _ = speculative_round(target, draft, torch.tensor([[3]]), gamma, 1.0,
-                                      torch.Generator().manual_seed(seed))
+    emitted, n, _ = speculative_round(
+        target, draft, torch.tensor([[3]]), gamma, 1.0, torch.Generator().manual_seed(seed)
+    )
     u = torch.rand(gamma, generator=torch.Generator().manual_seed(seed), dtype=F64)
     prev, expect = 3, []
     for k in range(gamma):
@@ -250,8 +253,9 @@ def test_scheduled_round_is_the_fixed_round_cut_at_its_length():
     draft = MarkovModel.random(6, seed=122, concentration=0.3)
     ctx = torch.randint(0, 6, (2000, 2), generator=torch.Generator().manual_seed(123))
     fixed = scheduled_round_batch(target, draft, ctx, 4, 1.0, torch.Generator().manual_seed(124))
-    rec = scheduled_round_batch(target, draft, ctx, 4, 1.0, torch.Generator().manual_seed(124),
-                                ConfidenceRoundScheduler(0.45))
+    rec = scheduled_round_batch(
+        target, draft, ctx, 4, 1.0, torch.Generator().manual_seed(124), ConfidenceRoundScheduler(0.45)
+    )
     assert len(set(rec.lengths.tolist())) > 2  # the scheduler really varied the round length
     assert torch.equal(rec.n_accepted, torch.minimum(fixed.n_accepted, rec.lengths))
     assert torch.equal(rec.draft_steps, torch.where(rec.lengths < 4, rec.lengths + 1, 4))
@@ -265,13 +269,24 @@ def _joint_pvalues(scheduler, temperature=1.0, n=12_000):
     target = MarkovModel.random(vocab, seed=71, concentration=1.0)
     draft = MarkovModel.random(vocab, seed=72, concentration=0.4)
     ctx = torch.ones((n, 1), dtype=torch.int64)
-    outs, stats_ = speculative_generate_batch(target, draft, ctx, 2, gamma=3, temperature=temperature,
-                                              generator=torch.Generator().manual_seed(131), scheduler=scheduler)
+    outs, stats_ = speculative_generate_batch(
+        target,
+        draft,
+        ctx,
+        2,
+        gamma=3,
+        temperature=temperature,
+        generator=torch.Generator().manual_seed(131),
+        scheduler=scheduler,
+    )
     codes = torch.tensor([o[0] * vocab + o[1] for o in outs])
     t, d = target.transition, draft.transition
     lengths = {x for s in stats_ for x in s.proposed}
-    return (chi2_pvalue(codes, (t[1][:, None] * t).reshape(-1)),
-            chi2_pvalue(codes, (d[1][:, None] * d).reshape(-1)), lengths)
+    return (
+        chi2_pvalue(codes, (t[1][:, None] * t).reshape(-1)),
+        chi2_pvalue(codes, (d[1][:, None] * d).reshape(-1)),
+        lengths,
+    )
 
 
 def test_batched_confidence_scheduler_is_exact():
@@ -286,8 +301,9 @@ def test_batched_generation_greedy_is_bit_identical():
     target = MarkovModel.random(12, seed=21, concentration=0.5)
     draft = MarkovModel.random(12, seed=22, concentration=0.5)
     ctx = torch.arange(12).unsqueeze(1)
-    outs, _ = speculative_generate_batch(target, draft, ctx, 30, gamma=4, temperature=0.0,
-                                         scheduler=ConfidenceRoundScheduler(0.6))
+    outs, _ = speculative_generate_batch(
+        target, draft, ctx, 30, gamma=4, temperature=0.0, scheduler=ConfidenceRoundScheduler(0.6)
+    )
     assert outs == [greedy_generate(target, ctx[i : i + 1], 30) for i in range(12)]
 
 

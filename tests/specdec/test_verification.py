@@ -11,8 +11,17 @@ from v22sdk.specdec.attributes import ATTR_DIM, ContextAttributes
 from v22sdk.specdec.corpus import CharVocab
 from v22sdk.specdec.sampler import draft_signals, scheduled_round_batch, speculative_generate_batch
 from v22sdk.specdec.toy import MarkovModel
-from v22sdk.specdec.verification import (AcceptanceScheduler, FixedLengthScheduler, LogisticModel, auroc, cut_round,
-                                         ece, fit_logistic, judged, stop_lengths_cumulative)
+from v22sdk.specdec.verification import (
+    AcceptanceScheduler,
+    FixedLengthScheduler,
+    LogisticModel,
+    auroc,
+    cut_round,
+    ece,
+    fit_logistic,
+    judged,
+    stop_lengths_cumulative,
+)
 
 F64 = torch.float64
 PASS, FAIL = 1e-6, 1e-12
@@ -24,7 +33,7 @@ def test_auroc_matches_definition_with_ties_and_ece_catches_miscalibration():
     y = rng.random(3000) < 0.3
     s = np.round(y * 0.8 + rng.normal(size=3000), 1)  # rounded: many ties
     pos, neg = s[y], s[~y]
-    brute = ((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
+    brute = (pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean()
     assert auroc(s, y) == pytest.approx(brute, abs=1e-12)
     assert auroc(-s, y) == pytest.approx(1 - brute, abs=1e-12)
     assert np.isnan(auroc(s, np.zeros(3000)))
@@ -81,8 +90,7 @@ def _models(attributes) -> tuple[LogisticModel, LogisticModel]:
     coef = np.zeros(d)
     coef[3 + attributes.schema.index("lang.script.han")] = 3.0
     past = LogisticModel(keep=np.ones(d, bool), mean=np.zeros(d), scale=np.ones(d), coef=coef, bias=-2.0, l2=0.0)
-    nxt = LogisticModel(keep=np.ones(3, bool), mean=np.zeros(3), scale=np.ones(3), coef=np.zeros(3), bias=-2.0,
-                        l2=0.0)
+    nxt = LogisticModel(keep=np.ones(3, bool), mean=np.zeros(3), scale=np.ones(3), coef=np.zeros(3), bias=-2.0, l2=0.0)
     return nxt, past
 
 
@@ -102,8 +110,13 @@ def test_attribute_scheduler_reads_attributes_and_equals_the_cut_fixed_round(att
     # after a Han first token 0.27 * 0.88 < 0.5: stop at 1; otherwise 0.88 * 0.88 >= 0.5: go on
     assert bool((rec.lengths[first_han] == 1).all()) and bool((rec.lengths[~first_han] >= 2).all())
     # the same lengths, computed from the fixed round alone (how the experiment tunes thresholds)
-    attrs = np.stack([attributes.last([np.r_[ctx[b].numpy(), fixed.drafted[b, : i + 1].numpy()] for b in range(n)])
-                      for i in range(3)], axis=1)
+    attrs = np.stack(
+        [
+            attributes.last([np.r_[ctx[b].numpy(), fixed.drafted[b, : i + 1].numpy()] for b in range(n)])
+            for i in range(3)
+        ],
+        axis=1,
+    )
     sig = fixed.signals.numpy()
     a_past = 1 - past.predict(np.concatenate([sig, attrs], -1))
     a_next = 1 - nxt.predict(sig)
@@ -122,9 +135,15 @@ def test_attribute_scheduler_is_exact(attributes):
     target, draft = _chains()
     nxt, past = _models(attributes)
     n = 12_000
-    outs, st = speculative_generate_batch(target, draft, torch.ones((n, 1), dtype=torch.int64), 2, gamma=3,
-                                          generator=torch.Generator().manual_seed(131),
-                                          scheduler=AcceptanceScheduler(nxt, past, 0.5, attributes=attributes))
+    outs, st = speculative_generate_batch(
+        target,
+        draft,
+        torch.ones((n, 1), dtype=torch.int64),
+        2,
+        gamma=3,
+        generator=torch.Generator().manual_seed(131),
+        scheduler=AcceptanceScheduler(nxt, past, 0.5, attributes=attributes),
+    )
     assert len({x for s in st for x in s.proposed}) > 1
     codes = torch.tensor([o[0] * 4 + o[1] for o in outs])
     counts = torch.bincount(codes, minlength=16).double().numpy()

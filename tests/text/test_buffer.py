@@ -8,17 +8,19 @@ fresh-output path.
 
 import numpy as np
 import pytest
+from v22sdk_text import TextModality
 
 from v22sdk import ATTR_DIM, EMB_DIM, Encoding, Modality, TokenBuffer
 from v22sdk.schema import AttributeSchema
-from v22sdk_text import TextModality
 
-MIXED = ("因为下雨，所以我们没有去公园。 I didn't go because it rained!\n第二行：你好吗？ "
-         "As a result, prices fell 3.5% in 2024 (二〇二四年). 他正在看书，太好了！\n\n")
+MIXED = (
+    "因为下雨，所以我们没有去公园。 I didn't go because it rained!\n第二行：你好吗？ "
+    "As a result, prices fell 3.5% in 2024 (二〇二四年). 他正在看书，太好了！\n\n"
+)
 
 
 def _same(a, b) -> None:
-    assert a == b                       # TokenBatch equality: every array bit for bit
+    assert a == b  # TokenBatch equality: every array bit for bit
     assert a.emb.tobytes() == b.emb.tobytes() and a.attr.tobytes() == b.attr.tobytes()
 
 
@@ -29,7 +31,7 @@ def test_reused_buffer_gives_the_fresh_tokens(keep_whitespace):
     # long, short (stale rows after it), longer (the buffer grows), short again
     for text in (MIXED * 30, "你好 world", MIXED * 45, MIXED[:7], MIXED * 3):
         _same(model.tokenize(text, out=buf), model.tokenize(text))
-    assert buf.capacity == len(MIXED * 45)       # the longest text's characters (whitespace included)
+    assert buf.capacity == len(MIXED * 45)  # the longest text's characters (whitespace included)
 
 
 def test_batch_is_a_view_of_the_buffer_until_it_grows():
@@ -38,17 +40,17 @@ def test_batch_is_a_view_of_the_buffer_until_it_grows():
     first = model.tokenize("abc", out=buf)
     assert np.shares_memory(first.emb, buf.rows(3)[0])
     saved = model.tokenize("abc")
-    model.tokenize("xyz", out=buf)          # overwrites: like numpy's out=
+    model.tokenize("xyz", out=buf)  # overwrites: like numpy's out=
     assert first != saved
     kept = model.tokenize("abc", out=buf)
-    model.tokenize(MIXED * 20, out=buf)     # needs more than 1000 rows: new memory
-    _same(kept, saved)                      # the earlier batch keeps the old memory intact
+    model.tokenize(MIXED * 20, out=buf)  # needs more than 1000 rows: new memory
+    _same(kept, saved)  # the earlier batch keeps the old memory intact
 
 
 def test_buffer_written_by_another_modality_is_cleared_where_text_writes_nothing():
     buf = TokenBuffer()
     n = len(MIXED)
-    emb, attr = buf.rows(n)                 # another writer fills every element
+    emb, attr = buf.rows(n)  # another writer fills every element
     emb[:] = 7.0
     attr[:] = 0.5
     model = TextModality()
@@ -56,7 +58,7 @@ def test_buffer_written_by_another_modality_is_cleared_where_text_writes_nothing
     # the tracking is what clears attr[:, 128:]: without it the stale 0.5s would be caught
     emb, attr = buf.rows(n)
     attr[:, 300] = 0.5
-    buf._zero = (128, n)                    # a buffer that wrongly believes attr[:, 128:] is zero
+    buf._zero = (128, n)  # a buffer that wrongly believes attr[:, 128:] is zero
     with pytest.raises(Exception, match="not declared"):
         model.tokenize(MIXED, out=buf)
 

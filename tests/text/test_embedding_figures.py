@@ -11,8 +11,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_committed_cosine_figures_are_todays():
-    spec = importlib.util.spec_from_file_location("measure_text_embedding",
-                                                  ROOT / "scripts" / "measure_text_embedding.py")
+    spec = importlib.util.spec_from_file_location(
+        "measure_text_embedding", ROOT / "scripts" / "measure_text_embedding.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     committed = json.loads((ROOT / "results" / "text" / "embedding-cosines.json").read_text(encoding="utf-8"))

@@ -8,14 +8,15 @@ of the same computation, including cases built to break a wrong shortcut.
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from v22sdk_text import TextModality, modality
 from v22sdk_text.embedding import code_point_vectors, embed_code_points
 from v22sdk_text.segment import _KIND, _TOKEN, HAN, cut_han, split_words
 from v22sdk_text.words import WordTable
 
-MIXED = ("因为下雨，所以我们没有去公园。 I didn't go because it rained!\n第二行：你好吗？ "
-         "As a result, prices fell 3.5% in 2024 (二〇二四年). 他正在看书，太好了！\n\n")
+MIXED = (
+    "因为下雨，所以我们没有去公园。 I didn't go because it rained!\n第二行：你好吗？ "
+    "As a result, prices fell 3.5% in 2024 (二〇二四年). 他正在看书，太好了！\n\n"
+)
 
 
 def reference_split(text: str) -> tuple[list[str], list[int]]:
@@ -44,16 +45,25 @@ def test_split_kind_of_every_code_point():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.one_of(st.text(max_size=12), st.sampled_from(
-    ["因为下雨", "don't", "x_y2", "３４５", "1,024.5th", " \u3000\n", "ǅungla", "Ⅻ", "٣", "_", "é"])), max_size=12))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=12),
+            st.sampled_from(
+                ["因为下雨", "don't", "x_y2", "３４５", "1,024.5th", " \u3000\n", "ǅungla", "Ⅻ", "٣", "_", "é"]
+            ),
+        ),
+        max_size=12,
+    )
+)
 def test_split_matches_reference(parts):
     _same_split("".join(parts))
 
 
 def test_blocks_and_whitespace_drop_match_across_block_edges(monkeypatch):
-    text = MIXED * 40                                   # ~4,500 characters: several fill blocks
+    text = MIXED * 40  # ~4,500 characters: several fill blocks
     full = TextModality().encode(text)
-    monkeypatch.setattr(modality, "_CHUNK", 7)          # block edges inside words and sentences
+    monkeypatch.setattr(modality, "_CHUNK", 7)  # block edges inside words and sentences
     small = TextModality().encode(text)
     assert full.attr.tobytes() == small.attr.tobytes() and full.emb.tobytes() == small.emb.tobytes()
     dropped = TextModality(keep_whitespace=False).encode(text)
@@ -76,7 +86,7 @@ def test_word_cache_never_changes_results(monkeypatch):
 def test_embedding_lookup_paths_agree():
     rng = np.random.default_rng(7)
     cps = np.r_[rng.integers(0, 0x110000, 70_000), [0, 0x10FFFF, 0x4E00, 0x4E00]].astype(np.uint32)
-    long = embed_code_points(cps)                       # >= 65,536: presence-table path
-    short = embed_code_points(cps[:1000])               # np.unique path
+    long = embed_code_points(cps)  # >= 65,536: presence-table path
+    short = embed_code_points(cps[:1000])  # np.unique path
     assert long.tobytes() == code_point_vectors(cps).tobytes()
     assert short.tobytes() == long[:1000].tobytes()

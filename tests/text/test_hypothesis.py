@@ -5,15 +5,29 @@ import random
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from v22sdk_text import TextModality
 
 from v22sdk import InputError
-from v22sdk_text import TextModality
 
 MODEL = TextModality(max_chars=2_000_000)  # the 1 MB test is one input, over the default bound
 # emoji, combining marks, RTL (Arabic, Hebrew), controls, CJK, Latin, zero-width, surrogate-free
 ALPHABET = st.characters(exclude_categories=("Cs",))
-PIECES = st.sampled_from(["😀👍🏽", "e\u0301\u0323", "مرحبا بالعالم", "שלום", "\x00\x07\x1b", "\u200b\u200d\ufeff",
-                          "因为下雨，所以", "don't stop?!", "第三百二十一个", "\r\n\n", "1,024.5th", "…“”"])
+PIECES = st.sampled_from(
+    [
+        "😀👍🏽",
+        "e\u0301\u0323",
+        "مرحبا بالعالم",
+        "שלום",
+        "\x00\x07\x1b",
+        "\u200b\u200d\ufeff",
+        "因为下雨，所以",
+        "don't stop?!",
+        "第三百二十一个",
+        "\r\n\n",
+        "1,024.5th",
+        "…“”",
+    ]
+)
 
 
 def _check(text: str) -> None:
@@ -43,8 +57,19 @@ def test_mixed_scripts_and_controls(pieces):
 def test_one_megabyte_string():
     """~1 MB of UTF-8 mixing every kind of piece above, tokenized in one call."""
     rng = random.Random(7)
-    pool = ["因为下雨，所以我们没有去公园。", "I didn't go because it rained! ", "😀", "e\u0301", "مرحبا ",
-            "\x07", "\n", "第三百二十一个", "tokenize_file(x) ", chr(0x10FFFD), "ꙮ"]
+    pool = [
+        "因为下雨，所以我们没有去公园。",
+        "I didn't go because it rained! ",
+        "😀",
+        "e\u0301",
+        "مرحبا ",
+        "\x07",
+        "\n",
+        "第三百二十一个",
+        "tokenize_file(x) ",
+        chr(0x10FFFD),
+        "ꙮ",
+    ]
     parts, size = [], 0
     while size < 1_000_000:
         p = rng.choice(pool)

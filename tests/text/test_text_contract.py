@@ -4,11 +4,11 @@ import codecs
 
 import numpy as np
 import pytest
-
-from v22sdk import InputError, TokenBatch, get_registry
 from v22sdk_text import TextModality
 from v22sdk_text.embedding import SEED, code_point_vectors
 from v22sdk_text.slots import SCHEMA, markdown_table
+
+from v22sdk import InputError, TokenBatch, get_registry
 
 MIXED = "因为下雨，所以我们没有去公园。 I didn't go because it rained!\n第二行：你好吗？"
 
@@ -62,14 +62,14 @@ def test_distinct_characters_near_orthogonal():
     cps = np.r_[np.arange(0x4E00, 0x4E00 + 1500), np.arange(0x21, 0x7F)]
     v = code_point_vectors(cps).astype(np.float64)
     cos = np.abs(v @ v.T)[np.triu_indices(len(v), 1)]
-    assert 0.04 < cos.mean() < 0.06          # ~ sqrt(2/pi)/16 = 0.0499
+    assert 0.04 < cos.mean() < 0.06  # ~ sqrt(2/pi)/16 = 0.0499
     assert cos.max() < 0.4
 
 
 def test_nfc_normalisation(text):
-    decomposed = "Cafe\u0301"                 # e + combining acute
+    decomposed = "Cafe\u0301"  # e + combining acute
     b = text.tokenize(decomposed)
-    assert len(b) == 4                        # NFC composes é
+    assert len(b) == 4  # NFC composes é
     assert b == text.tokenize("Caf\u00e9")
 
 
@@ -81,6 +81,7 @@ def test_invalid_inputs_raise_input_error(text, bad):
 
 def test_invalid_inputs_declared_by_the_modality_raise(text):
     from v22sdk import Sample
+
     for _label, sample in text.invalid_inputs(Sample("好", {}, "<text>")):
         with pytest.raises(InputError):
             text.tokenize(sample)
@@ -112,10 +113,16 @@ def test_config_round_trip():
 
 
 # -- files ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("encoding,bom", [("utf-8", b""), ("utf-8", codecs.BOM_UTF8),
-                                          ("utf-16-le", codecs.BOM_UTF16_LE),
-                                          ("utf-16-be", codecs.BOM_UTF16_BE),
-                                          ("utf-32-le", codecs.BOM_UTF32_LE)])
+@pytest.mark.parametrize(
+    "encoding,bom",
+    [
+        ("utf-8", b""),
+        ("utf-8", codecs.BOM_UTF8),
+        ("utf-16-le", codecs.BOM_UTF16_LE),
+        ("utf-16-be", codecs.BOM_UTF16_BE),
+        ("utf-32-le", codecs.BOM_UTF32_LE),
+    ],
+)
 def test_files_in_every_supported_encoding(text, tmp_path, encoding, bom):
     p = tmp_path / "doc.md"
     p.write_bytes(bom + MIXED.encode(encoding))
@@ -124,13 +131,16 @@ def test_files_in_every_supported_encoding(text, tmp_path, encoding, bom):
     assert b.attr.tobytes() == text.tokenize(MIXED).attr.tobytes()
 
 
-@pytest.mark.parametrize("payload,match", [
-    ("你好".encode("gb18030"), "not valid UTF-8"),
-    ("hello".encode("utf-16-le"), "UTF-16 without a byte-order mark"),
-    (b"", "empty"),
-    (codecs.BOM_UTF16_LE + b"\x00\xd8", "utf-16-le"),
-    (b"plain text then one NUL \x00 byte", "binary"),
-])
+@pytest.mark.parametrize(
+    "payload,match",
+    [
+        ("你好".encode("gb18030"), "not valid UTF-8"),
+        ("hello".encode("utf-16-le"), "UTF-16 without a byte-order mark"),
+        (b"", "empty"),
+        (codecs.BOM_UTF16_LE + b"\x00\xd8", "utf-16-le"),
+        (b"plain text then one NUL \x00 byte", "binary"),
+    ],
+)
 def test_bad_files_name_the_file(text, tmp_path, payload, match):
     p = tmp_path / "bad.txt"
     p.write_bytes(payload)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from v22sdk_text import TextModality
 
 from v22sdk import InputError
-from v22sdk_text import TextModality
 
 
 def test_a_text_over_the_bound_is_refused_naming_the_size():

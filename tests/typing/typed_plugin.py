@@ -27,9 +27,12 @@ from v22sdk import (
 )
 from v22sdk.testing import check_modality
 
-SCHEMA = AttributeSchema.build("audio", [
-    ("typed.level.mean", "mean of the frame", "clip(mean, -1, 1)"),
-])
+SCHEMA = AttributeSchema.build(
+    "audio",
+    [
+        ("typed.level.mean", "mean of the frame", "clip(mean, -1, 1)"),
+    ],
+)
 
 
 @attrs.frozen
@@ -39,8 +42,9 @@ class TypedModality(Modality):
     name = "typed"
     extensions = ()
     schema = SCHEMA
-    input_spec = InputSpec(kind="array", dtypes=("f",), ndim=(1,),
-                           units=(Unit("sample_rate", "Hz", 1.0, 1e6, "samples per second"),))
+    input_spec = InputSpec(
+        kind="array", dtypes=("f",), ndim=(1,), units=(Unit("sample_rate", "Hz", 1.0, 1e6, "samples per second"),)
+    )
     block: int = 4
 
     def encode(self, data: Any, *, sample_rate: float) -> Encoding:
@@ -64,8 +68,10 @@ class TypedModality(Modality):
         from hypothesis import strategies as st
         from hypothesis.extra.numpy import arrays
 
-        return st.builds(lambda a: Sample(a, {"sample_rate": 8000.0}),
-                         arrays(np.float64, st.integers(1, 64), elements=st.floats(-1, 1)))
+        return st.builds(
+            lambda a: Sample(a, {"sample_rate": 8000.0}),
+            arrays(np.float64, st.integers(1, 64), elements=st.floats(-1, 1)),
+        )
 
 
 @hookimpl

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from v22sdk import InputError
 from v22sdk_vision import VisionModality
 from v22sdk_vision.pixels import check_array
+
+from v22sdk import InputError
 
 
 def swapped(array: np.ndarray) -> np.ndarray:

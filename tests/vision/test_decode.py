@@ -8,12 +8,12 @@ import zlib
 import cv2
 import numpy as np
 import pytest
-
-from v22sdk import InputError
 from v22sdk_vision import VisionModality
 from v22sdk_vision.decode import apply_orientation, decode_bytes
 from v22sdk_vision.headers import dimensions, exif_orientation, truncation
 from v22sdk_vision.pixels import MAX_SIDE
+
+from v22sdk import InputError
 
 RNG = np.random.default_rng(7)
 RGB = (RNG.random((30, 50, 3)) * 255).astype(np.uint8)
@@ -123,8 +123,12 @@ def png_with_orientation(rgb: np.ndarray, orientation: int) -> bytes:
 
 
 EXPECTED = {  # EXIF orientation → the transform that displays the stored pixels upright
-    1: lambda a: a, 2: lambda a: a[:, ::-1], 3: lambda a: a[::-1, ::-1], 4: lambda a: a[::-1],
-    5: lambda a: a.transpose(1, 0, 2), 6: lambda a: np.rot90(a, -1),
+    1: lambda a: a,
+    2: lambda a: a[:, ::-1],
+    3: lambda a: a[::-1, ::-1],
+    4: lambda a: a[::-1],
+    5: lambda a: a.transpose(1, 0, 2),
+    6: lambda a: np.rot90(a, -1),
     7: lambda a: a.transpose(1, 0, 2)[::-1, ::-1],
     8: lambda a: np.rot90(a, 1),
 }
@@ -157,8 +161,13 @@ def webp_with_orientation(rgb: np.ndarray, orientation: int) -> bytes:
     h, w = rgb.shape[:2]
     exif = b"Exif\x00\x00" + exif_tiff(orientation)
     exif_chunk = b"EXIF" + struct.pack("<I", len(exif)) + exif + b"\x00" * (len(exif) % 2)
-    vp8x = (b"VP8X" + struct.pack("<I", 10) + bytes([0x08, 0, 0, 0])
-            + (w - 1).to_bytes(3, "little") + (h - 1).to_bytes(3, "little"))
+    vp8x = (
+        b"VP8X"
+        + struct.pack("<I", 10)
+        + bytes([0x08, 0, 0, 0])
+        + (w - 1).to_bytes(3, "little")
+        + (h - 1).to_bytes(3, "little")
+    )
     payload = b"WEBP" + vp8x + buf[12:] + exif_chunk
     return b"RIFF" + struct.pack("<I", len(payload)) + payload
 
@@ -246,14 +255,17 @@ def test_jpeg_with_trailing_bytes_is_fine():
     assert decode_bytes(buf, "t.jpg").shape == SMOOTH.shape
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (b"", "empty"),
-    (b"hello, I am text", "unknown magic"),
-    (b"GIF89a\x01\x00\x01\x00" + bytes(20), "is a GIF image, which is not supported; convert it to PNG"),
-    (b"\x89PNG\r\n\x1a\n" + bytes(200), "corrupt"),
-    (b"\xff\xd8\xff\xe0" + bytes(100), "JPEG"),
-    (b"RIFF\x10\x00\x00\x00WEBPVP8 " + bytes(8), "corrupt"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"", "empty"),
+        (b"hello, I am text", "unknown magic"),
+        (b"GIF89a\x01\x00\x01\x00" + bytes(20), "is a GIF image, which is not supported; convert it to PNG"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(200), "corrupt"),
+        (b"\xff\xd8\xff\xe0" + bytes(100), "JPEG"),
+        (b"RIFF\x10\x00\x00\x00WEBPVP8 " + bytes(8), "corrupt"),
+    ],
+)
 def test_corrupt_and_empty_files(tmp_path, content, fragment):
     path = write(tmp_path, "bad.png", content)
     with pytest.raises(InputError) as info:

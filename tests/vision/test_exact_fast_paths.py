@@ -10,7 +10,6 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-
 from v22sdk_vision import texture
 from v22sdk_vision.colour import _column_means, _luma_percentiles
 from v22sdk_vision.geometry import _holes, euler_number_8
@@ -76,7 +75,7 @@ def test_column_means_equal_numpys_row_after_row_sum():
         n = int(rng.integers(1, 128 * 128 + 1))
         px = rng.random((n, 3))
         if k % 4 == 1:
-            px = px ** 12           # tiny values: the exactness condition fails, the plain path runs
+            px = px**12  # tiny values: the exactness condition fails, the plain path runs
         elif k % 4 == 2:
             px[rng.random((n, 3)) < 0.3] = 0.0
         px = px.astype(np.float32).astype(np.float64)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-
 from v22sdk_vision import SCHEMA, VisionModality
 from v22sdk_vision.texture import glcm, glcm_props, hog_blocks, lbp_uniform
 
@@ -61,8 +60,9 @@ def test_lbp_matches_skimage_exactly(name):
 @pytest.mark.parametrize("name", list(texture_images()))
 def test_hog_matches_skimage(name):
     img = texture_images()[name]
-    ref = skimage_feature.hog(img, orientations=9, pixels_per_cell=(8, 8), cells_per_block=(2, 2),
-                              block_norm="L2-Hys", feature_vector=False)
+    ref = skimage_feature.hog(
+        img, orientations=9, pixels_per_cell=(8, 8), cells_per_block=(2, 2), block_norm="L2-Hys", feature_vector=False
+    )
     ours = hog_blocks(img)
     assert ours.shape == ref.shape
     np.testing.assert_allclose(ours, ref, atol=1e-6)  # skimage sums cells in float32
@@ -85,7 +85,7 @@ def test_red_disc_hue_zero_and_round():
     assert v["vis.geometry.elongation"] < 0.03
     assert v["vis.geometry.solidity"] > 0.98
     assert v["vis.geometry.is_convex"] == 1.0
-    assert v["vis.geometry.fg_fraction"] == pytest.approx(np.pi * 80 ** 2 / 256 ** 2, rel=0.03)
+    assert v["vis.geometry.fg_fraction"] == pytest.approx(np.pi * 80**2 / 256**2, rel=0.03)
     assert v["vis.space.centroid_x"] == pytest.approx(0.5, abs=0.01)
     assert v["vis.space.centroid_y"] == pytest.approx(0.5, abs=0.01)
     assert v["vis.geometry.components"] == pytest.approx(0.1)  # log2(1 + 1)/10
@@ -142,7 +142,7 @@ def test_bar_across_the_image_has_no_hole():
 def test_components_count():
     img = np.zeros((100, 100), np.uint8)
     for x in (10, 40, 70):
-        img[40:60, x:x + 15] = 255
+        img[40:60, x : x + 15] = 255
     assert values(img)["vis.geometry.components"] == pytest.approx(0.2)  # log2(1 + 3)/10
 
 
@@ -198,8 +198,11 @@ def test_flat_image_has_neutral_saliency_and_no_object():
 
 
 def test_warm_and_cool_and_colourfulness():
-    red, blue, grey = disc_image((255, 40, 0), (255, 60, 0)), disc_image((0, 60, 255), (0, 40, 255)), \
-        np.full((64, 64, 3), 128, np.uint8)
+    red, blue, grey = (
+        disc_image((255, 40, 0), (255, 60, 0)),
+        disc_image((0, 60, 255), (0, 40, 255)),
+        np.full((64, 64, 3), 128, np.uint8),
+    )
     assert values(red)["vis.color.warm_fraction"] > 0.99 and values(red)["vis.color.cool_fraction"] == 0
     assert values(blue)["vis.color.cool_fraction"] > 0.99
     assert values(grey)["vis.color.colorfulness"] == 0.0 < values(red)["vis.color.colorfulness"]

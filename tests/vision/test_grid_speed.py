@@ -13,7 +13,6 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-
 from v22sdk_vision import VisionModality, texture
 from v22sdk_vision.sample_images import make_image
 
@@ -37,8 +36,8 @@ def lbp_reference(img: np.ndarray, radius: float = 1.0) -> np.ndarray:
         dr, dc = r - np.floor(r), c - np.floor(c)
         r0, r1 = int(np.floor(rp[k])) + pad, int(np.ceil(rp[k])) + pad
         c0, c1 = int(np.floor(cp[k])) + pad, int(np.ceil(cp[k])) + pad
-        tl, tr = xp[r0:r0 + h, c0:c0 + w], xp[r0:r0 + h, c1:c1 + w]
-        bl, br = xp[r1:r1 + h, c0:c0 + w], xp[r1:r1 + h, c1:c1 + w]
+        tl, tr = xp[r0 : r0 + h, c0 : c0 + w], xp[r0 : r0 + h, c1 : c1 + w]
+        bl, br = xp[r1 : r1 + h, c0 : c0 + w], xp[r1 : r1 + h, c1 : c1 + w]
         top = (1 - dc) * tl + dc * tr
         bottom = (1 - dc) * bl + dc * br
         value = (1 - dr) * top + dr * bottom
@@ -66,9 +65,9 @@ def hog_reference(img: np.ndarray) -> np.ndarray:
     hist = np.bincount(index.ravel(), weights=mag[:hh, :ww].ravel(), minlength=ncr * ncc * 9)
     hist = hist.reshape(ncr, ncc, 9) / 64
     blocks = sliding_window_view(hist, (2, 2), axis=(0, 1)).transpose(0, 1, 3, 4, 2)
-    norm = np.sqrt((blocks ** 2).sum(axis=(2, 3, 4), keepdims=True) + 1e-5 ** 2)
+    norm = np.sqrt((blocks**2).sum(axis=(2, 3, 4), keepdims=True) + 1e-5**2)
     out = np.minimum(blocks / norm, 0.2)
-    norm = np.sqrt((out ** 2).sum(axis=(2, 3, 4), keepdims=True) + 1e-5 ** 2)
+    norm = np.sqrt((out**2).sum(axis=(2, 3, 4), keepdims=True) + 1e-5**2)
     return out / norm
 
 
@@ -82,7 +81,7 @@ def spectral_reference(x: np.ndarray) -> tuple[float, float, float]:
     if amp.sum() <= 1e-9 * x.size:
         return 0.0, 0.0, 0.0
     dispersion = float(amp.std() / amp.mean())
-    power = f ** 2
+    power = f**2
     rbin = radius.astype(np.int64)
     radial = np.bincount(rbin.ravel(), weights=power.ravel()) / np.maximum(np.bincount(rbin.ravel()), 1)
     rr = np.arange(2, n // 2)
@@ -113,14 +112,20 @@ def photo(name: str, side: int | None = None) -> np.ndarray:
 
 def grid_inputs() -> dict[str, np.ndarray]:
     inputs = {
-        "astronaut": photo("astronaut"),               # 512×512 RGB: 128² patches at grid=4
-        "camera_grey": photo("camera", 256),          # grey uint8
-        "coffee": photo("coffee")[::3, ::3].copy(),   # 134×200, uneven patch edges
+        "astronaut": photo("astronaut"),  # 512×512 RGB: 128² patches at grid=4
+        "camera_grey": photo("camera", 256),  # grey uint8
+        "coffee": photo("coffee")[::3, ::3].copy(),  # 134×200, uneven patch edges
     }
-    specs = [("noise", 1, 1, 3, "uint8", 1), ("gradient", 3, 7, 3, "float32", 2),
-             ("disc", 97, 120, 0, "uint16", 5), ("disc", 80, 64, 4, "uint8", 6),
-             ("noise", 50, 70, 4, "float32", 7), ("stripes", 33, 65, 2, "uint8", 9),
-             ("constant", 20, 20, 3, "float64", 10), ("disc", 70, 70, 3, "bool", 11)]
+    specs = [
+        ("noise", 1, 1, 3, "uint8", 1),
+        ("gradient", 3, 7, 3, "float32", 2),
+        ("disc", 97, 120, 0, "uint16", 5),
+        ("disc", 80, 64, 4, "uint8", 6),
+        ("noise", 50, 70, 4, "float32", 7),
+        ("stripes", 33, 65, 2, "uint8", 9),
+        ("constant", 20, 20, 3, "float64", 10),
+        ("disc", 70, 70, 3, "bool", 11),
+    ]
     for spec in specs:
         inputs["_".join(map(str, spec))] = make_image(*spec)
     return inputs
@@ -155,7 +160,7 @@ def texture_arrays():
     noise = rng.integers(0, 256, (128, 128)).astype(np.uint8)
     yield "noise", noise
     yield "blurred", cv2.GaussianBlur(noise, (5, 5), 2.0)
-    yield "posterised", (noise // 64 * 64).astype(np.uint8)   # many LBP ties
+    yield "posterised", (noise // 64 * 64).astype(np.uint8)  # many LBP ties
     yield "constant", np.full((128, 128), 77, np.uint8)
     yield "camera", photo("camera", 128)
     for h, w in ((1, 1), (2, 9), (17, 40), (33, 33)):

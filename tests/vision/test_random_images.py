@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from v22sdk_vision import VisionModality
 from v22sdk_vision.features import feature_groups
 from v22sdk_vision.pixels import prepare

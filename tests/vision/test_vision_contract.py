@@ -6,12 +6,12 @@ import json
 
 import numpy as np
 import pytest
-
-from v22sdk import InputError, TokenBatch, get_registry
-from v22sdk.testing import parametrize_with_checks
 from v22sdk_vision import SCHEMA, VisionModality
 from v22sdk_vision.embed import blank_direction, projection
 from v22sdk_vision.sample_images import make_image
+
+from v22sdk import InputError, TokenBatch, get_registry
+from v22sdk.testing import parametrize_with_checks
 
 
 @parametrize_with_checks([VisionModality()])
@@ -59,8 +59,13 @@ def test_grid_tokens_and_boxes():
     img = make_image("gradient", 90, 120, 3, "uint8", 5)
     batch = VisionModality(grid=2).tokenize(img)
     assert len(batch) == 5
-    assert batch.offsets["box"].tolist() == [[0, 0, 120, 90], [0, 0, 60, 45], [60, 0, 120, 45],
-                                             [0, 45, 60, 90], [60, 45, 120, 90]]
+    assert batch.offsets["box"].tolist() == [
+        [0, 0, 120, 90],
+        [0, 0, 60, 45],
+        [60, 0, 120, 45],
+        [0, 45, 60, 90],
+        [60, 45, 120, 90],
+    ]
     # a patch token equals the global token of the crop it names
     crop = VisionModality().tokenize(np.ascontiguousarray(img[45:90, 60:120]))
     assert crop.emb.tobytes() == batch.emb[4:5].tobytes()
@@ -97,7 +102,6 @@ def test_shipped_projection_is_the_derivation():
     """data/projection.npy is derive_projection() (the QR that earlier releases ran at first
     use) to a few ulps; shipping its bits is what lets every vision embedding keep its bits."""
     from threadpoolctl import threadpool_limits
-
     from v22sdk_vision.embed import derive_projection
 
     with threadpool_limits(1):
@@ -124,19 +128,22 @@ def test_rgb_order_matters_for_arrays():
     assert values["vis.color.hue_mean"] == pytest.approx(0.0, abs=1e-6)
 
 
-@pytest.mark.parametrize("bad, fragment", [
-    (np.zeros((4, 4, 3), np.int64), "dtype"),
-    (np.zeros((4, 4, 3), np.complex64), "dtype"),
-    (np.zeros((4, 4, 5), np.uint8), "channels"),
-    (np.zeros((0, 4), np.uint8), "empty"),
-    (np.zeros((2, 2, 2, 2), np.uint8), "shape"),
-    (np.full((3, 3), np.nan, np.float32), "NaN"),
-    (np.full((3, 3), 2.0), "[0, 1]"),
-    (np.full((3, 3), -0.1), "[0, 1]"),
-    ("picture.png", "array"),
-    (None, "array"),
-    ([[object()]], "dtype"),
-])
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        (np.zeros((4, 4, 3), np.int64), "dtype"),
+        (np.zeros((4, 4, 3), np.complex64), "dtype"),
+        (np.zeros((4, 4, 5), np.uint8), "channels"),
+        (np.zeros((0, 4), np.uint8), "empty"),
+        (np.zeros((2, 2, 2, 2), np.uint8), "shape"),
+        (np.full((3, 3), np.nan, np.float32), "NaN"),
+        (np.full((3, 3), 2.0), "[0, 1]"),
+        (np.full((3, 3), -0.1), "[0, 1]"),
+        ("picture.png", "array"),
+        (None, "array"),
+        ([[object()]], "dtype"),
+    ],
+)
 def test_bad_arrays_raise_input_error(bad, fragment):
     with pytest.raises(InputError) as info:
         VisionModality().tokenize(bad)

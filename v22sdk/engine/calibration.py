@@ -22,7 +22,8 @@ in; the fitting itself is numpy.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def string_confidence(logits, temperature: float = 1.0) -> tuple[np.ndarray, np.
     (the product of each position's largest probability, up to and including its end marker)."""
     lp = log_softmax(_np(logits), temperature)
     ids = lp.argmax(-1)
-    best = lp.max(-1)                                                        # (N, P) log-probabilities
+    best = lp.max(-1)  # (N, P) log-probabilities
     n = answer_lengths(ids)
     keep = np.arange(ids.shape[1])[None, :] < n[:, None]
     return ids, np.exp((best * keep).sum(1))
@@ -72,11 +73,13 @@ def _token_nll(lp_fn, targets: np.ndarray) -> Any:
         lp = lp_fn(t)
         picked = np.take_along_axis(lp, safe[..., None], -1)[..., 0]
         return float(-(picked * valid).sum() / max(valid.sum(), 1))
+
     return loss
 
 
-def fit_temperature(logits, correct: Sequence[bool] | np.ndarray | None = None, targets=None, *,
-                    objective: str = "string") -> float:
+def fit_temperature(
+    logits, correct: Sequence[bool] | np.ndarray | None = None, targets=None, *, objective: str = "string"
+) -> float:
     """The temperature that minimises the calibration split's log loss.
 
     ``objective="string"`` (the default) needs ``correct`` (N,) — whether each decoded answer is
@@ -130,9 +133,15 @@ def reliability(confidence, correct, bins: int = ECE_BINS) -> list[dict[str, Any
     for k in range(bins):
         sel = which == k
         n = int(sel.sum())
-        out.append({"lo": k / bins, "hi": (k + 1) / bins, "n": n,
-                    "confidence": float(c[sel].mean()) if n else None,
-                    "accuracy": float(y[sel].mean()) if n else None})
+        out.append(
+            {
+                "lo": k / bins,
+                "hi": (k + 1) / bins,
+                "n": n,
+                "confidence": float(c[sel].mean()) if n else None,
+                "accuracy": float(y[sel].mean()) if n else None,
+            }
+        )
     return out
 
 
@@ -145,16 +154,19 @@ def expected_calibration_error(confidence, correct, bins: int = ECE_BINS) -> flo
     return float(sum(r["n"] * abs(r["accuracy"] - r["confidence"]) for r in rows if r["n"]) / c.size)
 
 
-def ece_interval(confidence, correct, *, bins: int = ECE_BINS, resamples: int = 2000, seed: int = 0,
-                 level: float = 0.95) -> tuple[float, float]:
+def ece_interval(
+    confidence, correct, *, bins: int = ECE_BINS, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the ECE (examples resampled with replacement). The ECE of a
     finite sample is biased upwards (noise alone puts accuracy off the mean confidence), so the
     interval is conservative for "ECE ≤ target"."""
     c = np.asarray(confidence, dtype=np.float64)
     y = np.asarray(correct, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    stats = [expected_calibration_error(c[idx], y[idx], bins)
-             for idx in (rng.integers(0, c.size, c.size) for _ in range(resamples))]
+    stats = [
+        expected_calibration_error(c[idx], y[idx], bins)
+        for idx in (rng.integers(0, c.size, c.size) for _ in range(resamples))
+    ]
     a = (1 - level) / 2
     return float(np.quantile(stats, a)), float(np.quantile(stats, 1 - a))
 
@@ -180,8 +192,10 @@ def fit_calibration(method: str, logits, correct, targets, modalities: Sequence[
     if method == "per_modality":
         mods = np.asarray(list(modalities))
         y = np.asarray(correct)
-        return {"temperature": fit_temperature(z, y),
-                "per_modality": {m: fit_temperature(z[mods == m], y[mods == m]) for m in sorted(set(mods.tolist()))}}
+        return {
+            "temperature": fit_temperature(z, y),
+            "per_modality": {m: fit_temperature(z[mods == m], y[mods == m]) for m in sorted(set(mods.tolist()))},
+        }
     raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
 
 
@@ -196,8 +210,9 @@ def calibrated_confidence(logits, calibration: dict[str, Any], modalities: Seque
     return out
 
 
-def choose_calibration(logits, correct, targets, modalities: Sequence[str], *, folds: int = 5,
-                       seed: int = 0) -> tuple[str, dict[str, float]]:
+def choose_calibration(
+    logits, correct, targets, modalities: Sequence[str], *, folds: int = 5, seed: int = 0
+) -> tuple[str, dict[str, float]]:
     """The method of :data:`METHODS` with the lowest ``folds``-fold cross-validated log loss on
     the calibration split (each fold scored by a calibration fitted on the others), and every
     method's loss. Uses the calibration split only: the test split never chooses."""

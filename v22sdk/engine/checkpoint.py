@@ -38,9 +38,20 @@ DEFAULT_CHECKPOINT = Path(__file__).parent / "data" / "default.pt"
 _EXACT = ("vocab_emb", "loss_state")
 
 
-def save_checkpoint(path, model, cfg: EngineConfig, vocab: OutputVocab, *, split=None, data=None,
-                    metrics=None, history=None, storage: str = "float32", calibration=None,
-                    open_set=None) -> Path:
+def save_checkpoint(
+    path,
+    model,
+    cfg: EngineConfig,
+    vocab: OutputVocab,
+    *,
+    split=None,
+    data=None,
+    metrics=None,
+    history=None,
+    storage: str = "float32",
+    calibration=None,
+    open_set=None,
+) -> Path:
     """Write a checkpoint. ``storage="float16"`` halves the file (weights and memory are stored in
     half precision and widened to float32 on load; the bundled demo checkpoint uses it)."""
     import torch
@@ -59,13 +70,20 @@ def save_checkpoint(path, model, cfg: EngineConfig, vocab: OutputVocab, *, split
     if mem_state is not None:
         mem_state = {k: narrow(k, v) if isinstance(v, torch.Tensor) else v for k, v in mem_state.items()}
     doc = {
-        "format": FORMAT, "version": VERSION, "engine": cfg.engine, "config": cfg.to_dict(),
+        "format": FORMAT,
+        "version": VERSION,
+        "engine": cfg.engine,
+        "config": cfg.to_dict(),
         "vocab": vocab.to_dict(),
         "storage": storage,
         "state": {k: narrow(k, v) for k, v in model.state_dict().items()},
         "memory": mem_state,
-        "split": split or {}, "data": data or {}, "metrics": metrics or {}, "history": history or [],
-        "calibration": calibration, "open_set": open_set,
+        "split": split or {},
+        "data": data or {},
+        "metrics": metrics or {},
+        "history": history or [],
+        "calibration": calibration,
+        "open_set": open_set,
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,8 +108,10 @@ def read_checkpoint(path) -> dict[str, Any]:
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
     if not zipfile.is_zipfile(path):  # torch.save writes a zip archive; anything else is not ours
-        raise CheckpointError(f"{path} is not a v22sdk checkpoint: not a complete torch.save zip archive "
-                              "(truncated, or another kind of file)")
+        raise CheckpointError(
+            f"{path} is not a v22sdk checkpoint: not a complete torch.save zip archive "
+            "(truncated, or another kind of file)"
+        )
     try:  # every entry carries a CRC-32: a flipped bit in the weights would otherwise load silently
         with zipfile.ZipFile(path) as archive:
             damaged = archive.testzip()
@@ -127,8 +147,11 @@ def load_checkpoint(path, expect: EngineConfig | None = None):
         raise CheckpointError(f"checkpoint {path}: {exc}") from None
     if expect is not None:
         skip = {"epochs", "seed", "lr", "batch_size", "stop_loss"}
-        diff = [f.name for f in dataclasses.fields(EngineConfig)
-                if f.name not in skip and getattr(cfg, f.name) != getattr(expect, f.name)]
+        diff = [
+            f.name
+            for f in dataclasses.fields(EngineConfig)
+            if f.name not in skip and getattr(cfg, f.name) != getattr(expect, f.name)
+        ]
         if diff:
             shown = ", ".join(f"{n}: checkpoint {getattr(cfg, n)!r} vs {getattr(expect, n)!r}" for n in diff[:4])
             raise CheckpointError(f"checkpoint {path} was written for another configuration ({shown})")
@@ -143,7 +166,9 @@ def load_checkpoint(path, expect: EngineConfig | None = None):
         model.load_state_dict(state, strict=True)
     except RuntimeError as exc:
         first = str(exc).splitlines()[0]
-        raise CheckpointError(f"checkpoint {path} does not fit the {cfg.engine} engine of its config: {first}") from None
+        raise CheckpointError(
+            f"checkpoint {path} does not fit the {cfg.engine} engine of its config: {first}"
+        ) from None
     if doc.get("memory") and hasattr(model.memory, "load_state_dict"):
         model.memory.load_state_dict(doc["memory"])  # FifoMemory widens its tensors to float32
     model.eval()

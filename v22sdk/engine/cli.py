@@ -58,8 +58,9 @@ def _check_outputs(out: str, log_path: str | None, plot: str | None, data: str |
             raise InputError(f"{option} {path}", f"is also {seen[target]}; give each output its own file")
         seen[target] = option
     if plot and Path(plot).suffix.lower() not in PLOT_SUFFIXES:
-        raise InputError(f"--plot {plot}", f"the file name must end in {', '.join(PLOT_SUFFIXES)} "
-                                           "(the format is taken from it)")
+        raise InputError(
+            f"--plot {plot}", f"the file name must end in {', '.join(PLOT_SUFFIXES)} (the format is taken from it)"
+        )
 
 
 def _threads(n: int) -> None:
@@ -70,8 +71,12 @@ def _threads(n: int) -> None:
 
 
 #: symbols that set the thread count of the OpenBLAS builds numpy and scipy ship
-_OPENBLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads",
-                     "openblas_set_num_threads64_")
+_OPENBLAS_SETTERS = (
+    "scipy_openblas_set_num_threads64_",
+    "scipy_openblas_set_num_threads",
+    "openblas_set_num_threads",
+    "openblas_set_num_threads64_",
+)
 
 
 def _one_thread() -> None:
@@ -143,35 +148,73 @@ _CONTEXT = {"help_option_names": ["-h", "--help"]}
 @click.command("train", context_settings=_CONTEXT)
 @click.argument("data", type=click.Path(exists=True))
 @click.option("--engine", default="v22", show_default=True, help="engine name (see 'v22sdk plugins list')")
-@click.option("--preset", "preset_name", default="small", show_default=True, type=click.Choice(["small", "full", "tiny"]))
+@click.option(
+    "--preset", "preset_name", default="small", show_default=True, type=click.Choice(["small", "full", "tiny"])
+)
 @click.option("--epochs", type=click.IntRange(min=1), default=None, help="maximum epochs (auto-stop may end sooner)")
-@click.option("--sample", type=click.IntRange(min=1), default=None,
-              help="use N examples drawn with the seed (upstream's --sample)")
-@click.option("--seed", type=click.IntRange(min=0, max=2 ** 63 - 1), default=0, show_default=True)
-@click.option("--modality", default=None,
-              help="modality of the files in a folder data set and of manifest lines without one "
-                   "(default: from each file's extension)")
+@click.option(
+    "--sample",
+    type=click.IntRange(min=1),
+    default=None,
+    help="use N examples drawn with the seed (upstream's --sample)",
+)
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True)
+@click.option(
+    "--modality",
+    default=None,
+    help="modality of the files in a folder data set and of manifest lines without one "
+    "(default: from each file's extension)",
+)
 @click.option("--out", "-o", default="v22.pt", show_default=True, type=click.Path(), help="checkpoint to write")
 @click.option("--log", "log_path", default=None, type=click.Path(), help="metrics log (JSONL, one line per epoch)")
 @click.option("--plot", default=None, type=click.Path(), help="write the loss curves (.png, .pdf or .svg)")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
-              help="override a config field (repeatable; engine, preset, seed and epochs have their own options)")
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="override a config field (repeatable; engine, preset, seed and epochs have their own options)",
+)
 @click.option("--val-frac", default=0.1, show_default=True, callback=_fraction, help="fraction held out for validation")
 @click.option("--test-frac", default=0.1, show_default=True, callback=_fraction, help="fraction held out for test")
-@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=0),
-              help="torch threads (0: torch's default)")
+@click.option(
+    "--threads", default=1, show_default=True, type=click.IntRange(min=0), help="torch threads (0: torch's default)"
+)
 @click.option("--progress/--no-progress", default=True, show_default=True)
-@click.option("--nproc", default=1, show_default=True, type=click.IntRange(min=1),
-              help="processes: N > 1 trains data-parallel through torch.distributed (gloo), rank 0 writes the checkpoint")
-def train(data, engine, preset_name, epochs, sample, seed, modality, out, log_path, plot, sets, val_frac, test_frac,
-          threads, progress, nproc):
+@click.option(
+    "--nproc",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="processes: N > 1 trains data-parallel through torch.distributed (gloo), rank 0 writes the checkpoint",
+)
+def train(
+    data,
+    engine,
+    preset_name,
+    epochs,
+    sample,
+    seed,
+    modality,
+    out,
+    log_path,
+    plot,
+    sets,
+    val_frac,
+    test_frac,
+    threads,
+    progress,
+    nproc,
+):
     """Train an engine on DATA (a .jsonl manifest, a .tsv of text pairs, or a folder of label-named folders)."""
     # Everything is checked before any work: a bad value must not surface after training.
     from ..plugins import get_registry
 
     if val_frac + test_frac >= 1:
-        raise InputError(f"--val-frac {val_frac} --test-frac {test_frac}",
-                         "together they must leave part of the data for training (sum < 1)")
+        raise InputError(
+            f"--val-frac {val_frac} --test-frac {test_frac}",
+            "together they must leave part of the data for training (sum < 1)",
+        )
     _check_outputs(out, log_path, plot, data)
     if plot:
         import importlib.util
@@ -189,13 +232,26 @@ def train(data, engine, preset_name, epochs, sample, seed, modality, out, log_pa
         if plot:
             raise click.UsageError("--plot is not available with --nproc > 1 (use --log and plot the JSONL)")
         if modality:
-            raise click.UsageError("--modality is not available with --nproc > 1 (give each manifest line "
-                                   "its modality)")
+            raise click.UsageError(
+                "--modality is not available with --nproc > 1 (give each manifest line its modality)"
+            )
         from ..scale.cli import dispatch_train
 
-        dispatch_train(nproc, data, out=out, engine=engine, preset_name=preset_name, epochs=epochs, sample=sample,
-                       seed=seed, sets=sets, val_frac=val_frac, test_frac=test_frac, log_path=log_path,
-                       threads=threads)
+        dispatch_train(
+            nproc,
+            data,
+            out=out,
+            engine=engine,
+            preset_name=preset_name,
+            epochs=epochs,
+            sample=sample,
+            seed=seed,
+            sets=sets,
+            val_frac=val_frac,
+            test_frac=test_frac,
+            log_path=log_path,
+            threads=threads,
+        )
         return
     from rich.console import Console
     from rich.table import Table
@@ -203,28 +259,54 @@ def train(data, engine, preset_name, epochs, sample, seed, modality, out, log_pa
     from .pipeline import metrics_table, train_engine, write_plot
 
     _threads(threads)
-    result = train_engine(data, cfg, out, sample=sample, val_frac=val_frac, test_frac=test_frac,
-                          log_path=log_path, progress=progress and sys.stderr.isatty(), modality=modality)
+    result = train_engine(
+        data,
+        cfg,
+        out,
+        sample=sample,
+        val_frac=val_frac,
+        test_frac=test_frac,
+        log_path=log_path,
+        progress=progress and sys.stderr.isatty(),
+        modality=modality,
+    )
     m = result["metrics"]
     console = Console(stderr=False)
     loss = "n/a" if m["final_loss"] is None else f"{m['final_loss']:.4g}"
-    table = Table(title=f"{engine} ({preset_name}), {m['parameters']:,} parameters, {m['epochs']} epochs, "
-                        f"final loss {loss}")
+    table = Table(
+        title=f"{engine} ({preset_name}), {m['parameters']:,} parameters, {m['epochs']} epochs, final loss {loss}"
+    )
     for col in ("split", "modality", "exact match", "char accuracy", "n"):
         table.add_column(col)
     for split, mod, exact, char, n in metrics_table(m):
         table.add_row(split, mod, f"{exact:.3f}", f"{char:.3f}", str(n))
     console.print(table)
     s = m["safeguards"]
-    console.print(f"safeguards: {s['spikes']} CE spike(s), {s['rollbacks']} NaN rollback(s), {s['ac_alarms']} ac alarm(s)"
-                  + ("; auto-stopped" if m["stopped_early"] else ""))
+    console.print(
+        f"safeguards: {s['spikes']} CE spike(s), {s['rollbacks']} NaN rollback(s), {s['ac_alarms']} ac alarm(s)"
+        + ("; auto-stopped" if m["stopped_early"] else "")
+    )
     for split_name, u in m.get("unreachable", {}).items():
-        reasons = ([f"{u['unseen_chars']} with a character no training target has (decoded as <unk>)"]
-                   if u["unseen_chars"] else []) + \
-                  ([f"{u['truncated']} longer than the decoder's {cfg.out_positions - 1} characters (scored on "
-                    "that prefix)"] if u["truncated"] else []) + \
-                  ([f"{u['in_train']} whose input is identical to a training example's (not held out)"]
-                   if u.get("in_train") else [])
+        reasons = (
+            (
+                [f"{u['unseen_chars']} with a character no training target has (decoded as <unk>)"]
+                if u["unseen_chars"]
+                else []
+            )
+            + (
+                [
+                    f"{u['truncated']} longer than the decoder's {cfg.out_positions - 1} characters (scored on "
+                    "that prefix)"
+                ]
+                if u["truncated"]
+                else []
+            )
+            + (
+                [f"{u['in_train']} whose input is identical to a training example's (not held out)"]
+                if u.get("in_train")
+                else []
+            )
+        )
         if reasons:
             console.print(f"note: {split_name} split ({u['n']} examples): " + "; ".join(reasons), soft_wrap=True)
     if plot:
@@ -236,13 +318,21 @@ def train(data, engine, preset_name, epochs, sample, seed, modality, out, log_pa
 @click.command("eval", context_settings=_CONTEXT)
 @click.argument("checkpoint", type=click.Path())
 @click.argument("data", required=False, type=click.Path(exists=True))
-@click.option("--split", type=click.Choice(["train", "val", "test", "all"]), default=None,
-              help="default: the checkpoint's own test split, or all of DATA")
-@click.option("--modality", default=None,
-              help="modality of DATA's files and of manifest lines without one (default: as at training)")
+@click.option(
+    "--split",
+    type=click.Choice(["train", "val", "test", "all"]),
+    default=None,
+    help="default: the checkpoint's own test split, or all of DATA",
+)
+@click.option(
+    "--modality",
+    default=None,
+    help="modality of DATA's files and of manifest lines without one (default: as at training)",
+)
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output on stdout")
-@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=0),
-              help="torch threads (0: torch's default)")
+@click.option(
+    "--threads", default=1, show_default=True, type=click.IntRange(min=0), help="torch threads (0: torch's default)"
+)
 def eval_(checkpoint, data, split, modality, as_json, threads):
     """Exact match and character accuracy of CHECKPOINT, per modality, on held-out data."""
     from .pipeline import dumps, evaluate_checkpoint, metrics_table
@@ -264,32 +354,80 @@ def eval_(checkpoint, data, split, modality, as_json, threads):
 @click.command("run", context_settings=_CONTEXT)
 @click.argument("input", required=False)
 @click.option("--modality", "-m", default=None, help="modality name (default: from the file extension; text otherwise)")
-@click.option("--text", "as_text", is_flag=True,
-              help="read INPUT as literal text, never as a file name ('-' reads standard input)")
+@click.option(
+    "--text",
+    "as_text",
+    is_flag=True,
+    help="read INPUT as literal text, never as a file name ('-' reads standard input)",
+)
 @click.option("--checkpoint", "-c", default=None, type=click.Path(), help="default: the bundled checkpoint")
-@click.option("--knows", is_flag=True,
-              help="print what the checkpoint was trained on (modalities, labels, data sources) and how it "
-                   "judges its answers, then exit (no INPUT)")
-@click.option("--top", default=5, show_default=True, type=click.IntRange(min=0),
-              help="how many named attributes to show")
+@click.option(
+    "--knows",
+    is_flag=True,
+    help="print what the checkpoint was trained on (modalities, labels, data sources) and how it "
+    "judges its answers, then exit (no INPUT)",
+)
+@click.option(
+    "--top", default=5, show_default=True, type=click.IntRange(min=0), help="how many named attributes to show"
+)
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output on stdout")
-@click.option("--memory", "memory_path", default=None, type=click.Path(dir_okay=False),
-              help="memory store (SQLite); default: memory.sqlite3 in the user's data directory ($V22SDK_MEMORY)")
+@click.option(
+    "--memory",
+    "memory_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="memory store (SQLite); default: memory.sqlite3 in the user's data directory ($V22SDK_MEMORY)",
+)
 @click.option("--no-memory", is_flag=True, help="neither read nor write the persistent memory")
 @click.option("--conversation", default="default", show_default=True, help="conversation id stored with the turn")
-@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="ray: batch inference over a folder or manifest, the model held by Ray actors (needs --out)")
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="ray: batch inference over a folder or manifest, the model held by Ray actors (needs --out)",
+)
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="with --backend ray: output folder")
-@click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
-              help="with --backend ray: Ray actors")
-@click.option("--why", is_flag=True, help="explain the answer: its log-probability attributed to each named slot "
-                                          "and each part of the input (docs/explanations.md)")
-@click.option("--method", "why_method", type=click.Choice(["ig", "occlusion"]), default=None,
-              help="with --why: integrated gradients or occlusion (default: the one the deletion test chose)")
-@click.option("--plot", default=None, type=click.Path(dir_okay=False),
-              help="with --why: draw the explanation (.png, .pdf or .svg; needs matplotlib)")
-def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, no_memory, conversation, backend,
-        out, workers, why, why_method, plot):
+@click.option(
+    "--workers", default=2, show_default=True, type=click.IntRange(min=1), help="with --backend ray: Ray actors"
+)
+@click.option(
+    "--why",
+    is_flag=True,
+    help="explain the answer: its log-probability attributed to each named slot "
+    "and each part of the input (docs/explanations.md)",
+)
+@click.option(
+    "--method",
+    "why_method",
+    type=click.Choice(["ig", "occlusion"]),
+    default=None,
+    help="with --why: integrated gradients or occlusion (default: the one the deletion test chose)",
+)
+@click.option(
+    "--plot",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="with --why: draw the explanation (.png, .pdf or .svg; needs matplotlib)",
+)
+def run(
+    input,
+    modality,
+    as_text,
+    checkpoint,
+    knows,
+    top,
+    as_json,
+    memory_path,
+    no_memory,
+    conversation,
+    backend,
+    out,
+    workers,
+    why,
+    why_method,
+    plot,
+):
     """Run the engine on INPUT (a file, or a text) and print its answer, confidence and top attributes.
 
     The confidence is the probability of the answer, calibrated on the checkpoint's validation
@@ -349,7 +487,7 @@ def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, 
         except AnswerNotStored as exc:  # print the answer, then the one error line (exit code 4)
             click.echo(json.dumps(exc.result, ensure_ascii=False) if as_json else format_result(exc.result))
             raise
-        for notice in runner.notices:   # e.g. which of several readers of the extension was chosen
+        for notice in runner.notices:  # e.g. which of several readers of the extension was chosen
             click.echo(notice, err=True)
         if plot:
             from .explain_view import write_plot
@@ -370,8 +508,9 @@ def run(input, modality, as_text, checkpoint, knows, top, as_json, memory_path, 
             click.echo(f"picture: {plot}")
 
 
-def _check_why(source: str, why: bool, method: str | None, plot: str | None, backend: str,
-               as_text: bool = False) -> None:
+def _check_why(
+    source: str, why: bool, method: str | None, plot: str | None, backend: str, as_text: bool = False
+) -> None:
     """``--method`` and ``--plot`` need ``--why``; ``--plot`` needs a writable path with a known suffix,
     other than the input, and matplotlib; all checked before the engine is loaded."""
     if not why and (method or plot):
@@ -392,8 +531,9 @@ def _check_why(source: str, why: bool, method: str | None, plot: str | None, bac
         if not as_text and is_file(source) and target == Path(os.path.realpath(source)):
             raise InputError(f"--plot {plot}", "is the input itself; give the picture its own file")
         if Path(plot).suffix.lower() not in PLOT_SUFFIXES:
-            raise InputError(f"--plot {plot}", f"the file name must end in {', '.join(PLOT_SUFFIXES)} "
-                                               "(the format is taken from it)")
+            raise InputError(
+                f"--plot {plot}", f"the file name must end in {', '.join(PLOT_SUFFIXES)} (the format is taken from it)"
+            )
         import importlib.util
 
         if importlib.util.find_spec("matplotlib") is None:

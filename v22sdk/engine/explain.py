@@ -50,8 +50,9 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -101,9 +102,15 @@ class Objective:
     are chunked (``chunk`` variants per forward pass); memory is read, never written.
     """
 
-    def __init__(self, model, mask: torch.Tensor, answer_ids: Sequence[int],
-                 attr_sets: Callable[[torch.Tensor], list[frozenset[str]]] | None, chunk: int = 64,
-                 temperature: float = 1.0):
+    def __init__(
+        self,
+        model,
+        mask: torch.Tensor,
+        answer_ids: Sequence[int],
+        attr_sets: Callable[[torch.Tensor], list[frozenset[str]]] | None,
+        chunk: int = 64,
+        temperature: float = 1.0,
+    ):
         self.model, self.mask, self.chunk, self.temperature = model, mask, chunk, float(temperature)
         self.ids = torch.as_tensor(list(answer_ids), dtype=torch.long)
         self.attr_sets = attr_sets
@@ -116,30 +123,37 @@ class Objective:
         logits = self.model(tokens, self.mask.expand(s, -1) if masks is None else masks, sets)["logits"]
         n = len(self.ids)
         logp = torch.log_softmax(logits[:, :n].double() / self.temperature, -1)
-        return logp.gather(-1, self.ids.view(1, n, 1).expand(s, n, 1)).squeeze(-1).sum(-1)   # (S,)
+        return logp.gather(-1, self.ids.view(1, n, 1).expand(s, n, 1)).squeeze(-1).sum(-1)  # (S,)
 
     def values(self, tokens: torch.Tensor, masks: torch.Tensor | None = None) -> np.ndarray:
         """(S,) float64 f of each variant, no gradient; ``masks`` (S, L) when the variants' lengths differ."""
         c = self.chunk
         with torch.no_grad():
-            return torch.cat([self._forward(tokens[i:i + c], None if masks is None else masks[i:i + c])
-                              for i in range(0, tokens.shape[0], c)]).numpy()
+            return torch.cat(
+                [
+                    self._forward(tokens[i : i + c], None if masks is None else masks[i : i + c])
+                    for i in range(0, tokens.shape[0], c)
+                ]
+            ).numpy()
 
     def gradients(self, tokens: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
         """(f (S,), ∂f/∂tokens (S, L, 640)) in float64."""
         fs, gs = [], []
         for i in range(0, tokens.shape[0], self.chunk):
-            part = tokens[i:i + self.chunk].detach().clone().requires_grad_(True)
+            part = tokens[i : i + self.chunk].detach().clone().requires_grad_(True)
             with torch.enable_grad():
                 y = self._forward(part)
                 if not y.requires_grad:
-                    raise NotDifferentiable("the engine's answer does not depend differentiably on its input "
-                                            "tokens, so integrated gradients cannot explain it; use "
-                                            "method 'occlusion'")
+                    raise NotDifferentiable(
+                        "the engine's answer does not depend differentiably on its input "
+                        "tokens, so integrated gradients cannot explain it; use "
+                        "method 'occlusion'"
+                    )
                 (g,) = torch.autograd.grad(y.sum(), part, allow_unused=True)
             if g is None:
-                raise NotDifferentiable("the engine's logits do not depend on its input tokens through autograd; "
-                                        "use method 'occlusion'")
+                raise NotDifferentiable(
+                    "the engine's logits do not depend on its input tokens through autograd; use method 'occlusion'"
+                )
             fs.append(y.detach())
             gs.append(g.double())
         return torch.cat(fs).numpy(), torch.cat(gs).numpy()
@@ -162,14 +176,15 @@ def read_only(model):
         model.train(was_training)
 
 
-def decode_answer(model, tokens: torch.Tensor, mask: torch.Tensor, vocab, attr_sets=None,
-                  temperature: float = 1.0) -> Answer:
+def decode_answer(
+    model, tokens: torch.Tensor, mask: torch.Tensor, vocab, attr_sets=None, temperature: float = 1.0
+) -> Answer:
     """The answer ``run`` decodes for one input (tokens (1, L, 640)), with its float64 log-probability
     (logits divided by ``temperature``, the checkpoint's calibration: the log of ``run``'s confidence)."""
     from .vocab import EOS, PAD
 
     with torch.no_grad():
-        logits = model(tokens, mask, attr_sets)["logits"][0]                               # (P, V)
+        logits = model(tokens, mask, attr_sets)["logits"][0]  # (P, V)
     ids = logits.argmax(-1).tolist()
     n = next((i + 1 for i, t in enumerate(ids) if t in (PAD, EOS)), len(ids))
     logp = torch.log_softmax(logits.double() / float(temperature), -1)
@@ -183,7 +198,7 @@ def schema_attr_sets(schema) -> Callable[[torch.Tensor], list[frozenset[str]]]:
     names = schema.names
 
     def sets(tokens: torch.Tensor) -> list[frozenset[str]]:
-        active = (tokens[..., 256:].detach()[..., idx] != 0).any(1)                      # (S, slots)
+        active = (tokens[..., 256:].detach()[..., idx] != 0).any(1)  # (S, slots)
         return [frozenset(names[j] for j in row.nonzero().flatten().tolist()) for row in active]
 
     return sets
@@ -194,9 +209,15 @@ def schema_attr_sets(schema) -> Callable[[torch.Tensor], list[frozenset[str]]]:
 JUST_OFF_BASELINE = 1e-9
 
 
-def integrated_gradients(objective: Objective, x: torch.Tensor, baseline: torch.Tensor, *, steps: int = 32,
-                         max_steps: int = 256, tolerance: tuple[float, float] = IG_TOLERANCE
-                         ) -> tuple[np.ndarray, dict[str, Any]]:
+def integrated_gradients(
+    objective: Objective,
+    x: torch.Tensor,
+    baseline: torch.Tensor,
+    *,
+    steps: int = 32,
+    max_steps: int = 256,
+    tolerance: tuple[float, float] = IG_TOLERANCE,
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Attributions (L, 640) float64 of f along the straight path baseline → x (both (L, 640)).
 
     Adaptive trapezoid rule over the path parameter α ∈ [0, 1]: ``steps`` equal intervals first;
@@ -226,19 +247,19 @@ def integrated_gradients(objective: Objective, x: torch.Tensor, baseline: torch.
     while True:
         alphas = sorted(nodes)
         intervals = list(zip(alphas[:-1], alphas[1:]))
-        parts = [(b - a) / 2 * (nodes[a][1] + nodes[b][1]) for a, b in intervals]      # per-feature estimates
+        parts = [(b - a) / 2 * (nodes[a][1] + nodes[b][1]) for a, b in intervals]  # per-feature estimates
         errors = [nodes[b][0] - nodes[a][0] - float((p * d).sum()) for (a, b), p in zip(intervals, parts)]
         f_x, f_b = nodes[1.0][0], nodes[0.0][0]
         gap = -sum(errors)
         ok = abs(gap) <= tolerance[0] * abs(f_x - f_b) + tolerance[1]
         room = max_steps - len(intervals)
-        split = [iv for _, iv in sorted(zip((-abs(e) for e in errors), intervals)) if iv[1] - iv[0] > 2 ** -12]
+        split = [iv for _, iv in sorted(zip((-abs(e) for e in errors), intervals)) if iv[1] - iv[0] > 2**-12]
         if ok or room <= 0 or not split:
             break
         # halve the worst intervals: enough of them to hold half the gap, at most 16 per pass
         worst, held = [], 0.0
         for (a, b), e in sorted(zip(intervals, errors), key=lambda t: -abs(t[1])):
-            if b - a <= 2 ** -12:
+            if b - a <= 2**-12:
                 continue
             worst.append((a + b) / 2)
             held += abs(e)
@@ -246,8 +267,14 @@ def integrated_gradients(objective: Objective, x: torch.Tensor, baseline: torch.
                 break
         evaluate(worst)
     attributions = np.sum(parts, axis=0) * d
-    info = {"steps": len(intervals), "f_input": f_x, "f_baseline": f_b, "sum": float(attributions.sum()),
-            "gap": float(gap), "within_tolerance": bool(ok)}
+    info = {
+        "steps": len(intervals),
+        "f_input": f_x,
+        "f_baseline": f_b,
+        "sum": float(attributions.sum()),
+        "gap": float(gap),
+        "within_tolerance": bool(ok),
+    }
     if not ok:  # how much of the gap is a jump on leaving the baseline (a gradient-free switch at α = 0⁺)
         f_start = float(objective.values((base64 + JUST_OFF_BASELINE * diff).to(x.dtype).unsqueeze(0))[0])
         info["jump_off_baseline"] = f_start - f_b
@@ -276,8 +303,9 @@ def zero_tokens(x: torch.Tensor, tokens: Sequence[int]) -> torch.Tensor:
     return out
 
 
-def slot_attribution(objective: Objective, x: torch.Tensor, n: int, slots: Sequence[int], method: str,
-                     **ig) -> tuple[np.ndarray, dict[str, Any] | None]:
+def slot_attribution(
+    objective: Objective, x: torch.Tensor, n: int, slots: Sequence[int], method: str, **ig
+) -> tuple[np.ndarray, dict[str, Any] | None]:
     """Attribution of each slot in ``slots`` (attr positions 0..383) for the first ``n`` real tokens."""
     if method == "ig":
         baseline = x.clone()
@@ -287,8 +315,9 @@ def slot_attribution(objective: Objective, x: torch.Tensor, n: int, slots: Seque
     return occlusion(objective, x, zero_slots(x, slots)), None
 
 
-def token_attribution(objective: Objective, x: torch.Tensor, n: int, method: str,
-                      **ig) -> tuple[np.ndarray, dict[str, Any] | None]:
+def token_attribution(
+    objective: Objective, x: torch.Tensor, n: int, method: str, **ig
+) -> tuple[np.ndarray, dict[str, Any] | None]:
     """Attribution of each of the first ``n`` tokens (the real ones)."""
     if method == "ig":
         baseline = x.clone()
@@ -317,9 +346,15 @@ def region_kind(batch, data: Any) -> str | None:
     return None
 
 
-def cut_regions(kind: str, data: np.ndarray, units: dict[str, float], *, grid: int = REGION_GRID,
-                max_stretches: int = REGION_MAX_STRETCHES, min_seconds: float = REGION_MIN_SECONDS
-                ) -> list[tuple[tuple[slice, ...], dict[str, Any]]]:
+def cut_regions(
+    kind: str,
+    data: np.ndarray,
+    units: dict[str, float],
+    *,
+    grid: int = REGION_GRID,
+    max_stretches: int = REGION_MAX_STRETCHES,
+    min_seconds: float = REGION_MIN_SECONDS,
+) -> list[tuple[tuple[slice, ...], dict[str, Any]]]:
     """The regions of an input: (index into the array, place) pairs.
 
     image: a ``grid`` × ``grid`` lattice of cells (fewer where the image is smaller); place
@@ -329,14 +364,18 @@ def cut_regions(kind: str, data: np.ndarray, units: dict[str, float], *, grid: i
     """
     if kind == "image":
         h, w = data.shape[:2]
-        return [((slice(y0, y1), slice(x0, x1)), {"box": [x0, y0, x1, y1]})
-                for y0, y1 in _edges(h, min(grid, h)) for x0, x1 in _edges(w, min(grid, w))]
+        return [
+            ((slice(y0, y1), slice(x0, x1)), {"box": [x0, y0, x1, y1]})
+            for y0, y1 in _edges(h, min(grid, h))
+            for x0, x1 in _edges(w, min(grid, w))
+        ]
     t = data.shape[0]
     rate = units.get("sample_rate")
     longest = max(1, int(t // max(1, round(min_seconds * rate)))) if rate else max_stretches
     scale = rate if rate else t
-    return [((slice(a, b),), {"time": [a / scale, b / scale]})
-            for a, b in _edges(t, max(1, min(max_stretches, longest, t)))]
+    return [
+        ((slice(a, b),), {"time": [a / scale, b / scale]}) for a, b in _edges(t, max(1, min(max_stretches, longest, t)))
+    ]
 
 
 def occlude(kind: str, data: np.ndarray, where: Sequence[tuple[slice, ...]]) -> np.ndarray:
@@ -362,8 +401,9 @@ def tokenize_variants(modality, sample, arrays: Sequence[np.ndarray]) -> list:
     return [modality.tokenize(Sample(a, dict(sample.units), sample.source)) for a in arrays]
 
 
-def region_attribution(objective: Objective, batch, max_len: int, modality, sample, kind: str,
-                       **cut) -> list[dict[str, Any]]:
+def region_attribution(
+    objective: Objective, batch, max_len: int, modality, sample, kind: str, **cut
+) -> list[dict[str, Any]]:
     """Occlusion of input regions through the modality's tokenizer: f(input) − f(input without the
     region), for each region of :func:`cut_regions` (``batch``: the input's own tokens)."""
     from .data import to_tensors
@@ -376,9 +416,23 @@ def region_attribution(objective: Objective, batch, max_len: int, modality, samp
 
 
 # -- one input end to end --------------------------------------------------------------------------
-def explain_batch(model, cfg, vocab, batch, schema, *, method: str = DEFAULT_METHOD, sample=None, modality=None,
-                  regions: bool | None = None, steps: int = 32, max_steps: int = 256, grid: int = REGION_GRID,
-                  text: str | None = None, temperature: float = 1.0) -> dict[str, Any]:
+def explain_batch(
+    model,
+    cfg,
+    vocab,
+    batch,
+    schema,
+    *,
+    method: str = DEFAULT_METHOD,
+    sample=None,
+    modality=None,
+    regions: bool | None = None,
+    steps: int = 32,
+    max_steps: int = 256,
+    grid: int = REGION_GRID,
+    text: str | None = None,
+    temperature: float = 1.0,
+) -> dict[str, Any]:
     """The explanation of the engine's answer for one token batch (see the module docstring).
 
     ``schema`` names the slots (the modality plugin's own :class:`~v22sdk.schema.AttributeSchema`).
@@ -402,21 +456,29 @@ def explain_batch(model, cfg, vocab, batch, schema, *, method: str = DEFAULT_MET
         attr = x[:n, 256:].numpy()
         active = [int(s) for s in schema.indices if np.any(attr[:, s] != 0)]
         ig = {"steps": steps, "max_steps": max_steps}
-        slot_scores, slot_info = slot_attribution(objective, x, n, active, method, **ig) if active else \
-            (np.zeros(0), None)
+        slot_scores, slot_info = (
+            slot_attribution(objective, x, n, active, method, **ig) if active else (np.zeros(0), None)
+        )
         token_scores, token_info = token_attribution(objective, x, n, method, **ig)
         wanted = regions if regions is not None else n < REGION_BELOW_TOKENS
-        region_part = _regions(objective, batch, cfg.max_len, modality, sample, grid) if wanted and sample is not None else {}
+        region_part = (
+            _regions(objective, batch, cfg.max_len, modality, sample, grid) if wanted and sample is not None else {}
+        )
     mean = attr.mean(0)
-    slots = [{"name": schema.name(s), "index": s, "value": round(float(mean[s]), 4),
-              "attribution": float(a)} for s, a in zip(active, slot_scores)]
+    slots = [
+        {"name": schema.name(s), "index": s, "value": round(float(mean[s]), 4), "attribution": float(a)}
+        for s, a in zip(active, slot_scores)
+    ]
     slots.sort(key=lambda r: (-abs(r["attribution"]), r["index"]))
     out: dict[str, Any] = {
-        "decoded": answer.text, "log_prob": answer.log_prob, "confidence": math.exp(answer.log_prob),
+        "decoded": answer.text,
+        "log_prob": answer.log_prob,
+        "confidence": math.exp(answer.log_prob),
         "method": method_doc(method, steps=(slot_info or token_info or {}).get("steps"), temperature=temperature),
-        "slots": slots, "tokens": [{**token_place(batch, i, text), "attribution": float(a)}
-                                   for i, a in enumerate(token_scores)],
-        "tokens_read": n, "tokens_total": len(batch),
+        "slots": slots,
+        "tokens": [{**token_place(batch, i, text), "attribution": float(a)} for i, a in enumerate(token_scores)],
+        "tokens_read": n,
+        "tokens_total": len(batch),
     }
     if method == "ig":
         out["completeness"] = {"slots": slot_info, "tokens": token_info}
@@ -435,19 +497,27 @@ def _regions(objective: Objective, batch, max_len: int, modality, sample, grid: 
     try:
         cells = region_attribution(objective, batch, max_len, modality, sample, kind, grid=grid)
     except InputError as exc:  # the plugin refuses an occluded input (silence, a flat image …)
-        return {"regions_note": f"regions not explained: the {batch.modality} plugin refused an occluded input "
-                                f"({exc})"}
-    return {"regions": {"kind": kind, "method": "occlusion through the tokenizer",
-                        "fill": "the image's mean value" if kind == "image" else "silence (zeros)", "cells": cells}}
+        return {"regions_note": f"regions not explained: the {batch.modality} plugin refused an occluded input ({exc})"}
+    return {
+        "regions": {
+            "kind": kind,
+            "method": "occlusion through the tokenizer",
+            "fill": "the image's mean value" if kind == "image" else "silence (zeros)",
+            "cells": cells,
+        }
+    }
 
 
 def method_doc(method: str, steps: int | None = None, temperature: float = 1.0) -> dict[str, Any]:
     """The method's name and baselines, as reported with every explanation."""
     calibrated = f", logits divided by the calibration temperature {temperature:.4g}" if temperature != 1.0 else ""
-    doc: dict[str, Any] = {"key": method, "name": _METHOD_NAMES[method],
-                           "slot_baseline": "the slot at 0 in every token (embeddings kept)",
-                           "token_baseline": "the all-zero token (kept in place)",
-                           "explained": f"log-probability of the decoded answer (held fixed){calibrated}"}
+    doc: dict[str, Any] = {
+        "key": method,
+        "name": _METHOD_NAMES[method],
+        "slot_baseline": "the slot at 0 in every token (embeddings kept)",
+        "token_baseline": "the all-zero token (kept in place)",
+        "explained": f"log-probability of the decoded answer (held fixed){calibrated}",
+    }
     if method == "ig" and steps:
         doc["steps"] = steps
     return doc
@@ -478,8 +548,16 @@ def token_place(batch, i: int, text: str | None = None) -> dict[str, Any]:
     return row
 
 
-def explain_input(runner, source: str, modality: str | None = None, *, method: str | None = None,
-                  regions: bool | None = None, text: bool = False, **options) -> dict[str, Any]:
+def explain_input(
+    runner,
+    source: str,
+    modality: str | None = None,
+    *,
+    method: str | None = None,
+    regions: bool | None = None,
+    text: bool = False,
+    **options,
+) -> dict[str, Any]:
     """:meth:`Runner.explain_answer <v22sdk.engine.runner.Runner.explain_answer>`: ``source`` (a file or
     a text; ``text=True``: the text itself) tokenized as ``run`` does, its answer explained by
     :func:`explain_batch`."""
@@ -490,19 +568,38 @@ def explain_input(runner, source: str, modality: str | None = None, *, method: s
 
     got = resolve(source, text=text, extensions=runner.registry.extensions())
     # tokenized from what was resolved: standard input ("-") is read once
-    batch = runner.tokenize(str(got.path), modality) if got.is_file else runner.tokenize(got.literal, modality, text=True)
+    batch = (
+        runner.tokenize(str(got.path), modality) if got.is_file else runner.tokenize(got.literal, modality, text=True)
+    )
     plugin = runner.registry.modality(batch.modality)
     schema = type(plugin).schema
     sample = None
     if got.is_file and (regions or (regions is None and len(batch) < REGION_BELOW_TOKENS)):
         sample = plugin.load(got.path)
     chars = None if got.is_file else unicodedata.normalize("NFC", got.literal)
-    out = {"input": display(source), "modality": batch.modality, "engine": runner.cfg.engine,
-           "checkpoint": str(runner.path)}
+    out = {
+        "input": display(source),
+        "modality": batch.modality,
+        "engine": runner.cfg.engine,
+        "checkpoint": str(runner.path),
+    }
     temperature = runner.temperature_of(batch.modality) if hasattr(runner, "temperature_of") else 1.0
-    out.update(explain_batch(runner.model, runner.cfg, runner.vocab, batch, schema, method=method or DEFAULT_METHOD,
-                             sample=sample, modality=plugin, regions=regions, text=chars, temperature=temperature,
-                             **options))
+    out.update(
+        explain_batch(
+            runner.model,
+            runner.cfg,
+            runner.vocab,
+            batch,
+            schema,
+            method=method or DEFAULT_METHOD,
+            sample=sample,
+            modality=plugin,
+            regions=regions,
+            text=chars,
+            temperature=temperature,
+            **options,
+        )
+    )
     # run's open-set verdict (None without one): an unfamiliar input's answer is withheld by run, explained here
     out["familiar"] = runner.judge([batch])[0]["familiar"] if getattr(runner, "open_set", None) is not None else None
     return out

@@ -9,15 +9,23 @@ Red supports the answer (positive attribution), blue works against it. No torch 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 #: size of the picture in inches at :data:`PLOT_DPI`: 1100 × 440 pixels
 PLOT_SIZE = (11.0, 4.4)
 PLOT_DPI = 100
 #: font families tried for characters DejaVu Sans lacks (CJK); the first one installed is used
-CJK_FAMILIES = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans CJK JP",
-                "Source Han Sans SC", "Droid Sans Fallback", "AR PL UMing CN")
+CJK_FAMILIES = (
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei",
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Source Han Sans SC",
+    "Droid Sans Fallback",
+    "AR PL UMing CN",
+)
 
 
 # -- terminal ---------------------------------------------------------------------------------------
@@ -39,32 +47,53 @@ def render(expl: dict[str, Any], top: int = 10):
 
     parts: list[Any] = []
     method = expl["method"]
-    head = Text.assemble(("why ", "bold"), (repr(expl["decoded"]), "bold"),
-                         f"  log-probability {expl['log_prob']:.4g}, {method['name']}"
-                         + (f" ({method['steps']} intervals)" if method.get("steps") else ""))
+    head = Text.assemble(
+        ("why ", "bold"),
+        (repr(expl["decoded"]), "bold"),
+        f"  log-probability {expl['log_prob']:.4g}, {method['name']}"
+        + (f" ({method['steps']} intervals)" if method.get("steps") else ""),
+    )
     parts.append(head)
     if expl.get("familiar") is False:
-        parts.append(Text("  the input is unfamiliar to the checkpoint: run withholds this answer; explained is the "
-                          "answer the engine decoded", style="yellow"))
+        parts.append(
+            Text(
+                "  the input is unfamiliar to the checkpoint: run withholds this answer; explained is the "
+                "answer the engine decoded",
+                style="yellow",
+            )
+        )
     slots = expl["slots"][:top]
     if slots:
         scale = max(abs(s["attribution"]) for s in slots)
         table = Table(box=None, pad_edge=False, show_edge=False, title_justify="left")
         columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
-            ("named slot", "left"), ("value", "right"), ("attribution", "right"), ("", "left"))
+            ("named slot", "left"),
+            ("value", "right"),
+            ("attribution", "right"),
+            ("", "left"),
+        )
         for col, justify in columns:
             table.add_column(col, justify=justify)
         for s in slots:
-            table.add_row(s["name"], f"{s['value']:+.3f}", f"{s['attribution']:+.4g}",
-                          Text(_bar(s["attribution"], scale), style=_style(s["attribution"])))
+            table.add_row(
+                s["name"],
+                f"{s['value']:+.3f}",
+                f"{s['attribution']:+.4g}",
+                Text(_bar(s["attribution"], scale), style=_style(s["attribution"])),
+            )
         parts.append(table)
         left = len(expl["slots"]) - len(slots)
         if left:
             parts.append(Text(f"  … and {left} more active slot(s) (--json lists all)", style="dim"))
     comp = (expl.get("completeness") or {}).get("slots")
     if comp:
-        parts.append(Text(f"  slots sum {comp['sum']:+.4g} = f(input) − f(no attributes) "
-                          f"{comp['f_input'] - comp['f_baseline']:+.4g}, gap {comp['gap']:+.2g}", style="dim"))
+        parts.append(
+            Text(
+                f"  slots sum {comp['sum']:+.4g} = f(input) − f(no attributes) "
+                f"{comp['f_input'] - comp['f_baseline']:+.4g}, gap {comp['gap']:+.2g}",
+                style="dim",
+            )
+        )
     parts.append(Text("  " + meaning(expl), style="dim"))
     parts.append(_tokens_view(expl))
     if expl.get("regions"):
@@ -77,8 +106,10 @@ def render(expl: dict[str, Any], top: int = 10):
 def meaning(expl: dict[str, Any]) -> str:
     """What the numbers are, in one line."""
     if expl["method"]["key"] == "occlusion":
-        return ("attribution = log-probability of the answer lost when that part alone is removed "
-                "(tiny when the rest of the input still carries the answer; the ranking is what was tested)")
+        return (
+            "attribution = log-probability of the answer lost when that part alone is removed "
+            "(tiny when the rest of the input still carries the answer; the ranking is what was tested)"
+        )
     return "attribution = share of the log-probability gained from the empty input (they add up)"
 
 
@@ -89,9 +120,14 @@ def _tokens_view(expl: dict[str, Any]):
     tokens = expl["tokens"]
     scale = max((abs(t["attribution"]) for t in tokens), default=0.0)
     chars = [t.get("char") for t in tokens]
-    lines: list[Any] = [Text(f"tokens ({expl['tokens_read']} read"
-                             + (f" of {expl['tokens_total']}" if expl["tokens_total"] != expl["tokens_read"] else "")
-                             + ")", style="bold")]
+    lines: list[Any] = [
+        Text(
+            f"tokens ({expl['tokens_read']} read"
+            + (f" of {expl['tokens_total']}" if expl["tokens_total"] != expl["tokens_read"] else "")
+            + ")",
+            style="bold",
+        )
+    ]
     if all(c is not None for c in chars) and tokens:  # a text: the characters shaded
         shaded = Text("  ")
         for t in tokens:
@@ -99,8 +135,11 @@ def _tokens_view(expl: dict[str, Any]):
         lines.append(shaded)
     shown = sorted(tokens, key=lambda t: -abs(t["attribution"]))[:12]
     for t in sorted(shown, key=lambda t: t["token"]):
-        lines.append(Text.assemble(f"  {t['at']:<22} {t['attribution']:+10.4g} ",
-                                   (_bar(t["attribution"], scale), _style(t["attribution"]))))
+        lines.append(
+            Text.assemble(
+                f"  {t['at']:<22} {t['attribution']:+10.4g} ", (_bar(t["attribution"], scale), _style(t["attribution"]))
+            )
+        )
     if len(tokens) > len(shown):
         lines.append(Text(f"  … the {len(shown)} strongest of {len(tokens)} tokens shown", style="dim"))
     return Group(*lines)
@@ -136,8 +175,12 @@ def _regions_view(regions: dict[str, Any]):
     else:
         for c in cells:
             t0, t1 = c["time"]
-            lines.append(Text.assemble(f"  {t0:6.2f}-{t1:.2f} s {c['attribution']:+10.4g} ",
-                                       (_bar(c["attribution"], scale), _style(c["attribution"]))))
+            lines.append(
+                Text.assemble(
+                    f"  {t0:6.2f}-{t1:.2f} s {c['attribution']:+10.4g} ",
+                    (_bar(c["attribution"], scale), _style(c["attribution"])),
+                )
+            )
     return Group(*lines)
 
 
@@ -149,8 +192,9 @@ def print_explanation(expl: dict[str, Any], top: int = 10) -> None:
 
 
 # -- picture ----------------------------------------------------------------------------------------
-def write_plot(expl: dict[str, Any], path: str | Path, *, data: Any = None, units: dict | None = None,
-               top: int = 12) -> Path:
+def write_plot(
+    expl: dict[str, Any], path: str | Path, *, data: Any = None, units: dict | None = None, top: int = 12
+) -> Path:
     """Draw ``expl`` to ``path`` (PNG, PDF or SVG from the suffix), :data:`PLOT_SIZE` at :data:`PLOT_DPI`.
 
     ``data``: the decoded input (``modality.load(path).data``) for an image or a sound; ``units``
@@ -170,9 +214,11 @@ def write_plot(expl: dict[str, Any], path: str | Path, *, data: Any = None, unit
         _draw_input(fig, grid, expl, data, units or {})
         _draw_slots(fig.add_subplot(grid[:, 1]), expl, top)
         unfamiliar = " (unfamiliar input: answer withheld by run)" if expl.get("familiar") is False else ""
-        fig.suptitle(f"why {expl['decoded']!r}{unfamiliar}: {expl['method']['name']}, "
-                     f"log-probability {expl['log_prob']:.3g}",
-                     fontsize=10, fontproperties=_font_for(expl["decoded"]))
+        fig.suptitle(
+            f"why {expl['decoded']!r}{unfamiliar}: {expl['method']['name']}, log-probability {expl['log_prob']:.3g}",
+            fontsize=10,
+            fontproperties=_font_for(expl["decoded"]),
+        )
         fig.subplots_adjust(left=0.06, right=0.97, top=0.88, bottom=0.12, wspace=0.75, hspace=0.45)
         fmt = Path(path).suffix.lower().lstrip(".") or "png"
         with atomic_output(path, "wb") as fh:
@@ -200,8 +246,12 @@ def _draw_slots(ax, expl: dict[str, Any], top: int) -> None:
     ax.set_yticks(range(len(slots)))
     ax.set_yticklabels([f"{s['name']} = {s['value']:+.2f}" for s in slots], fontsize=7)
     ax.axvline(0, color="0.3", lw=0.8)
-    ax.set_xlabel("log-probability lost without it alone (nats)" if expl["method"]["key"] == "occlusion"
-                  else "attribution (nats; they add up)", fontsize=8)
+    ax.set_xlabel(
+        "log-probability lost without it alone (nats)"
+        if expl["method"]["key"] == "occlusion"
+        else "attribution (nats; they add up)",
+        fontsize=8,
+    )
     ax.set_title(f"top named slots ({len(expl['slots'])} active)", fontsize=9)
     ax.tick_params(axis="x", labelsize=7)
 
@@ -227,8 +277,11 @@ def _draw_image(ax, expl: dict[str, Any], data) -> None:
     import numpy as np
 
     regions = expl.get("regions")
-    cells = regions["cells"] if regions else [{"box": t["box"], "attribution": t["attribution"]}
-                                               for t in expl["tokens"] if t.get("box")]
+    cells = (
+        regions["cells"]
+        if regions
+        else [{"box": t["box"], "attribution": t["attribution"]} for t in expl["tokens"] if t.get("box")]
+    )
     if regions is None and len(cells) > 1:  # a global token plus patch tokens: show the patches
         whole = max(c["box"][2] * c["box"][3] for c in cells)
         cells = [c for c in cells if c["box"][2] * c["box"][3] < whole] or cells
@@ -239,14 +292,24 @@ def _draw_image(ax, expl: dict[str, Any], data) -> None:
         if img.dtype.kind in "ui":
             img = img / float(np.iinfo(img.dtype).max)
         img = img.astype(np.float64)
-        ax.imshow(img if img.ndim == 3 else img, cmap="gray" if img.ndim == 2 else None,
-                  extent=(0, width, height, 0), interpolation="nearest")
+        ax.imshow(
+            img if img.ndim == 3 else img,
+            cmap="gray" if img.ndim == 2 else None,
+            extent=(0, width, height, 0),
+            interpolation="nearest",
+        )
     heat = np.full((height, width), np.nan)
     for c in cells:
         x0, y0, x1, y1 = c["box"]
         heat[y0:y1, x0:x1] = c["attribution"]
-    im = ax.imshow(heat, cmap="RdBu_r", norm=_norm([c["attribution"] for c in cells]), alpha=0.55,
-                   extent=(0, width, height, 0), interpolation="nearest")
+    im = ax.imshow(
+        heat,
+        cmap="RdBu_r",
+        norm=_norm([c["attribution"] for c in cells]),
+        alpha=0.55,
+        extent=(0, width, height, 0),
+        interpolation="nearest",
+    )
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03).ax.tick_params(labelsize=7)
     how = f"{regions['method']}, {len(cells)} cells" if regions else f"{len(cells)} patch token(s)"
     ax.set_title(f"image: attribution per cell ({how})", fontsize=9)
@@ -258,8 +321,11 @@ def _draw_sound(ax_wave, ax_spec, expl: dict[str, Any], data, units: dict) -> No
     import numpy as np
 
     regions = expl.get("regions")
-    spans = [(c["time"], c["attribution"]) for c in regions["cells"]] if regions else \
-        [(t["time"], t["attribution"]) for t in expl["tokens"] if t.get("time")]
+    spans = (
+        [(c["time"], c["attribution"]) for c in regions["cells"]]
+        if regions
+        else [(t["time"], t["attribution"]) for t in expl["tokens"] if t.get("time")]
+    )
     import matplotlib
 
     norm = _norm([a for _, a in spans])
@@ -302,9 +368,17 @@ def _draw_text(ax, expl: dict[str, Any], per_line: int = 20) -> None:
     for i, t in enumerate(tokens):
         r, c = divmod(i, per_line)
         level = abs(norm(t["attribution"]) - 0.5) * 2  # 0 at no attribution, 1 at the strongest
-        ax.text(c + 0.5, -r, t.get("char") or "?", ha="center", va="center", fontsize=13, fontproperties=font,
-                color="white" if level > 0.6 else "black",
-                bbox={"boxstyle": "square,pad=0.25", "fc": cmap(norm(t["attribution"])), "ec": "0.8", "lw": 0.5})
+        ax.text(
+            c + 0.5,
+            -r,
+            t.get("char") or "?",
+            ha="center",
+            va="center",
+            fontsize=13,
+            fontproperties=font,
+            color="white" if level > 0.6 else "black",
+            bbox={"boxstyle": "square,pad=0.25", "fc": cmap(norm(t["attribution"])), "ec": "0.8", "lw": 0.5},
+        )
     ax.set_xlim(0, per_line)
     ax.set_ylim(-max(rows, 6) + 0.5, 0.8)
     ax.set_axis_off()

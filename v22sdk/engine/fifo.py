@@ -8,7 +8,8 @@ upstream). Torch is imported inside the methods so that registering the backend 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .memory_head import MEM_DIM, SENT_DIM, MemoryHead, Recall, TurnInfo
 
@@ -22,8 +23,8 @@ class FifoMemory(MemoryHead):
         if capacity < 1:
             raise ValueError("capacity must be ≥ 1")
         self.capacity = int(capacity)
-        self.keys: Any = None     # torch.Tensor (N, 256)
-        self.values: Any = None   # torch.Tensor (N, 384)
+        self.keys: Any = None  # torch.Tensor (N, 256)
+        self.values: Any = None  # torch.Tensor (N, 384)
         self.ids: list[int] = []
         self.info: list[TurnInfo | None] = []
         self.times: list[float] = []
@@ -38,15 +39,27 @@ class FifoMemory(MemoryHead):
 
         b = sent_vec.shape[0]
         if self.keys is None or len(self) == 0:
-            return Recall(torch.zeros(b, MEM_DIM, device=sent_vec.device), torch.zeros(b, dtype=torch.bool),
-                          torch.zeros(b), [None] * b, [None] * b, [None] * b)
+            return Recall(
+                torch.zeros(b, MEM_DIM, device=sent_vec.device),
+                torch.zeros(b, dtype=torch.bool),
+                torch.zeros(b),
+                [None] * b,
+                [None] * b,
+                [None] * b,
+            )
         keys = self.keys.to(sent_vec.device)
-        sim = F.normalize(sent_vec.detach().float(), dim=-1) @ F.normalize(keys, dim=-1).t()    # (B, N)
+        sim = F.normalize(sent_vec.detach().float(), dim=-1) @ F.normalize(keys, dim=-1).t()  # (B, N)
         score, best = sim.max(dim=1)
         vals = self.values.to(sent_vec.device)[best]
         idx = best.tolist()
-        return Recall(vals, torch.ones(b, dtype=torch.bool), score.cpu(), [self.ids[i] for i in idx],
-                      [self.info[i] for i in idx], [self.times[i] for i in idx])
+        return Recall(
+            vals,
+            torch.ones(b, dtype=torch.bool),
+            score.cpu(),
+            [self.ids[i] for i in idx],
+            [self.info[i] for i in idx],
+            [self.times[i] for i in idx],
+        )
 
     def write(self, sent_vec, mem_emb, attr_sets, info=None) -> list[int]:
         import time
@@ -56,16 +69,18 @@ class FifoMemory(MemoryHead):
         k = sent_vec.detach().float().cpu()
         v = mem_emb.detach().float().cpu()
         if k.shape[-1] != SENT_DIM or v.shape[-1] != MEM_DIM or k.shape[0] != v.shape[0]:
-            raise ValueError(f"fifo write needs (B, {SENT_DIM}) and (B, {MEM_DIM}), got {tuple(k.shape)}, {tuple(v.shape)}")
+            raise ValueError(
+                f"fifo write needs (B, {SENT_DIM}) and (B, {MEM_DIM}), got {tuple(k.shape)}, {tuple(v.shape)}"
+            )
         n = k.shape[0]
         new = list(range(self.next_id, self.next_id + n))
         self.next_id += n
         now = time.time()
-        self.keys = (k if self.keys is None else torch.cat([self.keys, k]))[-self.capacity:]
-        self.values = (v if self.values is None else torch.cat([self.values, v]))[-self.capacity:]
-        self.ids = (self.ids + new)[-self.capacity:]
-        self.info = (self.info + list(info or [None] * n))[-self.capacity:]
-        self.times = (self.times + [now] * n)[-self.capacity:]
+        self.keys = (k if self.keys is None else torch.cat([self.keys, k]))[-self.capacity :]
+        self.values = (v if self.values is None else torch.cat([self.values, v]))[-self.capacity :]
+        self.ids = (self.ids + new)[-self.capacity :]
+        self.info = (self.info + list(info or [None] * n))[-self.capacity :]
+        self.times = (self.times + [now] * n)[-self.capacity :]
         return new
 
     def clear(self) -> None:
@@ -76,9 +91,13 @@ class FifoMemory(MemoryHead):
     def state_dict(self) -> dict:
         import torch
 
-        return {"keys": self.keys if self.keys is not None else torch.zeros(0, SENT_DIM),
-                "values": self.values if self.values is not None else torch.zeros(0, MEM_DIM),
-                "ids": list(self.ids), "next_id": self.next_id, "capacity": self.capacity}
+        return {
+            "keys": self.keys if self.keys is not None else torch.zeros(0, SENT_DIM),
+            "values": self.values if self.values is not None else torch.zeros(0, MEM_DIM),
+            "ids": list(self.ids),
+            "next_id": self.next_id,
+            "capacity": self.capacity,
+        }
 
     def load_state_dict(self, state: dict) -> None:
         self.capacity = int(state["capacity"])

@@ -25,7 +25,7 @@ training (a trained model may have learnt to rely on other paths).
 from __future__ import annotations
 
 import contextlib
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import torch
 
@@ -96,7 +96,7 @@ def mean_gate(model, tokens: torch.Tensor, mask: torch.Tensor, batch_size: int =
     model.stage_e.write_enabled = False
     try:
         for s in range(0, tokens.shape[0], batch_size):
-            model(tokens[s:s + batch_size], mask[s:s + batch_size])
+            model(tokens[s : s + batch_size], mask[s : s + batch_size])
     finally:
         handle.remove()
         model.stage_e.write_enabled = old

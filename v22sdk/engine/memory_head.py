@@ -13,8 +13,9 @@ Shapes: ``B`` is the batch size; ``sent_vec`` is ``(B, 256)``; memory embeddings
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # torch is imported by implementations, not by this interface module
     import torch
@@ -58,14 +59,14 @@ class MemoryHead(abc.ABC):
     name: str = ""
 
     @abc.abstractmethod
-    def read(self, sent_vec: "torch.Tensor", attr_sets: Sequence[frozenset[str]]) -> Recall:
+    def read(self, sent_vec: torch.Tensor, attr_sets: Sequence[frozenset[str]]) -> Recall:
         """Return the best stored turn for each row of ``sent_vec`` (B, 256)."""
 
     @abc.abstractmethod
     def write(
         self,
-        sent_vec: "torch.Tensor",
-        mem_emb: "torch.Tensor",
+        sent_vec: torch.Tensor,
+        mem_emb: torch.Tensor,
         attr_sets: Sequence[frozenset[str]],
         info: Sequence[TurnInfo] | None = None,
     ) -> list[int]:

@@ -41,48 +41,136 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..errors import InputError, MissingDependency
 
 CATEGORIES = {
-    "photo": "vision", "face": "vision", "drawing": "vision", "letter": "vision",
-    "speech_sentence": "audio", "speech_word": "audio", "synthetic_sentence": "audio", "noise": "audio",
-    "instrument": "audio", "sound_effect": "audio", "sentence_text": "text", "other_number": "text",
+    "photo": "vision",
+    "face": "vision",
+    "drawing": "vision",
+    "letter": "vision",
+    "speech_sentence": "audio",
+    "speech_word": "audio",
+    "synthetic_sentence": "audio",
+    "noise": "audio",
+    "instrument": "audio",
+    "sound_effect": "audio",
+    "sentence_text": "text",
+    "other_number": "text",
 }
 #: bundled scikit-image photographs (files in skimage/data; the fetchers of others download)
-SKIMAGE_PHOTOS = ("astronaut.png", "brick.png", "camera.png", "cell.png", "chelsea.png", "clock_motion.png",
-                  "coffee.png", "coins.png", "grass.png", "gravel.png", "hubble_deep_field.jpg", "ihc.png",
-                  "microaneurysms.png", "moon.png", "motorcycle_left.png", "page.png", "retina.jpg",
-                  "rocket.jpg", "text.png")
+SKIMAGE_PHOTOS = (
+    "astronaut.png",
+    "brick.png",
+    "camera.png",
+    "cell.png",
+    "chelsea.png",
+    "clock_motion.png",
+    "coffee.png",
+    "coins.png",
+    "grass.png",
+    "gravel.png",
+    "hubble_deep_field.jpg",
+    "ihc.png",
+    "microaneurysms.png",
+    "moon.png",
+    "motorcycle_left.png",
+    "page.png",
+    "retina.jpg",
+    "rocket.jpg",
+    "text.png",
+)
 SKIMAGE_DRAWINGS = ("chessboard_RGB.png", "color.png", "logo.png", "phantom.png", "horse.png")
 #: General MIDI programs of FluidR3 the suite does not play: (program, name)
-OTHER_INSTRUMENTS = ((6, "harpsichord"), (21, "accordion"), (32, "acoustic bass"), (42, "cello"),
-                     (46, "harp"), (52, "choir aahs"), (65, "alto sax"), (104, "sitar"), (105, "banjo"),
-                     (109, "bagpipe"), (114, "steel drums"), (117, "melodic tom"))
-SOUND_EFFECTS = ((120, "guitar fret noise"), (121, "breath noise"), (122, "seashore"), (123, "bird tweet"),
-                 (124, "telephone ring"), (125, "helicopter"), (126, "applause"), (127, "gunshot"))
+OTHER_INSTRUMENTS = (
+    (6, "harpsichord"),
+    (21, "accordion"),
+    (32, "acoustic bass"),
+    (42, "cello"),
+    (46, "harp"),
+    (52, "choir aahs"),
+    (65, "alto sax"),
+    (104, "sitar"),
+    (105, "banjo"),
+    (109, "bagpipe"),
+    (114, "steel drums"),
+    (117, "melodic tom"),
+)
+SOUND_EFFECTS = (
+    (120, "guitar fret noise"),
+    (121, "breath noise"),
+    (122, "seashore"),
+    (123, "bird tweet"),
+    (124, "telephone ring"),
+    (125, "helicopter"),
+    (126, "applause"),
+    (127, "gunshot"),
+)
 ASTERISK_SOUNDS = Path("/usr/share/asterisk/sounds/en_US_f_Allison")
 ASTERISK_TRANSCRIPTS = Path("/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz")
 GCIN_VOICE = Path("/usr/share/gcin-voice/ogg")
 TANG300 = Path("/usr/share/games/fortunes/tang300")
 #: Mandarin digits in Zhuyin as gcin-voice names its folders (first tone unmarked)
-ZHUYIN_DIGITS = {"ㄌㄧㄥ2": "零", "ㄧ": "一", "ㄦ4": "二", "ㄙㄢ": "三", "ㄙ4": "四", "ㄨ3": "五",
-                 "ㄌㄧㄡ4": "六", "ㄑㄧ": "七", "ㄅㄚ": "八", "ㄐㄧㄡ3": "九"}
+ZHUYIN_DIGITS = {
+    "ㄌㄧㄥ2": "零",
+    "ㄧ": "一",
+    "ㄦ4": "二",
+    "ㄙㄢ": "三",
+    "ㄙ4": "四",
+    "ㄨ3": "五",
+    "ㄌㄧㄡ4": "六",
+    "ㄑㄧ": "七",
+    "ㄅㄚ": "八",
+    "ㄐㄧㄡ3": "九",
+}
 #: Mandarin syllables that also read as digits in other tones or words (left out of speech_word)
 _DIGIT_SYLLABLES = {"ㄌㄧㄥ", "ㄧ", "ㄦ", "ㄙㄢ", "ㄙ", "ㄨ", "ㄌㄧㄡ", "ㄑㄧ", "ㄅㄚ", "ㄐㄧㄡ"}
 DIGIT_WORDS = ("zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 DIGIT_LABELS = ("零", "一", "二", "三", "四", "五", "六", "七", "八", "九")
-OTHER_NUMBERS = ("10", "12", "42", "100", "2024", "3.14", "十", "十二", "二十", "一百", "三千", "ten", "twelve",
-                 "eleven", "twenty", "forty-two", "one hundred", "a thousand", "first place", "half", "dozen")
-SENTENCES_EN = ("The weather is lovely today.", "Please close the door behind you.",
-                "Where did you park the car?", "I would like a cup of coffee.",
-                "The meeting starts after lunch.", "Can you hear me clearly?")
-SENTENCES_ZH = ("今天天气很好。", "请把门关上。", "你把车停在哪里了？", "我想喝一杯咖啡。", "会议在午饭后开始。",
-                "你能听清楚吗？")
+OTHER_NUMBERS = (
+    "10",
+    "12",
+    "42",
+    "100",
+    "2024",
+    "3.14",
+    "十",
+    "十二",
+    "二十",
+    "一百",
+    "三千",
+    "ten",
+    "twelve",
+    "eleven",
+    "twenty",
+    "forty-two",
+    "one hundred",
+    "a thousand",
+    "first place",
+    "half",
+    "dozen",
+)
+SENTENCES_EN = (
+    "The weather is lovely today.",
+    "Please close the door behind you.",
+    "Where did you park the car?",
+    "I would like a cup of coffee.",
+    "The meeting starts after lunch.",
+    "Can you hear me clearly?",
+)
+SENTENCES_ZH = (
+    "今天天气很好。",
+    "请把门关上。",
+    "你把车停在哪里了？",
+    "我想喝一杯咖啡。",
+    "会议在午饭后开始。",
+    "你能听清楚吗？",
+)
 
 
 def build_ood(out: str | os.PathLike[str], *, seed: int = 0, log: Callable[[str], None] | None = None) -> Path:
@@ -112,9 +200,15 @@ def build_ood(out: str | os.PathLike[str], *, seed: int = 0, log: Callable[[str]
     counts: dict[str, dict[str, int]] = {}
     for r in ood:
         counts.setdefault(r["category"], {"dev": 0, "test": 0})[r["split"]] += 1
-    info = {"name": "v22sdk out-of-distribution set", "seed": seed, "categories": CATEGORIES, "counts": counts,
-            "real_digits": len(digits), "sources": sources,
-            "sha256": {name: _sha256(out / name) for name in ("ood.jsonl", "real_digits.jsonl")}}
+    info = {
+        "name": "v22sdk out-of-distribution set",
+        "seed": seed,
+        "categories": CATEGORIES,
+        "counts": counts,
+        "real_digits": len(digits),
+        "sources": sources,
+        "sha256": {name: _sha256(out / name) for name in ("ood.jsonl", "real_digits.jsonl")},
+    }
     (out / "ood.json").write_text(json.dumps(info, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return out / "ood.jsonl"
 
@@ -130,6 +224,7 @@ def read_ood(folder: str | os.PathLike[str], name: str = "ood.jsonl") -> list[di
 
 
 # -- the parts ---------------------------------------------------------------------------------------
+
 
 def _vision(out: Path, seed: int) -> tuple[list[dict], dict]:
     import cv2
@@ -147,7 +242,7 @@ def _vision(out: Path, seed: int) -> tuple[list[dict], dict]:
     for group, path in photos:
         stem = group.replace(":", "_")
         dest = out / "photo" / f"{stem}{path.suffix}"
-        shutil.copyfile(path, dest)                                      # the file as shipped
+        shutil.copyfile(path, dest)  # the file as shipped
         rows.append(_row(dest, out, "photo", group, group.split(":")[0]))
         img = cv2.imdecode(np.frombuffer(dest.read_bytes(), np.uint8), cv2.IMREAD_COLOR)
         if img is None:
@@ -156,11 +251,11 @@ def _vision(out: Path, seed: int) -> tuple[list[dict], dict]:
         s = min(h, w) // 2
         for k, (y, x) in enumerate(((0, 0), (0, w - s), (h - s, 0), (h - s, w - s), ((h - s) // 2, (w - s) // 2))):
             crop = out / "photo" / f"{stem}_crop{k}.png"
-            cv2.imwrite(str(crop), img[y:y + s, x:x + s])
+            cv2.imwrite(str(crop), img[y : y + s, x : x + s])
             rows.append(_row(crop, out, "photo", group, group.split(":")[0]))
     (out / "face").mkdir()
-    lfw = np.load(sk_dir / "lfw_subset.npy")                              # (200, 25, 25) float in [0, 1]
-    for i in range(0, len(lfw), 2):                                       # 100 of them: 50 faces, 50 not
+    lfw = np.load(sk_dir / "lfw_subset.npy")  # (200, 25, 25) float in [0, 1]
+    for i in range(0, len(lfw), 2):  # 100 of them: 50 faces, 50 not
         dest = out / "face" / f"lfw_{i:03d}.png"
         cv2.imwrite(str(dest), np.clip(np.rint(lfw[i] * 255), 0, 255).astype(np.uint8))
         rows.append(_row(dest, out, "face", f"lfw:{i}", "skimage"))
@@ -176,7 +271,7 @@ def _vision(out: Path, seed: int) -> tuple[list[dict], dict]:
         rows.append(_row(dest, out, "drawing", f"demo:{f.stem.rsplit('_', 1)[0]}", "demo"))
     (out / "letter").mkdir()
     fonts = (cv2.FONT_HERSHEY_SIMPLEX, cv2.FONT_HERSHEY_SCRIPT_SIMPLEX, cv2.FONT_HERSHEY_DUPLEX)
-    for letter in "ABCDEFGHJKLMNPQRTUVWXYZ":                               # not I, O, S: read as 1, 0, 5
+    for letter in "ABCDEFGHJKLMNPQRTUVWXYZ":  # not I, O, S: read as 1, 0, 5
         for f_i, font in enumerate(fonts):
             counts = _letter_counts(letter, font, _rng(seed, "letter", letter, f_i))
             dest = out / "letter" / f"{letter}_{f_i}.png"
@@ -185,20 +280,31 @@ def _vision(out: Path, seed: int) -> tuple[list[dict], dict]:
     # skimage's __init__.pyi lists __version__ in __all__ but does not declare it (a gap in its stub)
     sk_version: str = skimage.__version__  # type: ignore[attr-defined]
     sources = {
-        "skimage": {"name": "scikit-image's bundled sample images", "version": f"scikit-image {sk_version}",
-                    "licence": "scikit-image: BSD-3-Clause; each image's own licence (public domain or CC) is in "
-                               "the docstring of its skimage.data function",
-                    "files": list(SKIMAGE_PHOTOS + SKIMAGE_DRAWINGS) + ["lfw_subset.npy"],
-                    "sha256": _sha256_files([sk_dir / n for n in SKIMAGE_PHOTOS + SKIMAGE_DRAWINGS]
-                                            + [sk_dir / "lfw_subset.npy"])},
-        "sklearn": {"name": "scikit-learn's sample images (china.jpg, flower.jpg)",
-                    "version": f"scikit-learn {sklearn.__version__}",
-                    "licence": "scikit-learn: BSD-3-Clause; the photos: CC BY 2.0 (see sklearn.datasets.load_sample_images)",
-                    "sha256": _sha256_files([p for _, p in photos if _.startswith("sklearn")])},
-        "opencv": {"name": "letters drawn with OpenCV's Hershey fonts, rendered as the suite renders digits",
-                   "version": f"opencv {cv2.__version__}", "licence": "generated here (MIT, part of v22sdk)"},
-        "demo": {"name": "the demo set's OpenCV drawings (v22sdk/engine/data/demo/images)",
-                 "licence": "generated by scripts/make_demo_data.py (MIT, part of v22sdk)"},
+        "skimage": {
+            "name": "scikit-image's bundled sample images",
+            "version": f"scikit-image {sk_version}",
+            "licence": "scikit-image: BSD-3-Clause; each image's own licence (public domain or CC) is in "
+            "the docstring of its skimage.data function",
+            "files": list(SKIMAGE_PHOTOS + SKIMAGE_DRAWINGS) + ["lfw_subset.npy"],
+            "sha256": _sha256_files(
+                [sk_dir / n for n in SKIMAGE_PHOTOS + SKIMAGE_DRAWINGS] + [sk_dir / "lfw_subset.npy"]
+            ),
+        },
+        "sklearn": {
+            "name": "scikit-learn's sample images (china.jpg, flower.jpg)",
+            "version": f"scikit-learn {sklearn.__version__}",
+            "licence": "scikit-learn: BSD-3-Clause; the photos: CC BY 2.0 (see sklearn.datasets.load_sample_images)",
+            "sha256": _sha256_files([p for _, p in photos if _.startswith("sklearn")]),
+        },
+        "opencv": {
+            "name": "letters drawn with OpenCV's Hershey fonts, rendered as the suite renders digits",
+            "version": f"opencv {cv2.__version__}",
+            "licence": "generated here (MIT, part of v22sdk)",
+        },
+        "demo": {
+            "name": "the demo set's OpenCV drawings (v22sdk/engine/data/demo/images)",
+            "licence": "generated by scripts/make_demo_data.py (MIT, part of v22sdk)",
+        },
     }
     return rows, sources
 
@@ -217,11 +323,13 @@ def _letter_counts(letter: str, font: int, rng: np.random.Generator) -> np.ndarr
     cv2.putText(big, letter, (x, y), font, scale, 255, thickness, cv2.LINE_AA)
     ys, xs = np.nonzero(big > 127)
     if len(ys):  # NIST normalised each character to fill the 20×20 box centred in 32×32
-        crop = big[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+        crop = big[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
         side = max(crop.shape)
         square = np.zeros((side, side), np.uint8)
-        square[(side - crop.shape[0]) // 2:(side - crop.shape[0]) // 2 + crop.shape[0],
-               (side - crop.shape[1]) // 2:(side - crop.shape[1]) // 2 + crop.shape[1]] = crop
+        square[
+            (side - crop.shape[0]) // 2 : (side - crop.shape[0]) // 2 + crop.shape[0],
+            (side - crop.shape[1]) // 2 : (side - crop.shape[1]) // 2 + crop.shape[1],
+        ] = crop
         box = cv2.resize(square, (20, 20), interpolation=cv2.INTER_AREA)
         big32 = np.zeros((32, 32), np.uint8)
         big32[6:26, 6:26] = box
@@ -264,7 +372,7 @@ def _asterisk(out: Path, seed: int) -> tuple[list[dict], dict]:
             shutil.copyfile(f, dest)
             rows.append(_row(dest, out, category, f"allison:{name}", "asterisk"))
     letters = ASTERISK_SOUNDS / "letters"
-    for ch in "bcdfghjklmpqrtuvwxyz":                                      # not a, e, i, o, s: vowels and 'oh'
+    for ch in "bcdfghjklmpqrtuvwxyz":  # not a, e, i, o, s: vowels and 'oh'
         f = letters / f"{ch}.wav"
         if f.is_file():
             dest = out / "speech" / f"allison_letter_{ch}.wav"
@@ -275,15 +383,28 @@ def _asterisk(out: Path, seed: int) -> tuple[list[dict], dict]:
         f = ASTERISK_SOUNDS / "digits" / f"{d}.wav"
         dest = out / "real_digits" / f"allison_en_{d}.wav"
         shutil.copyfile(f, dest)
-        rows.append({**_row(dest, out, "real_digit", f"allison:{d}", "asterisk"), "target": label,
-                     "voice": "allison", "language": "en"})
-    used = [ASTERISK_SOUNDS / f"{r['group'].split(':', 1)[1]}.wav" for r in rows if r["category"] != "real_digit"
-            and "letter_" not in r["group"]]
-    sources = {"asterisk": {
-        "name": "Asterisk core sounds, English (recorded by Allison Smith)",
-        "version": f"Debian asterisk-core-sounds-en-wav {_debian_version('asterisk-core-sounds-en-wav')}",
-        "licence": "CC-BY-SA-3.0 (Allison Smith; Digium, Inc.)", "rate": "8 kHz, 16-bit WAV",
-        "sha256": _sha256_files(sorted(used) + [ASTERISK_TRANSCRIPTS])}}
+        rows.append(
+            {
+                **_row(dest, out, "real_digit", f"allison:{d}", "asterisk"),
+                "target": label,
+                "voice": "allison",
+                "language": "en",
+            }
+        )
+    used = [
+        ASTERISK_SOUNDS / f"{r['group'].split(':', 1)[1]}.wav"
+        for r in rows
+        if r["category"] != "real_digit" and "letter_" not in r["group"]
+    ]
+    sources = {
+        "asterisk": {
+            "name": "Asterisk core sounds, English (recorded by Allison Smith)",
+            "version": f"Debian asterisk-core-sounds-en-wav {_debian_version('asterisk-core-sounds-en-wav')}",
+            "licence": "CC-BY-SA-3.0 (Allison Smith; Digium, Inc.)",
+            "rate": "8 kHz, 16-bit WAV",
+            "sha256": _sha256_files(sorted(used) + [ASTERISK_TRANSCRIPTS]),
+        }
+    }
     return rows, sources
 
 
@@ -307,13 +428,23 @@ def _gcin(out: Path, seed: int) -> tuple[list[dict], dict]:
                 dest = out / "real_digits" / f"gcin_zh_{label}_{voice}"
                 shutil.copyfile(f, dest)
                 read.append(f)
-                rows.append({**_row(dest, out, "real_digit", f"gcin:{zhuyin}:{voice}", "gcin"), "target": label,
-                             "voice": f"gcin-{voice.split('.')[0]}", "language": "cmn"})
-    sources = {"gcin": {"name": "gcin-voice: recorded Mandarin syllables (two voices)",
-                        "version": f"Debian gcin-voice {_debian_version('gcin-voice')}",
-                        "licence": "*/3.ogg: GPL-3 or LGPL-3 (Edward Der-Hua Liu); */5.ogg: CC-BY-3.0 "
-                                   "(ChionMeilin, voice of Chu Lo)",
-                        "sha256": _sha256_files(read)}}
+                rows.append(
+                    {
+                        **_row(dest, out, "real_digit", f"gcin:{zhuyin}:{voice}", "gcin"),
+                        "target": label,
+                        "voice": f"gcin-{voice.split('.')[0]}",
+                        "language": "cmn",
+                    }
+                )
+    sources = {
+        "gcin": {
+            "name": "gcin-voice: recorded Mandarin syllables (two voices)",
+            "version": f"Debian gcin-voice {_debian_version('gcin-voice')}",
+            "licence": "*/3.ogg: GPL-3 or LGPL-3 (Edward Der-Hua Liu); */5.ogg: CC-BY-3.0 "
+            "(ChionMeilin, voice of Chu Lo)",
+            "sha256": _sha256_files(read),
+        }
+    }
     return rows, sources
 
 
@@ -330,8 +461,13 @@ def _espeak(out: Path, seed: int) -> tuple[list[dict], dict]:
             dest = out / "speech" / f"espeak_{lang}_{i}.wav"
             run_tool([exe, "-v", f"{voice}+{variant}", "-w", str(dest), text], "espeak-ng")
             rows.append(_row(dest, out, "synthetic_sentence", f"espeak:{lang}:{i}", "espeak"))
-    return rows, {"espeak": {"name": "espeak-ng reading sentences", "version": version,
-                             "licence": "espeak-ng: GPL-3.0-or-later; its output is not covered by the GPL"}}
+    return rows, {
+        "espeak": {
+            "name": "espeak-ng reading sentences",
+            "version": version,
+            "licence": "espeak-ng: GPL-3.0-or-later; its output is not covered by the GPL",
+        }
+    }
 
 
 def _noise(out: Path, seed: int) -> tuple[list[dict], dict]:
@@ -353,8 +489,12 @@ def _noise(out: Path, seed: int) -> tuple[list[dict], dict]:
             dest = out / "noise" / f"{colour}_{i}.wav"
             write_wav(dest, np.clip(x, -1, 1), rate)
             rows.append(_row(dest, out, "noise", f"noise:{colour}:{i}", "numpy"))
-    return rows, {"numpy": {"name": "white, pink and brown noise (seeded numpy generator)",
-                            "licence": "generated here (MIT, part of v22sdk)"}}
+    return rows, {
+        "numpy": {
+            "name": "white, pink and brown noise (seeded numpy generator)",
+            "licence": "generated here (MIT, part of v22sdk)",
+        }
+    }
 
 
 def _fluidr3(out: Path, seed: int) -> tuple[list[dict], dict]:
@@ -379,9 +519,14 @@ def _fluidr3(out: Path, seed: int) -> tuple[list[dict], dict]:
             dest = out / "instruments" / f"gm{program:03d}_{pitch}.wav"
             write_wav(dest, clip, RATE)
             rows.append({**_row(dest, out, category, f"gm:{program}", "fluidr3"), "name": name, "pitch": pitch})
-    return rows, {"fluidr3": {"name": "FluidR3_GM.sf2 programs the suite does not play, rendered by FluidSynth",
-                              "version": f"Debian fluid-soundfont-gm {_debian_version('fluid-soundfont-gm')}",
-                              "licence": "MIT (per Debian's copyright file)", "sha256": sha256_file(soundfont)}}
+    return rows, {
+        "fluidr3": {
+            "name": "FluidR3_GM.sf2 programs the suite does not play, rendered by FluidSynth",
+            "version": f"Debian fluid-soundfont-gm {_debian_version('fluid-soundfont-gm')}",
+            "licence": "MIT (per Debian's copyright file)",
+            "sha256": sha256_file(soundfont),
+        }
+    }
 
 
 def _texts(out: Path, seed: int) -> tuple[list[dict], dict]:
@@ -393,41 +538,69 @@ def _texts(out: Path, seed: int) -> tuple[list[dict], dict]:
     # the Zen of Python, read from the 'this' module's source (importing it would print it)
     spec = importlib.util.find_spec("this")
     if spec is None or spec.origin is None:
-        raise MissingDependency("the standard library's 'this' module", "reinstall Python with its full standard library")
+        raise MissingDependency(
+            "the standard library's 'this' module", "reinstall Python with its full standard library"
+        )
     source = Path(spec.origin).read_text(encoding="utf-8")
-    coded = next(ast.literal_eval(node.value) for node in ast.parse(source).body
-                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "s")
+    coded = next(
+        ast.literal_eval(node.value)
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "s"
+    )
     zen = [line.strip() for line in codecs.decode(coded, "rot13").splitlines()[2:] if line.strip()]
     for i, line in enumerate(zen):
-        rows.append({"input": line, "modality": "text", "category": "sentence_text", "group": f"zen:{i}",
-                     "source": "python"})
+        rows.append(
+            {"input": line, "modality": "text", "category": "sentence_text", "group": f"zen:{i}", "source": "python"}
+        )
     poems = TANG300.read_text(encoding="utf-8", errors="replace")
-    lines = [s for s in re.findall(r"[\u4e00-\u9fff]{5,7}[，。]", poems)
-             if not any(d in s for d in "零〇一二三四五六七八九十百千两")]
+    lines = [
+        s
+        for s in re.findall(r"[\u4e00-\u9fff]{5,7}[，。]", poems)
+        if not any(d in s for d in "零〇一二三四五六七八九十百千两")
+    ]
     pick = sorted(_rng(seed, "tang").permutation(len(lines))[:40])
     for i in pick:
-        rows.append({"input": lines[i], "modality": "text", "category": "sentence_text", "group": f"tang300:{i}",
-                     "source": "fortunes-zh"})
+        rows.append(
+            {
+                "input": lines[i],
+                "modality": "text",
+                "category": "sentence_text",
+                "group": f"tang300:{i}",
+                "source": "fortunes-zh",
+            }
+        )
     for i, text in enumerate(OTHER_NUMBERS):
-        rows.append({"input": text, "modality": "text", "category": "other_number", "group": f"number:{i}",
-                     "source": "v22sdk"})
+        rows.append(
+            {"input": text, "modality": "text", "category": "other_number", "group": f"number:{i}", "source": "v22sdk"}
+        )
     import platform
 
-    return rows, {"python": {"name": "the Zen of Python (the 'this' module)", "version": platform.python_version(),
-                             "licence": "PSF-2.0"},
-                  "fortunes-zh": {"name": "Tang poems (fortunes-zh tang300)",
-                                  "version": f"Debian fortunes-zh {_debian_version('fortunes-zh')}",
-                                  "licence": "GPL-2 (the poems themselves are public domain)",
-                                  "sha256": _sha256(TANG300)},
-                  "v22sdk": {"name": "numbers that are not digits, written here", "licence": "MIT, part of v22sdk"}}
+    return rows, {
+        "python": {
+            "name": "the Zen of Python (the 'this' module)",
+            "version": platform.python_version(),
+            "licence": "PSF-2.0",
+        },
+        "fortunes-zh": {
+            "name": "Tang poems (fortunes-zh tang300)",
+            "version": f"Debian fortunes-zh {_debian_version('fortunes-zh')}",
+            "licence": "GPL-2 (the poems themselves are public domain)",
+            "sha256": _sha256(TANG300),
+        },
+        "v22sdk": {"name": "numbers that are not digits, written here", "licence": "MIT, part of v22sdk"},
+    }
 
 
 # -- helpers -----------------------------------------------------------------------------------------
 
+
 def _check_dependencies() -> None:
-    need = [(ASTERISK_SOUNDS / "digits" / "0.wav", "asterisk-core-sounds-en-wav"),
-            (ASTERISK_TRANSCRIPTS, "asterisk-core-sounds-en"), (GCIN_VOICE, "gcin-voice"),
-            (TANG300, "fortunes-zh")]
+    need = [
+        (ASTERISK_SOUNDS / "digits" / "0.wav", "asterisk-core-sounds-en-wav"),
+        (ASTERISK_TRANSCRIPTS, "asterisk-core-sounds-en"),
+        (GCIN_VOICE, "gcin-voice"),
+        (TANG300, "fortunes-zh"),
+    ]
     for path, package in need:
         if not path.exists():
             raise MissingDependency(str(path), f"install the Debian package '{package}' (apt-get install {package})")
@@ -439,8 +612,14 @@ def _check_dependencies() -> None:
 
 
 def _row(path: Path, out: Path, category: str, group: str, source: str) -> dict[str, Any]:
-    return {"input": str(path.relative_to(out)), "modality": CATEGORIES.get(category, "audio"),
-            "category": category, "group": group, "source": source, "sha256": _sha256(path)}
+    return {
+        "input": str(path.relative_to(out)),
+        "modality": CATEGORIES.get(category, "audio"),
+        "category": category,
+        "group": group,
+        "source": source,
+        "sha256": _sha256(path),
+    }
 
 
 def _split(seed: int, category: str, group: str) -> str:

@@ -33,7 +33,8 @@ is a few small matrix products in numpy.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -86,8 +87,12 @@ class Scorer:
         return None if t is None else bool(score <= t)
 
     def _state(self, **fields: Any) -> dict[str, Any]:
-        return {"method": self.kind, "thresholds": {m: float(t) for m, t in self.thresholds.items()},
-                "quantile": QUANTILE, **fields}
+        return {
+            "method": self.kind,
+            "thresholds": {m: float(t) for m, t in self.thresholds.items()},
+            "quantile": QUANTILE,
+            **fields,
+        }
 
 
 def features_of(out: dict, tokens, mask, confidence=None, decoded=None) -> dict[str, Any]:
@@ -95,8 +100,11 @@ def features_of(out: dict, tokens, mask, confidence=None, decoded=None) -> dict[
     input's mean token), ``logits`` (B, P, V), and the decoded answers' ``confidence`` (B,) and
     ``decoded`` texts when given."""
     m = _as_np(mask).astype(np.float64)[..., None]
-    feats = {"sent_vec": _as_np(out["sent_vec"]), "logits": _as_np(out["logits"]),
-             "tokens": (_as_np(tokens) * m).sum(1) / np.maximum(m.sum(1), 1.0)}
+    feats = {
+        "sent_vec": _as_np(out["sent_vec"]),
+        "logits": _as_np(out["logits"]),
+        "tokens": (_as_np(tokens) * m).sum(1) / np.maximum(m.sum(1), 1.0),
+    }
     if confidence is not None:
         feats["confidence"] = np.asarray(confidence, dtype=np.float64)
     if decoded is not None:
@@ -118,9 +126,17 @@ class GaussianScorer(Scorer):
 
     kind = "mahalanobis"
 
-    def __init__(self, feature: str, groups: list[tuple[str, str]], means: np.ndarray,
-                 precisions: dict[str, np.ndarray], thresholds: dict[str, float] | None = None,
-                 *, relative: bool = False, backgrounds: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):
+    def __init__(
+        self,
+        feature: str,
+        groups: list[tuple[str, str]],
+        means: np.ndarray,
+        precisions: dict[str, np.ndarray],
+        thresholds: dict[str, float] | None = None,
+        *,
+        relative: bool = False,
+        backgrounds: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    ):
         super().__init__(thresholds)
         self.feature = feature
         self.groups = [(str(m), str(label)) for m, label in groups]
@@ -134,8 +150,16 @@ class GaussianScorer(Scorer):
         return f"{'relative ' if self.relative else ''}mahalanobis({self.feature})"
 
     @classmethod
-    def fit(cls, features, labels: Sequence[str], modalities: Sequence[str], *, feature: str = "sent_vec",
-            shrinkage: float = SHRINKAGE, relative: bool = False) -> "GaussianScorer":
+    def fit(
+        cls,
+        features,
+        labels: Sequence[str],
+        modalities: Sequence[str],
+        *,
+        feature: str = "sent_vec",
+        shrinkage: float = SHRINKAGE,
+        relative: bool = False,
+    ) -> GaussianScorer:
         x = _feature(features, feature)
         labels, modalities = list(labels), list(modalities)
         groups = sorted(set(zip(modalities, labels)))
@@ -161,7 +185,7 @@ class GaussianScorer(Scorer):
             if not ks or mod not in self.precisions:
                 continue
             prec = self.precisions[mod]
-            d = x[rows][:, None, :] - self.means[ks][None, :, :]                 # (n, G_mod, D)
+            d = x[rows][:, None, :] - self.means[ks][None, :, :]  # (n, G_mod, D)
             dist = np.einsum("ngd,de,nge->ng", d, prec, d)
             best = dist.argmin(1)
             s = dist[np.arange(len(rows)), best]
@@ -182,26 +206,40 @@ class GaussianScorer(Scorer):
         # 640-D token features would make 1.6 MB per modality in float32: stored as float16 (scores
         # then agree to ~1e-3 relative), the 256-D sent_vec's in float32
         wide = np.float16 if self.means.shape[1] > 256 else np.float32
-        state = self._state(feature=self.feature, relative=self.relative, groups=[list(g) for g in self.groups],
-                            modalities=mods, means=torch.from_numpy(self.means.astype(np.float32)),
-                            precisions=torch.from_numpy(np.stack([self.precisions[m] for m in mods]).astype(wide)))
+        state = self._state(
+            feature=self.feature,
+            relative=self.relative,
+            groups=[list(g) for g in self.groups],
+            modalities=mods,
+            means=torch.from_numpy(self.means.astype(np.float32)),
+            precisions=torch.from_numpy(np.stack([self.precisions[m] for m in mods]).astype(wide)),
+        )
         if self.relative:
-            state["background_means"] = torch.from_numpy(np.stack([self.backgrounds[m][0] for m in mods]).astype(np.float32))
+            state["background_means"] = torch.from_numpy(
+                np.stack([self.backgrounds[m][0] for m in mods]).astype(np.float32)
+            )
             state["background_precisions"] = torch.from_numpy(
-                np.stack([self.backgrounds[m][1] for m in mods]).astype(wide))
+                np.stack([self.backgrounds[m][1] for m in mods]).astype(wide)
+            )
         return state
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> "GaussianScorer":
+    def from_state(cls, state: dict[str, Any]) -> GaussianScorer:
         mods = list(state["modalities"])
         prec = _as_np(state["precisions"])
         backgrounds = {}
         if state.get("relative"):
             bm, bp = _as_np(state["background_means"]), _as_np(state["background_precisions"])
             backgrounds = {m: (bm[i], bp[i]) for i, m in enumerate(mods)}
-        return cls(state["feature"], [tuple(g) for g in state["groups"]], _as_np(state["means"]),
-                   {m: prec[i] for i, m in enumerate(mods)}, dict(state.get("thresholds", {})),
-                   relative=bool(state.get("relative")), backgrounds=backgrounds)
+        return cls(
+            state["feature"],
+            [tuple(g) for g in state["groups"]],
+            _as_np(state["means"]),
+            {m: prec[i] for i, m in enumerate(mods)},
+            dict(state.get("thresholds", {})),
+            relative=bool(state.get("relative")),
+            backgrounds=backgrounds,
+        )
 
 
 class NeighbourScorer(Scorer):
@@ -210,8 +248,15 @@ class NeighbourScorer(Scorer):
 
     kind = "knn"
 
-    def __init__(self, feature: str, bank, labels: Sequence[str], modalities: Sequence[str], k: int = 5,
-                 thresholds: dict[str, float] | None = None):
+    def __init__(
+        self,
+        feature: str,
+        bank,
+        labels: Sequence[str],
+        modalities: Sequence[str],
+        k: int = 5,
+        thresholds: dict[str, float] | None = None,
+    ):
         super().__init__(thresholds)
         self.feature, self.k = feature, int(k)
         bank = _feature(bank, feature)
@@ -223,8 +268,9 @@ class NeighbourScorer(Scorer):
         return f"knn(k={self.k}, {self.feature})"
 
     @classmethod
-    def fit(cls, features, labels: Sequence[str], modalities: Sequence[str], *, feature: str = "sent_vec",
-            k: int = 5) -> "NeighbourScorer":
+    def fit(
+        cls, features, labels: Sequence[str], modalities: Sequence[str], *, feature: str = "sent_vec", k: int = 5
+    ) -> NeighbourScorer:
         return cls(feature, features, labels, modalities, k)
 
     def score(self, features, modalities: Sequence[str]) -> tuple[np.ndarray, list[str | None]]:
@@ -248,13 +294,24 @@ class NeighbourScorer(Scorer):
     def to_state(self) -> dict[str, Any]:
         import torch
 
-        return self._state(feature=self.feature, k=self.k, labels=self.labels, modalities=self.modalities.tolist(),
-                           bank=torch.from_numpy(self.bank.astype(np.float16)))
+        return self._state(
+            feature=self.feature,
+            k=self.k,
+            labels=self.labels,
+            modalities=self.modalities.tolist(),
+            bank=torch.from_numpy(self.bank.astype(np.float16)),
+        )
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> "NeighbourScorer":
-        return cls(state["feature"], _as_np(state["bank"]), state["labels"], state["modalities"], state["k"],
-                   dict(state.get("thresholds", {})))
+    def from_state(cls, state: dict[str, Any]) -> NeighbourScorer:
+        return cls(
+            state["feature"],
+            _as_np(state["bank"]),
+            state["labels"],
+            state["modalities"],
+            state["k"],
+            dict(state.get("thresholds", {})),
+        )
 
 
 class ConfidenceScorer(Scorer):
@@ -278,14 +335,18 @@ class ConfidenceScorer(Scorer):
         return self._state()
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> "ConfidenceScorer":
+    def from_state(cls, state: dict[str, Any]) -> ConfidenceScorer:
         return cls(state["method"], dict(state.get("thresholds", {})))
 
 
 def scorer_from_state(state: dict[str, Any]) -> Scorer:
     """The scorer a checkpoint stores (its ``open_set`` entry)."""
-    kinds: dict[str, Any] = {"mahalanobis": GaussianScorer, "knn": NeighbourScorer, "msp": ConfidenceScorer,
-             "energy": ConfidenceScorer}
+    kinds: dict[str, Any] = {
+        "mahalanobis": GaussianScorer,
+        "knn": NeighbourScorer,
+        "msp": ConfidenceScorer,
+        "energy": ConfidenceScorer,
+    }
     if state.get("method") not in kinds:
         from ..errors import CheckpointError
 
@@ -306,6 +367,7 @@ def _shrunk_inverse(centred: np.ndarray, shrinkage: float) -> np.ndarray:
 
 # -- helpers of the scores and of their measurement --------------------------------------------------
 
+
 def energy_score(logits, temperature: float = 1.0) -> np.ndarray:
     """Negative free energy of the first output position, −T·logsumexp(z / T) (Liu et al. 2020),
     negated so that higher means less familiar."""
@@ -322,26 +384,32 @@ def auroc(familiar_scores, unfamiliar_scores) -> float:
     if not a.size or not b.size:
         return float("nan")
     a = np.sort(a)
-    below = np.searchsorted(a, b, side="left")          # familiar scores strictly below each b
-    not_above = np.searchsorted(a, b, side="right")     # ... and those equal to it, counted half
+    below = np.searchsorted(a, b, side="left")  # familiar scores strictly below each b
+    not_above = np.searchsorted(a, b, side="right")  # ... and those equal to it, counted half
     return float((below + not_above).sum() / (2.0 * a.size * b.size))
 
 
-def auroc_interval(familiar_scores, unfamiliar_scores, *, resamples: int = 2000, seed: int = 0,
-                   level: float = 0.95) -> tuple[float, float]:
+def auroc_interval(
+    familiar_scores, unfamiliar_scores, *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the AUROC (each group resampled on its own)."""
     a = np.asarray(familiar_scores, dtype=np.float64)
     b = np.asarray(unfamiliar_scores, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    stats = [auroc(a[rng.integers(0, a.size, a.size)], b[rng.integers(0, b.size, b.size)])
-             for _ in range(resamples)]
+    stats = [auroc(a[rng.integers(0, a.size, a.size)], b[rng.integers(0, b.size, b.size)]) for _ in range(resamples)]
     q = (1 - level) / 2
     return float(np.quantile(stats, q)), float(np.quantile(stats, 1 - q))
 
 
 #: the scorers a checkpoint can ship, by name (the name is also what ``run`` reports as the method)
-CANDIDATES = ("msp", "energy", "mahalanobis(sent_vec)", "relative mahalanobis(sent_vec)", "mahalanobis(tokens)",
-              "knn(k=5, sent_vec)")
+CANDIDATES = (
+    "msp",
+    "energy",
+    "mahalanobis(sent_vec)",
+    "relative mahalanobis(sent_vec)",
+    "mahalanobis(tokens)",
+    "knn(k=5, sent_vec)",
+)
 
 
 def fit_scorer(name: str, train_features: dict[str, Any], labels: Sequence[str], modalities: Sequence[str]) -> Scorer:
@@ -364,8 +432,13 @@ def _take(features: dict[str, Any], rows) -> dict[str, Any]:
     return {k: ([v[i] for i in rows] if isinstance(v, list) else np.asarray(v)[rows]) for k, v in features.items()}
 
 
-def choose_scorer(train: dict[str, Any], val: dict[str, Any], dev: dict[str, Any], dev_categories: Sequence[str],
-                  candidates: Sequence[str] = CANDIDATES) -> tuple[str, dict[str, dict[str, float]]]:
+def choose_scorer(
+    train: dict[str, Any],
+    val: dict[str, Any],
+    dev: dict[str, Any],
+    dev_categories: Sequence[str],
+    candidates: Sequence[str] = CANDIDATES,
+) -> tuple[str, dict[str, dict[str, float]]]:
     """The candidate with the highest mean AUROC over the development set's categories, each
     category's unfamiliar inputs against the validation inputs of its modality; and every
     candidate's AUROC per category. ``train``/``val``/``dev`` are feature dicts with

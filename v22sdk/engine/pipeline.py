@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import CheckpointError, InputError, OutputError
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -13,12 +14,27 @@ from .data import load_dataset, make_split, read_examples, read_sharded
 from .vocab import OutputVocab
 
 
-def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, sample: int | None = None,
-                 val_frac: float = 0.1, test_frac: float = 0.1, log_path=None, progress: bool = False,
-                 use_text_plugin: bool = True, cache: bool = True, hooks=None,
-                 on_epoch: Callable | None = None, storage: str = "float32",
-                 modality: str | None = None, sources: list[dict] | None = None, keep_best: bool = False,
-                 eval_every: int = 10) -> dict[str, Any]:
+def train_engine(
+    source,
+    cfg: EngineConfig,
+    out: str | Path,
+    *,
+    registry=None,
+    sample: int | None = None,
+    val_frac: float = 0.1,
+    test_frac: float = 0.1,
+    log_path=None,
+    progress: bool = False,
+    use_text_plugin: bool = True,
+    cache: bool = True,
+    hooks=None,
+    on_epoch: Callable | None = None,
+    storage: str = "float32",
+    modality: str | None = None,
+    sources: list[dict] | None = None,
+    keep_best: bool = False,
+    eval_every: int = 10,
+) -> dict[str, Any]:
     """Read, tokenize, split, train, evaluate on every split, calibrate, save; returns the metrics.
 
     ``modality`` reads the files of a folder data set and the manifest lines that name none
@@ -47,8 +63,9 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
             raise OutputError(str(log_path), exc.strerror or str(exc)) from None
     trainer = Trainer(cfg, ds, split, vocab, hooks=hooks, log_path=log_path)
     trainer.fit(progress=progress, on_epoch=on_epoch, keep_best=keep_best, eval_every=eval_every)
-    metrics: dict[str, Any] = {name: trainer.evaluate(name) for name in ("train", "val", "test")
-                               if trainer.data[name].size}
+    metrics: dict[str, Any] = {
+        name: trainer.evaluate(name) for name in ("train", "val", "test") if trainer.data[name].size
+    }
     last = trainer.history[-1] if trainer.history else {}
     metrics["final_loss"] = last.get("loss")
     metrics["epochs"] = last.get("epoch")
@@ -63,15 +80,32 @@ def train_engine(source, cfg: EngineConfig, out: str | Path, *, registry=None, s
         metrics["calibration"] = {k: v for k, v in confidence["calibration"].items() if k != "method"}
     import os
 
-    data = {"source": str(Path(source).resolve()), "digest": ds.digest, "identity": ds.identity,
-            # relative to the checkpoint too, so a checkpoint shipped next to its data finds it anywhere
-            "source_rel": os.path.relpath(Path(source).resolve(), Path(out).resolve().parent), "n": len(ds.examples),
-            "modalities": sorted(set(ds.modalities)), "sample": sample, "modality": modality,
-            "labels": training_labels(trainer.data["train"]), "sources": list(sources or [])}
-    save_checkpoint(out, trainer.model, cfg, vocab, split=split, data=data, metrics=metrics,
-                    history=[{k: v for k, v in h.items() if not isinstance(v, dict)} for h in trainer.history],
-                    storage=storage, calibration=confidence.get("calibration"),
-                    open_set=confidence.get("open_set"))
+    data = {
+        "source": str(Path(source).resolve()),
+        "digest": ds.digest,
+        "identity": ds.identity,
+        # relative to the checkpoint too, so a checkpoint shipped next to its data finds it anywhere
+        "source_rel": os.path.relpath(Path(source).resolve(), Path(out).resolve().parent),
+        "n": len(ds.examples),
+        "modalities": sorted(set(ds.modalities)),
+        "sample": sample,
+        "modality": modality,
+        "labels": training_labels(trainer.data["train"]),
+        "sources": list(sources or []),
+    }
+    save_checkpoint(
+        out,
+        trainer.model,
+        cfg,
+        vocab,
+        split=split,
+        data=data,
+        metrics=metrics,
+        history=[{k: v for k, v in h.items() if not isinstance(v, dict)} for h in trainer.history],
+        storage=storage,
+        calibration=confidence.get("calibration"),
+        open_set=confidence.get("open_set"),
+    )
     return {"metrics": metrics, "trainer": trainer, "dataset": ds, "split": split, "vocab": vocab}
 
 
@@ -102,8 +136,9 @@ def split_features(model, data, vocab: OutputVocab, calibration: dict | None = N
     return feats
 
 
-def fit_confidence(model, data: dict, vocab: OutputVocab, *, calibration: str = "global",
-                   open_set: str = "mahalanobis(sent_vec)") -> dict[str, Any]:
+def fit_confidence(
+    model, data: dict, vocab: OutputVocab, *, calibration: str = "global", open_set: str = "mahalanobis(sent_vec)"
+) -> dict[str, Any]:
     """The checkpoint's calibration and open-set scorer, or ``{}`` without a validation split.
 
     Calibration (:func:`~v22sdk.engine.calibration.fit_calibration`, method ``calibration``) is
@@ -124,9 +159,16 @@ def fit_confidence(model, data: dict, vocab: OutputVocab, *, calibration: str = 
     raw = v["confidence"]
     v = split_features(model, val, vocab, fitted)
     correct = np.array(v["correct"])
-    cal = {"method": "temperature", "objective": calibration, **fitted, "split": "val", "n": int(val.size),
-           "val_accuracy": float(correct.mean()), "val_ece_before": expected_calibration_error(raw, correct),
-           "val_ece_after": expected_calibration_error(v["confidence"], correct)}
+    cal = {
+        "method": "temperature",
+        "objective": calibration,
+        **fitted,
+        "split": "val",
+        "n": int(val.size),
+        "val_accuracy": float(correct.mean()),
+        "val_ece_before": expected_calibration_error(raw, correct),
+        "val_ece_after": expected_calibration_error(v["confidence"], correct),
+    }
     t = split_features(model, train, vocab, fitted)
     scorer = fit_scorer(open_set, t, t["labels"], t["modalities"])
     scores, _ = scorer.score(v, v["modalities"])
@@ -151,13 +193,18 @@ def unreachable_targets(ds, split: dict[str, list[int]], vocab: OutputVocab, out
             unseen += any(c not in vocab.index for c in target)
             truncated += len(target) > out_positions - 1
             in_train += digests[i] in seen
-        out[name] = {"n": len(split.get(name, [])), "unseen_chars": unseen, "truncated": truncated,
-                     "in_train": in_train}
+        out[name] = {
+            "n": len(split.get(name, [])),
+            "unseen_chars": unseen,
+            "truncated": truncated,
+            "in_train": in_train,
+        }
     return out
 
 
-def evaluate_checkpoint(checkpoint, source=None, *, split: str | None = None, registry=None,
-                        modality: str | None = None) -> dict[str, Any]:
+def evaluate_checkpoint(
+    checkpoint, source=None, *, split: str | None = None, registry=None, modality: str | None = None
+) -> dict[str, Any]:
     """Metrics of a checkpoint on a split of its own data set (default ``test``) or on all of ``source``.
 
     Refused before anything is tokenized: a split with no examples, and data of a modality the
@@ -176,26 +223,36 @@ def evaluate_checkpoint(checkpoint, source=None, *, split: str | None = None, re
         indices = list(range(data_info.get("n", 0))) if split == "all" else doc["split"][split]
         if not indices:
             sizes = ", ".join(f"{len(doc['split'].get(s, []))} {s}" for s in ("train", "val", "test"))
-            raise InputError(str(checkpoint), f"the {split} split of checkpoint {checkpoint} is empty "
-                                              f"({data_info.get('n', '?')} examples: {sizes}); nothing to evaluate")
+            raise InputError(
+                str(checkpoint),
+                f"the {split} split of checkpoint {checkpoint} is empty "
+                f"({data_info.get('n', '?')} examples: {sizes}); nothing to evaluate",
+            )
         ds = load_dataset(source, registry, sample=data_info.get("sample"), seed=cfg.seed, modality=modality)
         # the examples' identity, not the token digest: a tokenizer edit must not orphan every split
         # (checkpoints written before the identity was recorded can only compare the token digest)
-        same = (ds.identity == data_info["identity"]) if "identity" in data_info else (ds.digest == data_info.get("digest"))
+        same = (
+            (ds.identity == data_info["identity"])
+            if "identity" in data_info
+            else (ds.digest == data_info.get("digest"))
+        )
         if not same:
-            raise CheckpointError(f"the data set {source} changed since checkpoint {checkpoint} was trained "
-                                  "(its recorded split no longer applies); pass DATA to evaluate on all of it")
+            raise CheckpointError(
+                f"the data set {source} changed since checkpoint {checkpoint} was trained "
+                "(its recorded split no longer applies); pass DATA to evaluate on all of it"
+            )
     else:
         _check_modalities(source, _modalities_of(source, registry, modality), checkpoint, data_info)
         ds = load_dataset(source, registry, seed=cfg.seed, modality=modality)
         split = split or "all"
         indices = list(range(len(ds.examples))) if split == "all" else make_split(ds.examples, cfg.seed)[split]
         if not indices:
-            raise InputError(str(source), f"its {split} split is empty ({len(ds.examples)} examples); "
-                                          "nothing to evaluate (try --split all)")
+            raise InputError(
+                str(source),
+                f"its {split} split is empty ({len(ds.examples)} examples); nothing to evaluate (try --split all)",
+            )
     result = evaluate(model, Split(ds, indices, cfg, vocab), vocab)
-    return {"checkpoint": str(checkpoint), "data": str(source), "split": split, "engine": cfg.engine,
-            "metrics": result}
+    return {"checkpoint": str(checkpoint), "data": str(source), "split": split, "engine": cfg.engine, "metrics": result}
 
 
 def recorded_source(checkpoint, data_info: dict[str, Any]) -> str | None:
@@ -223,16 +280,19 @@ def _check_modalities(source, modalities: list[str], checkpoint, data_info: dict
     foreign = sorted(set(modalities) - set(trained))
     if foreign:
         n = sum(m in foreign for m in modalities)
-        raise InputError(str(source), f"holds {', '.join(foreign)} input ({n} of {len(modalities)} examples), but "
-                                      f"checkpoint {checkpoint} was trained on {', '.join(trained)} only")
+        raise InputError(
+            str(source),
+            f"holds {', '.join(foreign)} input ({n} of {len(modalities)} examples), but "
+            f"checkpoint {checkpoint} was trained on {', '.join(trained)} only",
+        )
 
 
 def write_plot(history: list[dict[str, Any]], path: str | Path) -> Path:
     """The loss curves (total, CE and the auxiliaries) by epoch, as PNG, PDF or SVG (from the suffix),
     written through :func:`v22sdk._io.atomic_output`."""
-    from .._io import atomic_output
-
     import matplotlib
+
+    from .._io import atomic_output
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

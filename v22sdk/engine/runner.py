@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 from .._paths import display
 from ..errors import AnswerNotStored, CheckpointError, InputError, MemoryStoreError
 from .checkpoint import DEFAULT_CHECKPOINT
@@ -41,15 +40,18 @@ class Runner:
     without a stage E (``baseline``) neither read nor write it.
     """
 
-    def __init__(self, checkpoint: str | Path | None = None, registry=None, *, memory=False,
-                 conversation: str = "default"):
+    def __init__(
+        self, checkpoint: str | Path | None = None, registry=None, *, memory=False, conversation: str = "default"
+    ):
         from ..plugins import get_registry
         from .checkpoint import load_checkpoint
 
         path = Path(checkpoint) if checkpoint else DEFAULT_CHECKPOINT
         if checkpoint is None and not path.is_file():
-            raise CheckpointError(f"no default checkpoint at {path}; train one with "
-                                  "'python scripts/make_demo_data.py --train' or pass --checkpoint")
+            raise CheckpointError(
+                f"no default checkpoint at {path}; train one with "
+                "'python scripts/make_demo_data.py --train' or pass --checkpoint"
+            )
         self.path = path
         self.registry = registry or get_registry()
         self.model, self.cfg, self.vocab, self.doc = load_checkpoint(path)
@@ -81,7 +83,7 @@ class Runner:
         if self.memory is not None:
             self.memory.close()
 
-    def __enter__(self) -> "Runner":
+    def __enter__(self) -> Runner:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -115,8 +117,9 @@ class Runner:
         trained = self.trained_modalities
         if trained and name not in trained:
             shown = source if len(source) <= 60 else _clip(source, 60)
-            raise InputError(shown, f"is {name} input, but checkpoint {self.path} was trained on "
-                                    f"{', '.join(trained)} only")
+            raise InputError(
+                shown, f"is {name} input, but checkpoint {self.path} was trained on {', '.join(trained)} only"
+            )
 
     def modality_for(self, path: Path) -> str:
         """The modality reading ``path``'s extension; when several do (``.png``: vision and depth),
@@ -140,15 +143,26 @@ class Runner:
         # the weights as shipped (float16) when the trainer recorded them; else the training run's
         test = metrics.get("test_shipped") or metrics.get("test") or {}
         calibration = self.doc.get("calibration") or None
-        return {"checkpoint": str(self.path), "engine": self.cfg.engine, "preset": self.cfg.preset,
-                "modalities": self.trained_modalities, "labels": data.get("labels") or {},
-                "sources": data.get("sources") or [], "data": data.get("source"), "examples": data.get("n"),
-                "test_exact": {m: round(v["exact"], 4) for m, v in test.items() if isinstance(v, dict)},
-                "test_exact_of": "shipped weights" if metrics.get("test_shipped") else "training run",
-                "calibration": ({"method": calibration["method"], "temperature": calibration["temperature"]}
-                                if calibration else None),
-                "open_set": ({"method": self.open_set.method, "thresholds": self.open_set.thresholds}
-                             if self.open_set is not None else None)}
+        return {
+            "checkpoint": str(self.path),
+            "engine": self.cfg.engine,
+            "preset": self.cfg.preset,
+            "modalities": self.trained_modalities,
+            "labels": data.get("labels") or {},
+            "sources": data.get("sources") or [],
+            "data": data.get("source"),
+            "examples": data.get("n"),
+            "test_exact": {m: round(v["exact"], 4) for m, v in test.items() if isinstance(v, dict)},
+            "test_exact_of": "shipped weights" if metrics.get("test_shipped") else "training run",
+            "calibration": (
+                {"method": calibration["method"], "temperature": calibration["temperature"]} if calibration else None
+            ),
+            "open_set": (
+                {"method": self.open_set.method, "thresholds": self.open_set.thresholds}
+                if self.open_set is not None
+                else None
+            ),
+        }
 
     def run(self, source: str, modality: str | None = None, *, top: int = 5, text: bool = False) -> dict[str, Any]:
         """Tokenize ``source``, run the engine once, decode; judge the answer (calibrated confidence,
@@ -176,15 +190,25 @@ class Runner:
         familiar = open_set.pop("familiar") if open_set else None
         mean = batch.attr.mean(0, keepdims=True)  # the input's attributes, averaged over its tokens
         attrs = schema.explain(mean, top=top)[0]
-        result = {"input": display(source), "modality": batch.modality,
-                  "output": None if familiar is False else texts[0], "decoded": texts[0],
-                  "confidence": confs[0], "calibrated": self.calibrated, "familiar": familiar,
-                  "open_set": open_set, "tokens": len(batch), "truncated_to": min(len(batch), self.cfg.max_len),
-                  "attributes": [{"name": n, "value": round(v, 4)} for n, v in attrs],
-                  "engine": self.cfg.engine, "checkpoint": str(self.path)}
+        result = {
+            "input": display(source),
+            "modality": batch.modality,
+            "output": None if familiar is False else texts[0],
+            "decoded": texts[0],
+            "confidence": confs[0],
+            "calibrated": self.calibrated,
+            "familiar": familiar,
+            "open_set": open_set,
+            "tokens": len(batch),
+            "truncated_to": min(len(batch), self.cfg.max_len),
+            "attributes": [{"name": n, "value": round(v, 4)} for n, v in attrs],
+            "engine": self.cfg.engine,
+            "checkpoint": str(self.path),
+        }
         try:
-            result["memory"] = self._remember(source, batch, texts[0] if familiar is not False else "(unfamiliar)",
-                                              attr_set)
+            result["memory"] = self._remember(
+                source, batch, texts[0] if familiar is not False else "(unfamiliar)", attr_set
+            )
         except MemoryStoreError as exc:  # a full disk must not take the computed answer with it
             result["memory"] = {"path": getattr(self.memory, "path", None), "turn": None, "stored": False}
             result["seconds"] = round(time.perf_counter() - start, 4)
@@ -208,18 +232,19 @@ class Runner:
 
         parts = []
         for start in range(0, len(batches), 64):
-            chunk = batches[start:start + 64]
+            chunk = batches[start : start + 64]
             tokens, mask = to_tensors(chunk, self.cfg.max_len)
             sets = [self.registry.get_class("modalities", b.modality).schema.active_names(b) for b in chunk]
             out = forward_eval(self.model, tokens, mask, sets, write_memory=False)
             texts, confs = [], []
             for i, b in enumerate(chunk):
-                t, c = decode(out["logits"][i:i + 1], self.vocab, self.temperature_of(b.modality))
+                t, c = decode(out["logits"][i : i + 1], self.vocab, self.temperature_of(b.modality))
                 texts += t
                 confs += c
             parts.append(features_of(out, tokens, mask, confs, texts))
-        feats: dict[str, Any] = {k: np.concatenate([p[k] for p in parts])
-                                 for k in ("sent_vec", "tokens", "logits", "confidence")}
+        feats: dict[str, Any] = {
+            k: np.concatenate([p[k] for p in parts]) for k in ("sent_vec", "tokens", "logits", "confidence")
+        }
         feats["decoded"] = [t for p in parts for t in p["decoded"]]
         feats["modalities"] = [b.modality for b in batches]
         return feats
@@ -246,14 +271,27 @@ class Runner:
         verdicts: list[dict[str, Any] | None] = []
         for score, near, mod in zip(scores.tolist(), nearest, modalities):
             threshold = self.open_set.thresholds.get(mod)
-            verdicts.append({"score": round(score, 4) if score != float("inf") else None,
-                             "threshold": None if threshold is None else round(threshold, 4),
-                             "nearest_label": near, "method": self.open_set.method,
-                             "familiar": self.open_set.familiar(score, mod)})
+            verdicts.append(
+                {
+                    "score": round(score, 4) if score != float("inf") else None,
+                    "threshold": None if threshold is None else round(threshold, 4),
+                    "nearest_label": near,
+                    "method": self.open_set.method,
+                    "familiar": self.open_set.familiar(score, mod),
+                }
+            )
         return verdicts
 
-    def explain_answer(self, source: str, modality: str | None = None, *, method: str | None = None,
-                       regions: bool | None = None, text: bool = False, **options) -> dict[str, Any]:
+    def explain_answer(
+        self,
+        source: str,
+        modality: str | None = None,
+        *,
+        method: str | None = None,
+        regions: bool | None = None,
+        text: bool = False,
+        **options,
+    ) -> dict[str, Any]:
         """Why the engine answers what it does for ``source``: the log-probability of the decoded
         answer attributed, signed, to each named slot of the input and to each token (character,
         sound segment, image patch; image regions and short sounds also by occlusion through the
@@ -295,8 +333,12 @@ class Runner:
         sent_vec, me, recall = self.stage_e.last
         from_file = batch.source not in (None, "", "<text>")  # tokenize() read a file
         name = Path(source).name if from_file else _clip(source, 40)
-        info = TurnInfo(conversation=self.conversation, modality=batch.modality,
-                        digest=input_digest(source, from_file), summary=f"{output or '(empty)'} <- {name}")
+        info = TurnInfo(
+            conversation=self.conversation,
+            modality=batch.modality,
+            digest=input_digest(source, from_file),
+            summary=f"{output or '(empty)'} <- {name}",
+        )
         [turn_id] = self.memory.write(sent_vec, me, [attr_set], [info])
         # Stage E fuses whatever it recalls; a recall is *shown* only when it is similar enough to
         # be the memory's hit (its score passes the memory's hit threshold), so an unrelated past
@@ -308,11 +350,20 @@ class Runner:
             if threshold is None or best >= threshold:
                 then = recall.times[0] if recall.times else None
                 past = recall.info[0] if recall.info else None
-                recalled = {"turn": recall.ids[0], "score": best,
-                            "summary": past.summary if past else "", "modality": past.modality if past else "",
-                            "seconds_ago": round(time.time() - then, 1) if then is not None else None}
-        return {"path": getattr(self.memory, "path", None), "turn": turn_id, "recall": recalled,
-                "best_score": best, "hit_threshold": threshold}
+                recalled = {
+                    "turn": recall.ids[0],
+                    "score": best,
+                    "summary": past.summary if past else "",
+                    "modality": past.modality if past else "",
+                    "seconds_ago": round(time.time() - then, 1) if then is not None else None,
+                }
+        return {
+            "path": getattr(self.memory, "path", None),
+            "turn": turn_id,
+            "recall": recalled,
+            "best_score": best,
+            "hit_threshold": threshold,
+        }
 
 
 def _takes_text(registry, modality: str) -> bool:
@@ -326,16 +377,20 @@ def format_result(r: dict[str, Any]) -> str:
     o = r.get("open_set")
     if r.get("familiar") is False:
         v = r["open_set"]  # only the open-set verdict says unfamiliar
-        lines = ["unfamiliar input: unlike anything this checkpoint was trained on ('v22sdk run --knows' lists it)",
-                 f"  open-set score {v['score'] if v['score'] is not None else 'inf'} > threshold {v['threshold']} "
-                 f"({v['method']}); nearest label {v['nearest_label'] or '-'}; the decoder would say "
-                 f"{r['decoded'] or '(empty)'} (confidence {r['confidence']:.3f})"]
+        lines = [
+            "unfamiliar input: unlike anything this checkpoint was trained on ('v22sdk run --knows' lists it)",
+            f"  open-set score {v['score'] if v['score'] is not None else 'inf'} > threshold {v['threshold']} "
+            f"({v['method']}); nearest label {v['nearest_label'] or '-'}; the decoder would say "
+            f"{r['decoded'] or '(empty)'} (confidence {r['confidence']:.3f})",
+        ]
     else:
         kind = "confidence" if r.get("calibrated", True) else "confidence (uncalibrated)"
         lines = [f"{r['output'] or '(empty)'}    {kind} {r['confidence']:.3f}"]
         if o is not None and o.get("threshold") is None:
-            lines.append(f"  familiarity not judged: the checkpoint's validation split had too few {r['modality']} "
-                         "inputs to set an open-set threshold")
+            lines.append(
+                f"  familiarity not judged: the checkpoint's validation split had too few {r['modality']} "
+                "inputs to set an open-set threshold"
+            )
         elif o is not None and o.get("score") is not None:
             lines.append(f"  familiar: open-set score {o['score']} ≤ threshold {o['threshold']} ({o['method']})")
     lines.append(f"  {r['modality']} input, {tokens}, engine {r['engine']}")
@@ -347,13 +402,15 @@ def format_result(r: dict[str, Any]) -> str:
     elif mem:
         rec = mem["recall"]
         if rec:
-            recalled = (f"recalled turn {rec['turn']} '{rec['summary']}', score {rec['score']:.3f}, "
-                        f"{_ago(rec['seconds_ago'])}")
+            recalled = (
+                f"recalled turn {rec['turn']} '{rec['summary']}', score {rec['score']:.3f}, {_ago(rec['seconds_ago'])}"
+            )
         elif mem.get("best_score") is None:
             recalled = "nothing stored yet"
         else:
-            recalled = (f"no similar past turn (best score {mem['best_score']:.3f} < hit threshold "
-                        f"{mem['hit_threshold']:.2f})")
+            recalled = (
+                f"no similar past turn (best score {mem['best_score']:.3f} < hit threshold {mem['hit_threshold']:.2f})"
+            )
         lines.append(f"  memory: {recalled}; stored as turn {mem['turn']}")
     return "\n".join(lines)
 
@@ -362,9 +419,11 @@ def format_knows(k: dict[str, Any]) -> str:
     """``v22sdk run --knows``: what a checkpoint was trained on, in a few lines."""
     where = k.get("data")
     where = Path(where).name if where else None
-    lines = [f"checkpoint {k['checkpoint']} ({k['engine']}, {k['preset']} preset)",
-             f"  trained on: {', '.join(k['modalities']) or 'unrecorded modalities'}"
-             + (f", {k['examples']} examples of {where}" if k.get("examples") and where else "")]
+    lines = [
+        f"checkpoint {k['checkpoint']} ({k['engine']}, {k['preset']} preset)",
+        f"  trained on: {', '.join(k['modalities']) or 'unrecorded modalities'}"
+        + (f", {k['examples']} examples of {where}" if k.get("examples") and where else ""),
+    ]
     for mod, labels in (k.get("labels") or {}).items():
         shown = " ".join(labels[:40]) + (f" … ({len(labels)} in all)" if len(labels) > 40 else "")
         lines.append(f"  {mod} labels: {shown}")
@@ -372,20 +431,29 @@ def format_knows(k: dict[str, Any]) -> str:
         desc = ", ".join(f"{key} {val}" for key, val in src.items() if key not in ("name", "sha256") and val)
         lines.append(f"  source: {src.get('name', '?')}" + (f" ({desc})" if desc else ""))
     if k.get("test_exact"):
-        lines.append(f"  held-out exact match ({k.get('test_exact_of', 'training run')}): "
-                     + ", ".join(f"{m} {v:.3f}" for m, v in k["test_exact"].items()))
+        lines.append(
+            f"  held-out exact match ({k.get('test_exact_of', 'training run')}): "
+            + ", ".join(f"{m} {v:.3f}" for m, v in k["test_exact"].items())
+        )
     cal = k.get("calibration")
-    lines.append(f"  confidence: calibrated, temperature {cal['temperature']:.3f} (fitted on the validation split)"
-                 if cal else "  confidence: not calibrated (no validation split at training)")
+    lines.append(
+        f"  confidence: calibrated, temperature {cal['temperature']:.3f} (fitted on the validation split)"
+        if cal
+        else "  confidence: not calibrated (no validation split at training)"
+    )
     o = k.get("open_set")
     if o and o["thresholds"]:
         unjudged = [m for m in k["modalities"] if m not in o["thresholds"]]
-        lines.append(f"  unfamiliar inputs: {o['method']} above " + ", ".join(
-            f"{m} {t:.4g}" for m, t in o["thresholds"].items())
-            + (f"; not judged for {', '.join(unjudged)} (too few validation inputs)" if unjudged else ""))
+        lines.append(
+            f"  unfamiliar inputs: {o['method']} above "
+            + ", ".join(f"{m} {t:.4g}" for m, t in o["thresholds"].items())
+            + (f"; not judged for {', '.join(unjudged)} (too few validation inputs)" if unjudged else "")
+        )
     else:
-        lines.append("  unfamiliar inputs: not detected (the checkpoint has no open-set statistics, or too few "
-                     "validation inputs to set a threshold)")
+        lines.append(
+            "  unfamiliar inputs: not detected (the checkpoint has no open-set statistics, or too few "
+            "validation inputs to set a threshold)"
+        )
     return "\n".join(lines)
 
 
@@ -400,4 +468,3 @@ def _ago(seconds: float | None) -> str:
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
-

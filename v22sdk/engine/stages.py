@@ -82,8 +82,9 @@ def sinusoidal(length: int, dim: int) -> torch.Tensor:
 _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
 
 
-def attention_lse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None,
-                  scale: float, *, fused: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+def attention_lse(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None, scale: float, *, fused: bool = True
+) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax(q·kᵀ·scale + bias) @ v and the log-sum-exp of each row.
 
     q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv), bias broadcastable to (..., Lq, Lk) or None
@@ -155,16 +156,16 @@ class P7CrossSentence(nn.Module):
 
     def _vocab_kv(self, vocab: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The vocabulary's keys and values (H, V, d): functions of the parameters only."""
-        k = self.k_norm(self.k_proj(vocab).view(-1, self.h, self.d)).transpose(0, 1)      # (H,V,d)
-        v = torch.einsum("vm,hdm->hvd", vocab, self.v_heads)                              # (H,V,d)
+        k = self.k_norm(self.k_proj(vocab).view(-1, self.h, self.d)).transpose(0, 1)  # (H,V,d)
+        v = torch.einsum("vm,hdm->hvd", vocab, self.v_heads)  # (H,V,d)
         return k, v
 
     def _meta(self, loss_vec: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(word_gate (256,), sentence modulation (256,), meta (192,)): functions of the parameters
         and the loss vector only."""
         explore = self.explore_net(loss_vec) + self.explore_state
-        meta = torch.cat([self.meta_state, explore])                                      # (192,)
-        word_gate = torch.sigmoid(self.meta_word_gate(meta) * self.sharpness)             # (256,)
+        meta = torch.cat([self.meta_state, explore])  # (192,)
+        word_gate = torch.sigmoid(self.meta_word_gate(meta) * self.sharpness)  # (256,)
         sent_mod = self.meta_sent_mod(meta) * torch.sigmoid(self.meta_sent_gate(meta) * self.sharpness)
         return word_gate, sent_mod, meta
 
@@ -177,7 +178,7 @@ class P7CrossSentence(nn.Module):
             return fn(*inputs)
         try:
             key = tuple((t.data_ptr(), t._version) for t in (*inputs, *self.parameters()))
-        except RuntimeError:   # inference-mode tensors have no version counter: no cache
+        except RuntimeError:  # inference-mode tensors have no version counter: no cache
             return fn(*inputs)
         cache = self.__dict__.setdefault("_inference_cache", {})
         hit = cache.get(name)
@@ -190,7 +191,7 @@ class P7CrossSentence(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor, vocab: torch.Tensor, loss_vec: torch.Tensor):
         b, n, _ = x.shape
         x = x + self.pe[:n] * self.pos_weight + self.pos_embed[:n]
-        q = self.q_norm(self.q_proj(x).view(b, n, self.h, self.d)).transpose(1, 2)       # (B,H,L,d)
+        q = self.q_norm(self.q_proj(x).view(b, n, self.h, self.d)).transpose(1, 2)  # (B,H,L,d)
         k, v = self._constant("kv", self._vocab_kv, vocab)
         scale = (F.softplus(self.temperature) + 0.1) / math.sqrt(self.d)
         if self.fused:
@@ -199,14 +200,14 @@ class P7CrossSentence(nn.Module):
             # scale multiplies q (so that it keeps its gradient) instead of the scores.
             qs = (q * scale).transpose(0, 1).reshape(1, self.h, b * n, self.d)
             out = attention_lse(qs, k.unsqueeze(0), v.unsqueeze(0), None, 1.0)[0]
-            out = out.view(self.h, b, n, self.d).transpose(0, 1)                          # (B,H,L,d)
+            out = out.view(self.h, b, n, self.d).transpose(0, 1)  # (B,H,L,d)
         else:  # the reference formulation (tests check that both agree)
             attn = torch.softmax(torch.einsum("bhld,hvd->bhlv", q, k) * scale, dim=-1)
-            out = torch.einsum("bhlv,hvd->bhld", attn, v)                                 # (B,H,L,d)
+            out = torch.einsum("bhlv,hvd->bhld", attn, v)  # (B,H,L,d)
         out = out.reshape(b, self.g, self.h // self.g, n, self.d)
         # group competition: within a group, heads are weighted by their agreement with the group's bias
         w = torch.softmax(torch.einsum("bghld,gd->bghl", out, self.group_bias) / 0.5, dim=2)
-        grouped = (w.unsqueeze(-1) * out).sum(2)                                          # (B,G,L,d)
+        grouped = (w.unsqueeze(-1) * out).sum(2)  # (B,G,L,d)
         word_raw = self.out_proj(grouped.permute(0, 2, 1, 3).reshape(b, n, self.g * self.d))
         word_gate, sent_mod, _ = self._constant("meta", self._meta, loss_vec)
         states = x + word_raw * word_gate
@@ -239,7 +240,7 @@ class P3LAttributeLinkage(nn.Module):
         self.heads = heads
         self.k_active, self.feat = cfg.p3l_max_active, cfg.p3l_feat
         self.id_embed = nn.Embedding(768, 384)
-        nn.init.normal_(self.id_embed.weight, std=384 ** -0.5)
+        nn.init.normal_(self.id_embed.weight, std=384**-0.5)
         self.q = _xavier(nn.Linear(384, heads, bias=False), 0.1)
         self.k = _xavier(nn.Linear(384, heads, bias=False), 0.1)
         self.v = _xavier(nn.Linear(384, heads, bias=False), 0.1)
@@ -252,8 +253,8 @@ class P3LAttributeLinkage(nn.Module):
     def active_ids(attr: torch.Tensor, mask: torch.Tensor, k: int):
         """(ids, values, id_mask), each (B, K): the K strongest signed slots of each sample."""
         a = attr * mask.to(attr.dtype).unsqueeze(-1)
-        peak_at = a.abs().argmax(1, keepdim=True)                                         # (B,1,384)
-        peak = a.gather(1, peak_at).squeeze(1)                                            # (B,384)
+        peak_at = a.abs().argmax(1, keepdim=True)  # (B,1,384)
+        peak = a.gather(1, peak_at).squeeze(1)  # (B,384)
         vals, slots = peak.abs().topk(min(k, 384), dim=-1)
         signed = peak.gather(1, slots)
         ids = 2 * slots + (signed < 0).long()
@@ -261,24 +262,24 @@ class P3LAttributeLinkage(nn.Module):
 
     def forward(self, attr: torch.Tensor, mask: torch.Tensor):
         ids, signed, m = self.active_ids(attr, mask, self.k_active)
-        e = self.id_embed(ids)                                                            # (B,K,384)
+        e = self.id_embed(ids)  # (B,K,384)
         # single-dimension heads: score_ij = q_i·k_j / T; absent keys get a finite -1e4 (not -inf,
         # so a sample with no active id gives zeros rather than NaN gradients)
         if self.fused:
             # one matmul for q, k and v (three heads-wide projections of the same embeddings)
-            qkv = F.linear(e, torch.cat([self.q.weight, self.k.weight, self.v.weight]))   # (B,K,3H)
+            qkv = F.linear(e, torch.cat([self.q.weight, self.k.weight, self.v.weight]))  # (B,K,3H)
             q, k, v = (t.transpose(1, 2).unsqueeze(-1) for t in qkv.split(self.heads, -1))  # (B,H,K,1)
-            bias = (~m).to(q.dtype).mul(-1e4)[:, None, None, :]                           # (B,1,1,K)
-            ctx, lse = attention_lse(q, k, v, bias, 1.0 / self.temperature)               # (B,H,K,1), (B,H,K)
-            ctx = ctx.squeeze(-1).transpose(1, 2)                                         # (B,K,H)
+            bias = (~m).to(q.dtype).mul(-1e4)[:, None, None, :]  # (B,1,1,K)
+            ctx, lse = attention_lse(q, k, v, bias, 1.0 / self.temperature)  # (B,H,K,1), (B,H,K)
+            ctx = ctx.squeeze(-1).transpose(1, 2)  # (B,K,H)
             stats = self._stats_from_lse(q.detach().squeeze(-1), k.detach().squeeze(-1), lse.detach(), m)
         else:
-            q, k, v = (proj(e).transpose(1, 2) for proj in (self.q, self.k, self.v))      # (B,H,K)
-            bias = (~m).to(q.dtype).mul(-1e4)[:, None, None, :]                           # (B,1,1,K)
+            q, k, v = (proj(e).transpose(1, 2) for proj in (self.q, self.k, self.v))  # (B,H,K)
+            bias = (~m).to(q.dtype).mul(-1e4)[:, None, None, :]  # (B,1,1,K)
             attn = torch.softmax(q.unsqueeze(-1) * k.unsqueeze(-2) / self.temperature + bias, dim=-1)  # (B,H,K,K)
-            ctx = (attn @ v.unsqueeze(-1)).squeeze(-1).transpose(1, 2)                     # (B,K,H)
+            ctx = (attn @ v.unsqueeze(-1)).squeeze(-1).transpose(1, 2)  # (B,K,H)
             stats = self._stats(attn.detach(), m)
-        pooled = masked_mean(self.out(ctx * signed.abs().unsqueeze(-1)), m)               # (B,384)
+        pooled = masked_mean(self.out(ctx * signed.abs().unsqueeze(-1)), m)  # (B,384)
         return F.pad(stats, (0, self.feat - stats.shape[1])) + self.summary(pooled), ids, m
 
     def _group_index(self, device) -> torch.Tensor:
@@ -297,7 +298,7 @@ class P3LAttributeLinkage(nn.Module):
         samples with fewer than 2 active ids."""
         std = (self._by_group(mean2, "mean") - self._by_group(mean1, "mean").pow(2)).clamp_min(0).sqrt()
         rng = (self._by_group(hi, "amax") - self._by_group(lo, "amin")).clamp_min(0)
-        feats = torch.stack([self._by_group(peak, "mean"), std, rng], -1).flatten(1)     # (B,3G)
+        feats = torch.stack([self._by_group(peak, "mean"), std, rng], -1).flatten(1)  # (B,3G)
         return feats * (m.sum(1, keepdim=True) >= 2)
 
     @torch.no_grad()
@@ -307,10 +308,10 @@ class P3LAttributeLinkage(nn.Module):
         the gate's abc_conf: no gradient (P3-L learns through the summary path). Reference
         formulation, from the full (B, H, K, K) attention."""
         mf = m.to(attn.dtype)
-        pair = (mf[:, :, None] * mf[:, None, :]).unsqueeze(1)                             # (B,1,K,K)
-        npair = pair.sum((2, 3)).clamp_min(1.0)                                           # (B,1)
+        pair = (mf[:, :, None] * mf[:, None, :]).unsqueeze(1)  # (B,1,K,K)
+        npair = pair.sum((2, 3)).clamp_min(1.0)  # (B,1)
         masked = attn * pair
-        mean1 = masked.sum((2, 3)) / npair                                                # (B,H)
+        mean1 = masked.sum((2, 3)) / npair  # (B,H)
         mean2 = (masked * attn).sum((2, 3)) / npair
         peak = (attn.amax(-1) * mf[:, None, :]).sum(-1) / mf.sum(1, keepdim=True).clamp_min(1)
         hi = masked.amax((2, 3))
@@ -330,23 +331,24 @@ class P3LAttributeLinkage(nn.Module):
         * Σ_j attn_ij² = exp(lse2_i − 2·lse_i), with lse2 the log-sum-exp of the doubled scores
           (one more fused pass, without gradient).
         """
-        mk = m[:, None, :]                                                                # (B,1,K)
+        mk = m[:, None, :]  # (B,1,K)
         big = torch.finfo(q.dtype).max
-        kmax = torch.where(mk, k, -big).amax(-1, keepdim=True)                            # (B,H,1)
+        kmax = torch.where(mk, k, -big).amax(-1, keepdim=True)  # (B,H,1)
         kmin = torch.where(mk, k, big).amin(-1, keepdim=True)
         has = m.any(1)[:, None, None]
-        kmax, kmin = torch.where(has, kmax, 0.0), torch.where(has, kmin, 0.0)             # no active key: unused
-        a, b = q * kmax / self.temperature, q * kmin / self.temperature                  # (B,H,K)
+        kmax, kmin = torch.where(has, kmax, 0.0), torch.where(has, kmin, 0.0)  # no active key: unused
+        a, b = q * kmax / self.temperature, q * kmin / self.temperature  # (B,H,K)
         row_max = torch.exp(torch.maximum(a, b) - lse)
         row_min = torch.exp(torch.minimum(a, b) - lse)
         bias = (~m).to(q.dtype).mul(-1e4)[:, None, None, :]
-        lse2 = attention_lse(q.unsqueeze(-1), k.unsqueeze(-1), q.new_zeros(k.shape).unsqueeze(-1), bias,
-                             2.0 / self.temperature)[1]
+        lse2 = attention_lse(
+            q.unsqueeze(-1), k.unsqueeze(-1), q.new_zeros(k.shape).unsqueeze(-1), bias, 2.0 / self.temperature
+        )[1]
         sumsq = torch.exp(lse2 - 2 * lse)
-        mi = m[:, None, :]                                                                # rows i that are active
-        n = m.sum(1, keepdim=True).to(q.dtype)                                            # (B,1)
+        mi = m[:, None, :]  # rows i that are active
+        n = m.sum(1, keepdim=True).to(q.dtype)  # (B,1)
         npair = (n * n).clamp_min(1.0)
-        mean1 = (n / npair).expand(-1, q.shape[1])                                        # (B,H)
+        mean1 = (n / npair).expand(-1, q.shape[1])  # (B,H)
         mean2 = torch.where(mi, sumsq, 0.0).sum(-1) / npair
         peak = torch.where(mi, row_max, 0.0).sum(-1) / n.clamp_min(1)
         hi = torch.where(mi, row_max, 0.0).amax(-1)
@@ -509,7 +511,7 @@ class P6Decoder(nn.Module):
         h = self.encoder(sent)
         if gates is not None:
             h = h * gates
-        x = h.unsqueeze(0) + self.pos_embed.unsqueeze(1)                                  # (P,B,256)
+        x = h.unsqueeze(0) + self.pos_embed.unsqueeze(1)  # (P,B,256)
         # (P,O,I) @ (P,I,B): the heads' gradient then comes out of the backward matmul already in
         # their (P,O,I) layout (an einsum here made autograd copy the 33 MB `full` gradient)
         pred = torch.bmm(self.heads, x.transpose(1, 2)).permute(2, 0, 1) + self.head_bias  # (B,P,256)

@@ -29,8 +29,8 @@ class AudioVariant:
     """How to store a signal: container/subtype, the sample rate (None: keep), channels (None: keep)."""
 
     name: str
-    format: str          # soundfile format: WAV, FLAC, OGG
-    subtype: str         # soundfile subtype: PCM_U8, PCM_16, PCM_24, FLOAT, VORBIS
+    format: str  # soundfile format: WAV, FLAC, OGG
+    subtype: str  # soundfile subtype: PCM_U8, PCM_16, PCM_24, FLOAT, VORBIS
     rate: int | None = None
     channels: int | None = None
     describe: str = ""
@@ -52,31 +52,37 @@ class ImageVariant:
 
 
 #: the reference storage of every audio comparison comes first
-AUDIO_VARIANTS = {v.name: v for v in (
-    AudioVariant("wav16", "WAV", "PCM_16", describe="16-bit PCM WAV at the source rate (the reference)"),
-    AudioVariant("wav8", "WAV", "PCM_U8", describe="8-bit unsigned PCM WAV"),
-    AudioVariant("wav24", "WAV", "PCM_24", describe="24-bit PCM WAV"),
-    AudioVariant("float", "WAV", "FLOAT", describe="32-bit float WAV"),
-    AudioVariant("flac", "FLAC", "PCM_16", describe="FLAC, 16-bit"),
-    AudioVariant("ogg", "OGG", "VORBIS", describe="Ogg Vorbis (lossy), libsndfile's default quality"),
-    AudioVariant("r16k", "WAV", "PCM_16", rate=16_000, describe="resampled to 16 kHz, 16-bit"),
-    AudioVariant("r22k", "WAV", "PCM_16", rate=22_050, describe="resampled to 22.05 kHz, 16-bit"),
-    AudioVariant("r44k", "WAV", "PCM_16", rate=44_100, describe="resampled to 44.1 kHz, 16-bit"),
-    AudioVariant("wav8_22k", "WAV", "PCM_U8", rate=22_050, describe="8-bit at 22.05 kHz"),
-    AudioVariant("stereo", "WAV", "PCM_16", channels=2, describe="the same samples on two channels"),
-    AudioVariant("mono", "WAV", "PCM_16", channels=1, describe="channels averaged to mono"),
-)}
+AUDIO_VARIANTS = {
+    v.name: v
+    for v in (
+        AudioVariant("wav16", "WAV", "PCM_16", describe="16-bit PCM WAV at the source rate (the reference)"),
+        AudioVariant("wav8", "WAV", "PCM_U8", describe="8-bit unsigned PCM WAV"),
+        AudioVariant("wav24", "WAV", "PCM_24", describe="24-bit PCM WAV"),
+        AudioVariant("float", "WAV", "FLOAT", describe="32-bit float WAV"),
+        AudioVariant("flac", "FLAC", "PCM_16", describe="FLAC, 16-bit"),
+        AudioVariant("ogg", "OGG", "VORBIS", describe="Ogg Vorbis (lossy), libsndfile's default quality"),
+        AudioVariant("r16k", "WAV", "PCM_16", rate=16_000, describe="resampled to 16 kHz, 16-bit"),
+        AudioVariant("r22k", "WAV", "PCM_16", rate=22_050, describe="resampled to 22.05 kHz, 16-bit"),
+        AudioVariant("r44k", "WAV", "PCM_16", rate=44_100, describe="resampled to 44.1 kHz, 16-bit"),
+        AudioVariant("wav8_22k", "WAV", "PCM_U8", rate=22_050, describe="8-bit at 22.05 kHz"),
+        AudioVariant("stereo", "WAV", "PCM_16", channels=2, describe="the same samples on two channels"),
+        AudioVariant("mono", "WAV", "PCM_16", channels=1, describe="channels averaged to mono"),
+    )
+}
 
 #: the reference storage of every image comparison comes first
-IMAGE_VARIANTS = {v.name: v for v in (
-    ImageVariant("png", ".png", describe="PNG (lossless; the reference)"),
-    ImageVariant("jpeg95", ".jpg", quality=95, describe="JPEG, quality 95"),
-    ImageVariant("jpeg90", ".jpg", quality=90, describe="JPEG, quality 90"),
-    ImageVariant("webp", ".webp", quality=90, describe="WebP (lossy), quality 90"),
-    ImageVariant("webp_lossless", ".webp", quality=101, describe="WebP, lossless"),
-    ImageVariant("half", ".png", scale=0.5, describe="PNG, rescaled to half the size (area)"),
-    ImageVariant("double", ".png", scale=2.0, describe="PNG, rescaled to twice the size (cubic)"),
-)}
+IMAGE_VARIANTS = {
+    v.name: v
+    for v in (
+        ImageVariant("png", ".png", describe="PNG (lossless; the reference)"),
+        ImageVariant("jpeg95", ".jpg", quality=95, describe="JPEG, quality 95"),
+        ImageVariant("jpeg90", ".jpg", quality=90, describe="JPEG, quality 90"),
+        ImageVariant("webp", ".webp", quality=90, describe="WebP (lossy), quality 90"),
+        ImageVariant("webp_lossless", ".webp", quality=101, describe="WebP, lossless"),
+        ImageVariant("half", ".png", scale=0.5, describe="PNG, rescaled to half the size (area)"),
+        ImageVariant("double", ".png", scale=2.0, describe="PNG, rescaled to twice the size (cubic)"),
+    )
+}
 
 
 def resample(x: np.ndarray, rate: int, new_rate: int) -> np.ndarray:
@@ -100,7 +106,7 @@ def audio_variant_samples(variant: AudioVariant, x: np.ndarray, rate: int) -> tu
     elif variant.channels == 1 and x.ndim == 2:
         x = x.mean(axis=1)
     # full scale is the same in every format: keep within it so that no encoder clips differently
-    return np.clip(x, -1.0, 1.0 - 2.0 ** -15), rate
+    return np.clip(x, -1.0, 1.0 - 2.0**-15), rate
 
 
 def write_audio_variant(name: str, x: np.ndarray, rate: int, stem: str | os.PathLike[str]) -> Path:

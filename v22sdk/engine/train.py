@@ -23,8 +23,9 @@ import copy
 import json
 import math
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 import numpy as np
 import torch
@@ -35,8 +36,8 @@ from ..errors import EngineOutputError
 from .config import EngineConfig
 from .data import Dataset, to_tensors
 from .memory_head import MemoryHead
-from .vocab import PAD, OutputVocab, normalise
 from .v22 import build_model
+from .vocab import PAD, OutputVocab, normalise
 
 
 class Split:
@@ -48,8 +49,9 @@ class Split:
         if not self.size:
             return
         self.tokens, self.mask = to_tensors([ds.batches[i] for i in self.indices], cfg.max_len)
-        self.targets = torch.from_numpy(np.stack([vocab.encode(ds.examples[i].target, cfg.out_positions)
-                                                  for i in self.indices]))
+        self.targets = torch.from_numpy(
+            np.stack([vocab.encode(ds.examples[i].target, cfg.out_positions) for i in self.indices])
+        )
         sel = np.array(self.indices)
         self.a = torch.from_numpy(ds.aux.a[sel])
         self.c = torch.from_numpy(ds.aux.c[sel])
@@ -61,9 +63,16 @@ class Split:
 
     def take(self, rows: Sequence[int]) -> dict[str, Any]:
         idx = torch.as_tensor(list(rows), dtype=torch.long)
-        return {"tokens": self.tokens[idx], "mask": self.mask[idx], "targets": self.targets[idx],
-                "a": self.a[idx], "c": self.c[idx], "c_mask": self.c_mask[idx], "d": self.d[idx],
-                "attr_sets": [self.attr_sets[i] for i in idx.tolist()] if self.attr_sets else None}
+        return {
+            "tokens": self.tokens[idx],
+            "mask": self.mask[idx],
+            "targets": self.targets[idx],
+            "a": self.a[idx],
+            "c": self.c[idx],
+            "c_mask": self.c_mask[idx],
+            "d": self.d[idx],
+            "attr_sets": [self.attr_sets[i] for i in idx.tolist()] if self.attr_sets else None,
+        }
 
 
 def aux_losses(out: dict[str, torch.Tensor], batch: dict[str, Any], cfg: EngineConfig) -> dict[str, torch.Tensor]:
@@ -75,7 +84,7 @@ def aux_losses(out: dict[str, torch.Tensor], batch: dict[str, Any], cfg: EngineC
     if cfg.loss_a and (batch["a"] >= 0).any():
         parts["la"] = F.cross_entropy(out["a_logits"], batch["a"], ignore_index=-1)
     if cfg.loss_b:
-        m = (out["attr_mean"].abs() > 0).any(0).to(out["ct"].dtype)        # slots active in the batch
+        m = (out["attr_mean"].abs() > 0).any(0).to(out["ct"].dtype)  # slots active in the batch
         parts["lb"] = F.mse_loss(out["ct"] * m, out["attr_mean"].detach() * m).clamp(max=10.0)
     if cfg.loss_c and batch["c_mask"].sum() > 0:
         k = batch["c"].shape[1]
@@ -88,6 +97,7 @@ def aux_losses(out: dict[str, torch.Tensor], batch: dict[str, Any], cfg: EngineC
 
 def _clone_state(obj) -> Any:
     """A deep copy of a state dict (tensors cloned; much faster than copy.deepcopy)."""
+
     def clone(x):
         if isinstance(x, torch.Tensor):
             return x.detach().clone()
@@ -96,6 +106,7 @@ def _clone_state(obj) -> Any:
         if isinstance(x, list):
             return [clone(v) for v in x]
         return copy.copy(x)
+
     return clone(obj.state_dict())
 
 
@@ -117,8 +128,11 @@ class EngineModel(Protocol):
 
 def is_engine_model(model: nn.Module) -> TypeGuard[EngineModel]:
     """Whether ``model`` has what :class:`EngineModel` names (``aux`` is the trainer's to set)."""
-    return (callable(getattr(model, "stage_groups", None)) and callable(getattr(model, "update_loss_state", None))
-            and hasattr(model, "memory"))
+    return (
+        callable(getattr(model, "stage_groups", None))
+        and callable(getattr(model, "update_loss_state", None))
+        and hasattr(model, "memory")
+    )
 
 
 def _memory_state(mem: MemoryHead | None) -> dict | None:
@@ -140,20 +154,36 @@ class Trainer:
     ``"after_backward"(trainer)`` may change gradients before the NaN check.
     """
 
-    def __init__(self, cfg: EngineConfig, ds: Dataset, split: dict[str, list[int]], vocab: OutputVocab,
-                 *, hooks: dict[str, Callable] | None = None, log_path: str | Path | None = None):
+    def __init__(
+        self,
+        cfg: EngineConfig,
+        ds: Dataset,
+        split: dict[str, list[int]],
+        vocab: OutputVocab,
+        *,
+        hooks: dict[str, Callable] | None = None,
+        log_path: str | Path | None = None,
+    ):
         torch.manual_seed(cfg.seed)
         self.cfg, self.ds, self.split, self.vocab = cfg, ds, split, vocab
         self.model = model = build_model(cfg, torch.from_numpy(vocab.embeddings))
         if not is_engine_model(model):
             from ..errors import InputError
 
-            raise InputError(f"engine {cfg.engine!r}", "its model lacks stage_groups(), update_loss_state() or "
-                                                       "memory (see v22sdk/engine/plugin.py)")
+            raise InputError(
+                f"engine {cfg.engine!r}",
+                "its model lacks stage_groups(), update_loss_state() or memory (see v22sdk/engine/plugin.py)",
+            )
         self.engine: EngineModel = model
         groups = self.engine.stage_groups()
-        self.opt = torch.optim.Adam([{"params": ps, "lr": cfg.lr * cfg.lr_mult.get(name, 1.0), "name": name}
-                                     for name, ps in groups.items() if ps], fused=True)
+        self.opt = torch.optim.Adam(
+            [
+                {"params": ps, "lr": cfg.lr * cfg.lr_mult.get(name, 1.0), "name": name}
+                for name, ps in groups.items()
+                if ps
+            ],
+            fused=True,
+        )
         self.data = {name: Split(ds, idx, cfg, vocab) for name, idx in split.items()}
         self.hooks = hooks or {}
         self.log_path = Path(log_path) if log_path else None
@@ -199,8 +229,9 @@ class Trainer:
         out = model(batch["tokens"], batch["mask"], batch["attr_sets"])
         if self.step == 0:  # fail before training, not after it, when a plugin engine lacks an output
             val = self.data.get("val")
-            require_outputs(model, out, ("logits", "sent_vec") if val is not None and val.size else ("logits",),
-                            cfg.engine)
+            require_outputs(
+                model, out, ("logits", "sent_vec") if val is not None and val.size else ("logits",), cfg.engine
+            )
         logits = out["logits"]
         ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch["targets"].reshape(-1), ignore_index=PAD)
         parts = {"ce": ce, **aux_losses(out, batch, cfg)}
@@ -226,8 +257,9 @@ class Trainer:
             self.cool_down -= 1
         else:
             self.aux = min(1.0, self.aux * 1.01)
-        total = parts["ce"] + self.aux * (cfg.w_a * parts["la"] + cfg.w_b * parts["lb"] + cfg.w_c * parts["lc"]
-                                          + cfg.w_d * parts["ld"])
+        total = parts["ce"] + self.aux * (
+            cfg.w_a * parts["la"] + cfg.w_b * parts["lb"] + cfg.w_c * parts["lc"] + cfg.w_d * parts["ld"]
+        )
         self.opt.zero_grad(set_to_none=True)
         if torch.isfinite(total):
             total.backward()
@@ -242,12 +274,24 @@ class Trainer:
             valid = batch["targets"] != PAD
             acc = float(((logits.argmax(-1) == batch["targets"]) & valid).sum() / valid.sum().clamp_min(1))
         self.engine.update_loss_state(acc, ce_val)
-        return {"loss": float(total.detach()), "ce": ce_val, "acc": acc, "spike": spike,
-                **{k: float(v.detach()) for k, v in parts.items() if k != "ce"}}
+        return {
+            "loss": float(total.detach()),
+            "ce": ce_val,
+            "acc": acc,
+            "spike": spike,
+            **{k: float(v.detach()) for k, v in parts.items() if k != "ce"},
+        }
 
     # -- the loop ----------------------------------------------------------------------------
-    def fit(self, epochs: int | None = None, *, progress: bool = False, eval_every: int = 10,
-            on_epoch: Callable[[dict], None] | None = None, keep_best: bool = False) -> list[dict[str, Any]]:
+    def fit(
+        self,
+        epochs: int | None = None,
+        *,
+        progress: bool = False,
+        eval_every: int = 10,
+        on_epoch: Callable[[dict], None] | None = None,
+        keep_best: bool = False,
+    ) -> list[dict[str, Any]]:
         """Train for ``epochs`` (auto-stop may end sooner), evaluating the validation split every
         ``eval_every`` epochs. ``keep_best``: at the end, restore the evaluated state with the best
         validation exact match (character accuracy breaks ties; ``self.best_epoch`` says which),
@@ -269,21 +313,35 @@ class Trainer:
                 order = np.random.default_rng(cfg.seed + epoch).permutation(train.size)
                 losses, clean = [], True
                 for s in range(0, train.size, cfg.batch_size):
-                    r = self.train_step(order[s:s + cfg.batch_size].tolist())
+                    r = self.train_step(order[s : s + cfg.batch_size].tolist())
                     if r is None:
                         clean = False
                     else:
                         losses.append(r)
-                mean = {k: float(np.mean([r[k] for r in losses])) for k in ("loss", "ce", "acc", "la", "lb", "lc", "ld")} \
-                    if losses else {"loss": float("nan")}
+                mean = (
+                    {k: float(np.mean([r[k] for r in losses])) for k in ("loss", "ce", "acc", "la", "lb", "lc", "ld")}
+                    if losses
+                    else {"loss": float("nan")}
+                )
                 rec: dict[str, Any] = {
-                    "epoch": epoch, "step": self.step, **mean, "aux": self.aux, "cool_down": self.cool_down,
-                    "spikes": self.spikes, "rollbacks": self.rollbacks, "ac_alarms": self.ac_alarms,
-                    "seconds": round(time.perf_counter() - start, 3)}
+                    "epoch": epoch,
+                    "step": self.step,
+                    **mean,
+                    "aux": self.aux,
+                    "cool_down": self.cool_down,
+                    "spikes": self.spikes,
+                    "rollbacks": self.rollbacks,
+                    "ac_alarms": self.ac_alarms,
+                    "seconds": round(time.perf_counter() - start, 3),
+                }
                 if clean and losses and self.step - self.snapshot_step >= self.snapshot_every:
                     self._snapshot()
                 done = bool(losses) and mean["loss"] < cfg.stop_loss
-                if self.data.get("val") and self.data["val"].size and (epoch % eval_every == 0 or done or epoch == epochs):
+                if (
+                    self.data.get("val")
+                    and self.data["val"].size
+                    and (epoch % eval_every == 0 or done or epoch == epochs)
+                ):
                     rec["val"] = self.evaluate("val")["all"]
                     key = (rec["val"]["exact"], rec["val"]["char"])
                     if keep_best and (best is None or key > best[0]):
@@ -331,8 +389,9 @@ def _progress(enabled: bool):
 
 
 @torch.no_grad()
-def forward_eval(model, tokens: torch.Tensor, mask: torch.Tensor, attr_sets=None,
-                 write_memory: bool = True) -> dict[str, torch.Tensor]:
+def forward_eval(
+    model, tokens: torch.Tensor, mask: torch.Tensor, attr_sets=None, write_memory: bool = True
+) -> dict[str, torch.Tensor]:
     """The model's outputs in eval mode (``logits``, ``sent_vec``, ...), stage E writing to its
     memory only if ``write_memory``."""
     model.eval()
@@ -352,7 +411,7 @@ def decode(logits: torch.Tensor, vocab: OutputVocab, temperature: float = 1.0) -
     characters' and its ``<eos>``'s probabilities after dividing the logits by ``temperature``
     (the checkpoint's calibration; see :mod:`v22sdk.engine.calibration`)."""
     prob = torch.softmax(logits.float() / temperature, -1)
-    p, ids = prob.max(-1)                                                              # (B, P)
+    p, ids = prob.max(-1)  # (B, P)
     texts, confs = [], []
     for row_ids, row_p in zip(ids.tolist(), p.tolist()):
         text = vocab.decode(row_ids)
@@ -363,8 +422,15 @@ def decode(logits: torch.Tensor, vocab: OutputVocab, temperature: float = 1.0) -
 
 
 @torch.no_grad()
-def predict(model, tokens: torch.Tensor, mask: torch.Tensor, vocab: OutputVocab, attr_sets=None,
-            write_memory: bool = True, temperature: float = 1.0) -> tuple[list[str], list[float]]:
+def predict(
+    model,
+    tokens: torch.Tensor,
+    mask: torch.Tensor,
+    vocab: OutputVocab,
+    attr_sets=None,
+    write_memory: bool = True,
+    temperature: float = 1.0,
+) -> tuple[list[str], list[float]]:
     """Decoded texts and confidences (:func:`decode`) of one batch."""
     return decode(forward_eval(model, tokens, mask, attr_sets, write_memory)["logits"], vocab, temperature)
 
@@ -373,7 +439,7 @@ def predict(model, tokens: torch.Tensor, mask: torch.Tensor, vocab: OutputVocab,
 OUTPUT_NEEDED_FOR = {
     "logits": "training and decoding",
     "sent_vec": "fitting calibration and the open set after training (any run with a validation split) and "
-                "the familiarity score of v22sdk run",
+    "the familiarity score of v22sdk run",
 }
 
 
@@ -386,8 +452,9 @@ def require_outputs(model, out: dict, keys: Sequence[str], engine: str | None = 
             raise EngineOutputError(engine, k, OUTPUT_NEEDED_FOR.get(k, "the SDK"), out.keys())
 
 
-def collect_outputs(model, data: Split, keys: Sequence[str] = ("logits", "sent_vec"),
-                    batch_size: int = 64) -> dict[str, torch.Tensor]:
+def collect_outputs(
+    model, data: Split, keys: Sequence[str] = ("logits", "sent_vec"), batch_size: int = 64
+) -> dict[str, torch.Tensor]:
     """The named outputs of every example of a split, in order (memory read, not written)."""
     parts: dict[str, list[torch.Tensor]] = {k: [] for k in keys}
     for s in range(0, data.size, batch_size):
@@ -415,5 +482,7 @@ def evaluate(model, data: Split, vocab: OutputVocab, batch_size: int = 64) -> di
         chars = sum(1 for a, b in zip(pred, gold) if a == b) / max(len(gold), 1)
         rows.setdefault(mod, []).append((exact, chars))
         rows.setdefault("all", []).append((exact, chars))
-    return {m: {"exact": float(np.mean([r[0] for r in v])), "char": float(np.mean([r[1] for r in v])), "n": len(v)}
-            for m, v in rows.items()}
+    return {
+        m: {"exact": float(np.mean([r[0] for r in v])), "char": float(np.mean([r[1] for r in v])), "n": len(v)}
+        for m, v in rows.items()
+    }

@@ -6,14 +6,27 @@ never looks at the modality: only at the token's two halves.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
 from .config import EngineConfig
-from .stages import (ABCPrime, InputProjection, P3LAttributeLinkage, P6Decoder, P7CrossSentence, StageA,
-                     StageB, StageC, StageD, StageE, ThreeChannelGate, _xavier, masked_mean)
+from .stages import (
+    ABCPrime,
+    InputProjection,
+    P3LAttributeLinkage,
+    P6Decoder,
+    P7CrossSentence,
+    StageA,
+    StageB,
+    StageC,
+    StageD,
+    StageE,
+    ThreeChannelGate,
+    _xavier,
+    masked_mean,
+)
 
 
 def positional_attr_sets(ids: torch.Tensor, mask: torch.Tensor) -> list[frozenset[str]]:
@@ -53,7 +66,11 @@ class V22Model(nn.Module):
     def stage_groups(self) -> dict[str, list[nn.Parameter]]:
         """Parameters by optimiser group (keys of ``cfg.lr_mult``)."""
         groups = {
-            "input": self.input, "p7": self.p7, "p6": self.p6, "p3l": self.p3l, "abc_prime": self.abc_prime,
+            "input": self.input,
+            "p7": self.p7,
+            "p6": self.p6,
+            "p3l": self.p3l,
+            "abc_prime": self.abc_prime,
             "abc": nn.ModuleList([self.stage_a, self.stage_b, self.stage_c, self.stage_d, self.stage_e]),
             "gate": nn.ModuleList([self.gate, self.me_to_sent]),
         }
@@ -63,8 +80,9 @@ class V22Model(nn.Module):
         self.loss_state.zero_()
         self.loss_state[0], self.loss_state[1] = float(accuracy), float(min(ce, 20.0))
 
-    def forward(self, tokens: torch.Tensor, mask: torch.Tensor,
-                attr_sets: Sequence[frozenset[str]] | None = None) -> dict[str, torch.Tensor]:
+    def forward(
+        self, tokens: torch.Tensor, mask: torch.Tensor, attr_sets: Sequence[frozenset[str]] | None = None
+    ) -> dict[str, torch.Tensor]:
         g = self.cfg.inject_gain
         attr = tokens[..., 256:]
         x = self.input(tokens)
@@ -82,9 +100,20 @@ class V22Model(nn.Module):
         gates = self.gate(self.abc_confidence(a_logits, ac, ct, recall_score), ac, sent, self.aux)
         sent_rich = sent + g * self.abc_prime.to_sent(abc_prime) + g * self.me_to_sent(me)
         logits = self.p6(sent_rich, gates, self.vocab_emb)
-        return {"logits": logits, "a_logits": a_logits, "ct": ct, "ac": ac, "rel_logits": rel_logits, "rd": rd,
-                "me": me, "sent_vec": sent, "word_gate": word_gate, "gates": gates, "attr_mean": attr_mean,
-                "p3lf": p3lf}
+        return {
+            "logits": logits,
+            "a_logits": a_logits,
+            "ct": ct,
+            "ac": ac,
+            "rel_logits": rel_logits,
+            "rd": rd,
+            "me": me,
+            "sent_vec": sent,
+            "word_gate": word_gate,
+            "gates": gates,
+            "attr_mean": attr_mean,
+            "p3lf": p3lf,
+        }
 
     @staticmethod
     def abc_confidence(a_logits, ac, ct, recall_score) -> torch.Tensor:
@@ -95,10 +124,23 @@ class V22Model(nn.Module):
         with torch.no_grad():
             p = torch.softmax(a_logits, -1)
             ent = -(p * p.clamp_min(1e-9).log()).sum(-1)
-            conf = torch.stack([
-                p.max(-1).values, ent, p.argmax(-1).float() / a_logits.shape[-1], ac.norm(dim=-1), ac.std(-1),
-                ac.max(-1).values, ct.norm(dim=-1) / 20.0, ct.std(-1), ac[:, :5].norm(dim=-1),
-                ac[:, 5:15].norm(dim=-1), ac[:, 15:].norm(dim=-1), recall_score], -1)
+            conf = torch.stack(
+                [
+                    p.max(-1).values,
+                    ent,
+                    p.argmax(-1).float() / a_logits.shape[-1],
+                    ac.norm(dim=-1),
+                    ac.std(-1),
+                    ac.max(-1).values,
+                    ct.norm(dim=-1) / 20.0,
+                    ct.std(-1),
+                    ac[:, :5].norm(dim=-1),
+                    ac[:, 5:15].norm(dim=-1),
+                    ac[:, 15:].norm(dim=-1),
+                    recall_score,
+                ],
+                -1,
+            )
         return conf.nan_to_num(0.0, 0.0, 0.0)
 
 
@@ -116,8 +158,9 @@ class BaselineModel(nn.Module):
         self.loss_state: torch.Tensor
         self.input = InputProjection()
         self.pos_embed = nn.Parameter(torch.randn(cfg.max_len, 256) * 0.02)
-        layer = nn.TransformerEncoderLayer(256, cfg.base_heads, cfg.base_ff, dropout=0.0, batch_first=True,
-                                           norm_first=True)
+        layer = nn.TransformerEncoderLayer(
+            256, cfg.base_heads, cfg.base_ff, dropout=0.0, batch_first=True, norm_first=True
+        )
         self.encoder = nn.TransformerEncoder(layer, cfg.base_layers, enable_nested_tensor=False)
         self.p6 = P6Decoder(cfg)
         self.aux = 1.0
@@ -125,8 +168,11 @@ class BaselineModel(nn.Module):
     memory = None
 
     def stage_groups(self) -> dict[str, list[nn.Parameter]]:
-        return {"input": list(self.input.parameters()), "p6": list(self.p6.parameters()),
-                "baseline": [self.pos_embed, *self.encoder.parameters()]}
+        return {
+            "input": list(self.input.parameters()),
+            "p6": list(self.p6.parameters()),
+            "baseline": [self.pos_embed, *self.encoder.parameters()],
+        }
 
     def update_loss_state(self, accuracy: float, ce: float) -> None:
         pass

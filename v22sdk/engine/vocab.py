@@ -13,7 +13,7 @@ which uses the answer at inference).
 from __future__ import annotations
 
 import unicodedata
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -55,16 +55,20 @@ class OutputVocab:
             raise ValueError(f"vocabulary embeddings must be ({len(self.chars)}, 256)")
 
     @classmethod
-    def build(cls, targets: Iterable[str], *, use_text_plugin: bool = True) -> "OutputVocab":
+    def build(cls, targets: Iterable[str], *, use_text_plugin: bool = True) -> OutputVocab:
         letters = sorted({c for t in targets for c in normalise(t)})
-        emb = np.stack([fallback_vector(i) for i in range(len(SPECIALS))]
-                       + [fallback_vector(0x100 + ord(c)) for c in letters]) if letters else \
-            np.stack([fallback_vector(i) for i in range(len(SPECIALS))])
+        emb = (
+            np.stack(
+                [fallback_vector(i) for i in range(len(SPECIALS))] + [fallback_vector(0x100 + ord(c)) for c in letters]
+            )
+            if letters
+            else np.stack([fallback_vector(i) for i in range(len(SPECIALS))])
+        )
         source = "seeded"
         if use_text_plugin and letters:
             rows = _text_vectors(letters)
             if rows is not None:
-                emb[len(SPECIALS):] = rows
+                emb[len(SPECIALS) :] = rows
                 source = "text"
         return cls(list(SPECIALS) + letters, emb, source)
 

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import click
 import numpy as np
@@ -77,8 +77,11 @@ def load_query_file(path: str) -> tuple[np.ndarray, list[frozenset[str]]]:
     try:  # in float64 first: 1e308 is reported, not cast to inf with a numpy warning
         wide = np.atleast_2d(np.asarray(arr, np.float64))
     except (TypeError, ValueError, OverflowError):
-        raise InputError(path, "sent_vec must be 256 finite numbers per row, not "
-                               f"{type(arr).__name__} {getattr(arr, 'dtype', '')}".rstrip()) from None
+        raise InputError(
+            path,
+            "sent_vec must be 256 finite numbers per row, not "
+            f"{type(arr).__name__} {getattr(arr, 'dtype', '')}".rstrip(),
+        ) from None
     if wide.ndim != 2 or wide.shape[1] != 256 or not (np.abs(wide) <= np.finfo(np.float32).max).all():
         raise InputError(path, f"sent_vec must be 256 finite numbers per row, got shape {wide.shape}")
     arr = wide.astype(np.float32)
@@ -127,8 +130,13 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
     ``search`` accept raw inputs (text, image, sound) through the engine."""
 
     @click.group("memory")
-    @click.option("--memory", "memory_path", type=click.Path(dir_okay=False), default=None,
-                  help="Memory store file (default: the user's data directory, or $V22SDK_MEMORY).")
+    @click.option(
+        "--memory",
+        "memory_path",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Memory store file (default: the user's data directory, or $V22SDK_MEMORY).",
+    )
     @click.pass_context
     def memory(ctx: click.Context, memory_path: str | None) -> None:
         """Inspect and maintain the durable 3-tier memory."""
@@ -139,9 +147,12 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
 
     @memory.command()
     @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-    @click.option("--full", is_flag=True,
-                  help="Verify every row's checksum and run SQLite's full integrity_check "
-                       "(reads the whole store) instead of the quick structural check.")
+    @click.option(
+        "--full",
+        is_flag=True,
+        help="Verify every row's checksum and run SQLite's full integrity_check "
+        "(reads the whole store) instead of the quick structural check.",
+    )
     @click.pass_context
     def stats(ctx, as_json: bool, full: bool) -> None:
         """Turn count, time span, size on disk and integrity of the store."""
@@ -159,8 +170,10 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
                         raise MemoryStoreCorrupt(store.path, "integrity_check: " + "; ".join(r["integrity_check"][:3]))
                     if r["bad_ids"]:
                         shown = ", ".join(map(str, r["bad_ids"][:10])) + (", ..." if len(r["bad_ids"]) > 10 else "")
-                        raise MemoryStoreCorrupt(store.path, f"{len(r['bad_ids'])} of {r['rows_checked']} turns "
-                                                             f"fail their checksum (ids {shown})")
+                        raise MemoryStoreCorrupt(
+                            store.path,
+                            f"{len(r['bad_ids'])} of {r['rows_checked']} turns fail their checksum (ids {shown})",
+                        )
                     s["check"] = f"full: integrity_check ok, {r['rows_checked']} row checksums ok"
                 else:  # opening ran it; a failure would have raised
                     s["check"] = "quick: quick_check ok (row checksums not verified; --full verifies them)"
@@ -175,12 +188,21 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
     @memory.command()
     @click.argument("query_input")
     @click.option("-k", "--top", "k", default=5, show_default=True, type=click.IntRange(1, 1000))
-    @click.option("--index", "index", type=click.Choice(["exhaustive", "ivf"]), default="exhaustive",
-                  show_default=True,
-                  help="exhaustive: exact scan of every turn; ivf: approximate candidate index (built "
-                       "from the store first; needs faiss-cpu) re-ranked by the exact score.")
-    @click.option("--text", "as_text", is_flag=True,
-                  help="Read QUERY_INPUT as literal text, never as a file name ('-' reads standard input).")
+    @click.option(
+        "--index",
+        "index",
+        type=click.Choice(["exhaustive", "ivf"]),
+        default="exhaustive",
+        show_default=True,
+        help="exhaustive: exact scan of every turn; ivf: approximate candidate index (built "
+        "from the store first; needs faiss-cpu) re-ranked by the exact score.",
+    )
+    @click.option(
+        "--text",
+        "as_text",
+        is_flag=True,
+        help="Read QUERY_INPUT as literal text, never as a file name ('-' reads standard input).",
+    )
     @click.pass_context
     def search(ctx, query_input: str, k: int, index: str, as_text: bool) -> None:
         """Top-k turns (0.6 cos + 0.4 Jaccard) for QUERY_INPUT over every stored turn."""
@@ -209,8 +231,11 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
                     ids, scores = store.search(unit_rows(vecs), qm, qc, k)
                 else:
                     ann.build_from(store)
-                    click.echo(f"(approximate search: {index} index over {len(ann)} turns, built in "
-                               f"{time.perf_counter() - t0:.2f} s)", err=True)
+                    click.echo(
+                        f"(approximate search: {index} index over {len(ann)} turns, built in "
+                        f"{time.perf_counter() - t0:.2f} s)",
+                        err=True,
+                    )
                     ids, scores = ann.search(unit_rows(vecs), qm, qc, k)
                 for row in range(len(vecs)):
                     if len(vecs) > 1:
@@ -221,13 +246,19 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
                     for rank, (i, s) in enumerate(hits, 1):
                         t = store.get(i)
                         what = t.summary or t.digest[:16] or "-"
-                        click.echo(f"  {rank}. turn {i}  score {s:.4f}  {_age(t.time)}  "
-                                   f"[{t.conversation}/{t.modality or '?'}]  {what}")
+                        click.echo(
+                            f"  {rank}. turn {i}  score {s:.4f}  {_age(t.time)}  "
+                            f"[{t.conversation}/{t.modality or '?'}]  {what}"
+                        )
 
     @memory.command("export")
     @click.option("--jsonl", is_flag=True, default=True, help="One JSON record per turn (the format).")
-    @click.option("--out", type=click.Path(dir_okay=False), default=None,
-                  help="Write to FILE atomically (default: standard output).")
+    @click.option(
+        "--out",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Write to FILE atomically (default: standard output).",
+    )
     @click.pass_context
     def export_cmd(ctx, jsonl: bool, out: str | None) -> None:
         """Export every turn as JSONL."""
@@ -256,10 +287,9 @@ def make_memory_group(encode_query: EncodeQuery | None = None) -> click.Group:
     @click.pass_context
     def import_cmd(ctx, file: str) -> None:
         """Append the turns of FILE.jsonl (validated first; new ids)."""
+        from v22sdk.inputs import check_regular_file
         from v22sdk.memory.jsonl import import_jsonl
         from v22sdk.memory.sqlite_tier import SQLiteTier
-
-        from v22sdk.inputs import check_regular_file
 
         with _errors():
             check_regular_file(file)  # a FIFO or /dev/zero would be read for ever

@@ -6,7 +6,7 @@ float64 re-score that makes results independent of device and layout.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import torch
@@ -50,7 +50,7 @@ class DeviceTier(RingTier):
             self.mem_dev[s] = torch.from_numpy(self.mem[s]).to(self.device)
         return s
 
-    def to(self, device: str | torch.device) -> "DeviceTier":
+    def to(self, device: str | torch.device) -> DeviceTier:
         self._place(torch.device(device))
         return self
 

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -57,8 +58,9 @@ def _faiss():
     try:
         import faiss
     except ImportError as e:
-        raise MemoryStoreError("the approximate memory index needs faiss-cpu "
-                               f"(pip install 'v22sdk[index]'): {e}") from e
+        raise MemoryStoreError(
+            f"the approximate memory index needs faiss-cpu (pip install 'v22sdk[index]'): {e}"
+        ) from e
     return faiss
 
 
@@ -95,7 +97,7 @@ class _Postings:
                 grown = np.empty(max(2 * len(arr), size + len(new)), np.int64)
                 grown[:size] = arr[:size]
                 self.lists[b] = arr = grown
-            arr[size:size + len(new)] = new
+            arr[size : size + len(new)] = new
             self.sizes[b] = size + len(new)
 
     def get(self, bit: int) -> np.ndarray:
@@ -122,8 +124,17 @@ class AnnIndex:
 
     kind = "ivf"
 
-    def __init__(self, *, nlist: int | None = None, nprobe: int = 16, shortlist: int = 64,
-                 jaccard: bool = True, bound: str = "robust", max_postings: int | None = None, seed: int = 0):
+    def __init__(
+        self,
+        *,
+        nlist: int | None = None,
+        nprobe: int = 16,
+        shortlist: int = 64,
+        jaccard: bool = True,
+        bound: str = "robust",
+        max_postings: int | None = None,
+        seed: int = 0,
+    ):
         if nprobe < 1 or shortlist < 1:
             raise InputError("memory index", f"nprobe and shortlist must be >= 1, got {nprobe}, {shortlist}")
         self.nlist, self.nprobe, self.shortlist = nlist, int(nprobe), int(shortlist)
@@ -137,7 +148,7 @@ class AnnIndex:
 
     def _reset(self, capacity: int, words: int) -> None:
         self.ivf: Any = None  # a faiss IndexIVFFlat once built
-        self.units = np.zeros((capacity, SENT_DIM), np.float32)   # row = turn id
+        self.units = np.zeros((capacity, SENT_DIM), np.float32)  # row = turn id
         self.masks = np.zeros((capacity, words), np.uint64)  # rows: gathered per candidate
         self.counts = np.zeros(capacity, np.int32)
         self.alive = np.zeros(capacity, bool)
@@ -183,8 +194,11 @@ class AnnIndex:
             ivf = faiss.IndexIVFFlat(quant, SENT_DIM, nlist, faiss.METRIC_INNER_PRODUCT)
             ivf.cp.seed = self.seed
             ivf.cp.niter = 10  # k-means iterations: the build must stay under a minute at 1M turns
-            sample = units if n <= 40 * nlist else units[
-                np.sort(np.random.default_rng(self.seed).choice(n, 40 * nlist, replace=False))]
+            sample = (
+                units
+                if n <= 40 * nlist
+                else units[np.sort(np.random.default_rng(self.seed).choice(n, 40 * nlist, replace=False))]
+            )
             if len(sample) < nlist:  # too few turns to train on: train on them plus random directions
                 pad = unit_rows(np.random.default_rng(self.seed).standard_normal((nlist - len(sample), SENT_DIM)))
                 sample = np.concatenate([sample, pad]) if len(sample) else pad
@@ -252,8 +266,14 @@ class AnnIndex:
 
     # -- searching -----------------------------------------------------------------------------
 
-    def search(self, queries: np.ndarray, qmasks: np.ndarray, qcounts: np.ndarray, k: int = 1,
-               exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self,
+        queries: np.ndarray,
+        qmasks: np.ndarray,
+        qcounts: np.ndarray,
+        k: int = 1,
+        exclude: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` ids (B, k) and exact float64 hybrid scores (B, k), as ``MemoryTier.search``.
 
         ``exclude``: sorted ids to leave out (the turns L2 already scored)."""
@@ -270,8 +290,7 @@ class AnnIndex:
             kk = min(self.n, max(k, self.shortlist))
             cos, cand = self.ivf.search(queries, kk)
             for q in range(b):
-                out_ids[q], out_sc[q] = self._one(queries[q], qm[q], int(qcounts[q]), k, cos[q], cand[q],
-                                                  exclude)
+                out_ids[q], out_sc[q] = self._one(queries[q], qm[q], int(qcounts[q]), k, cos[q], cand[q], exclude)
             self.stats["queries"] += b
         return out_ids, out_sc
 
@@ -356,8 +375,9 @@ class AnnIndex:
                 else:
                     shared = shared[keep]
             else:
-                inter = np.bincount(np.concatenate([self.postings.get(int(x)) for x in bits]),
-                                    minlength=len(self.alive))
+                inter = np.bincount(
+                    np.concatenate([self.postings.get(int(x)) for x in bits]), minlength=len(self.alive)
+                )
                 cand = np.flatnonzero(inter >= m)
                 cand = cand[self.alive[cand]]
                 shared = inter[cand]
@@ -377,7 +397,6 @@ class AnnIndex:
             out = cand[inter.astype(np.float64) >= need * union]
         self.stats["jaccard_candidates"] += len(out)
         return out
-
 
     def _tally_array(self) -> np.ndarray:
         """One zeroed byte per turn id, kept between queries (used under the lock, zeroed after)."""

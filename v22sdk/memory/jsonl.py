@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
 
 import numpy as np
 
@@ -32,10 +33,17 @@ FIELDS = ("id", "time", "conversation", "modality", "digest", "summary", "attrs"
 
 
 def turn_to_record(t: Turn) -> dict:
-    return {"id": t.id, "time": t.time, "conversation": t.conversation, "modality": t.modality,
-            "digest": t.digest, "summary": t.summary, "attrs": sorted(t.attrs),
-            "sent_vec": t.sent_vec.astype(np.float64).tolist(),
-            "mem_emb": t.mem_emb.astype(np.float64).tolist()}
+    return {
+        "id": t.id,
+        "time": t.time,
+        "conversation": t.conversation,
+        "modality": t.modality,
+        "digest": t.digest,
+        "summary": t.summary,
+        "attrs": sorted(t.attrs),
+        "sent_vec": t.sent_vec.astype(np.float64).tolist(),
+        "mem_emb": t.mem_emb.astype(np.float64).tolist(),
+    }
 
 
 def record_to_turn(rec: object, where: str) -> Turn:
@@ -50,9 +58,16 @@ def record_to_turn(rec: object, where: str) -> Turn:
     try:
         when = check_time(rec["time"], "'time'")
         conversation = check_conversation(rec["conversation"], "'conversation'")
-        return Turn(vecs[0], vecs[1], frozenset(rec["attrs"]), time=when,
-                    conversation=conversation, modality=rec["modality"],
-                    digest=rec["digest"], summary=rec["summary"])
+        return Turn(
+            vecs[0],
+            vecs[1],
+            frozenset(rec["attrs"]),
+            time=when,
+            conversation=conversation,
+            modality=rec["modality"],
+            digest=rec["digest"],
+            summary=rec["summary"],
+        )
     except InputError as e:
         raise InputError(where, f"{e.source}: {e.problem}") from e
     except (TypeError, ValueError) as e:
@@ -64,8 +79,7 @@ def _vector(v: object, key: str, where: str) -> np.ndarray:
 
     Checked in float64 before the cast, so 1e308 is reported, not turned into inf with a warning.
     """
-    if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                          for x in v):
+    if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
         raise InputError(where, f"'{key}' must be a list of numbers")
     try:
         arr = np.array(v, np.float64)
@@ -101,8 +115,10 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[Turn]:
             try:
                 line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")  # a leading BOM is fine
             except UnicodeDecodeError as e:
-                raise InputError(where, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column "
-                                        f"{e.start + 1}); is this a JSONL export?") from None
+                raise InputError(
+                    where,
+                    f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}); is this a JSONL export?",
+                ) from None
             if not line.strip():
                 continue
             if "\0" in line:

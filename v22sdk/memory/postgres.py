@@ -52,13 +52,21 @@ import json
 import os
 import threading
 import time
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from v22sdk.errors import MemoryCommitInDoubt, MemoryStoreCorrupt, MemoryStoreError
-from v22sdk.memory.scoring import (W_COS, W_JAC, AttrVocab, blob_to_mask, mask_to_blob, merge_topk, search_block,
-                                   unit_rows)
+from v22sdk.memory.scoring import (
+    W_COS,
+    W_JAC,
+    AttrVocab,
+    blob_to_mask,
+    mask_to_blob,
+    merge_topk,
+    search_block,
+    unit_rows,
+)
 from v22sdk.memory.sqlite_tier import TURN_COLUMNS, SQLTurnStore, row_crc
 from v22sdk.memory.tiered import TieredMemory
 from v22sdk.memory.turn import SENT_DIM, Turn
@@ -97,10 +105,13 @@ _V1 = [
 #: version -> (description, statements). Migration 2 is applied only where pgvector exists.
 MIGRATIONS: dict[int, tuple[str, list[str]]] = {
     1: ("turns, attribute vocabulary, id/recency counters", _V1),
-    2: ("pgvector: unit sent_vec column and HNSW cosine index", [
-        "ALTER TABLE turns ADD COLUMN sent_pgv vector(256)",
-        "CREATE INDEX turns_sent_hnsw ON turns USING hnsw (sent_pgv vector_cosine_ops)",
-    ]),
+    2: (
+        "pgvector: unit sent_vec column and HNSW cosine index",
+        [
+            "ALTER TABLE turns ADD COLUMN sent_pgv vector(256)",
+            "CREATE INDEX turns_sent_hnsw ON turns USING hnsw (sent_pgv vector_cosine_ops)",
+        ],
+    ),
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 
@@ -135,8 +146,15 @@ class PostgresTier(SQLTurnStore):
     level = "L3"
     _P = "%s"
 
-    def __init__(self, dsn: str | None = None, *, pool_size: int = 4, use_pgvector: str | bool = "auto",
-                 timeout_s: float = 30.0, retries: int = 5):
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        pool_size: int = 4,
+        use_pgvector: str | bool = "auto",
+        timeout_s: float = 30.0,
+        retries: int = 5,
+    ):
         dsn = dsn or os.environ.get(ENV_DSN)
         if not dsn:
             raise MemoryStoreError(f"postgres memory: no DSN given and ${ENV_DSN} is not set")
@@ -144,8 +162,9 @@ class PostgresTier(SQLTurnStore):
             import psycopg  # noqa: F401
             from psycopg_pool import ConnectionPool
         except ImportError as e:
-            raise MemoryStoreError(f"postgres memory needs psycopg 3 and psycopg_pool "
-                                   f"(pip install 'v22sdk[postgres]'): {e}") from e
+            raise MemoryStoreError(
+                f"postgres memory needs psycopg 3 and psycopg_pool (pip install 'v22sdk[postgres]'): {e}"
+            ) from e
         self.dsn = dsn
         self.path = redact(dsn)  # what messages and stats show
         self.timeout_s = timeout_s
@@ -154,8 +173,15 @@ class PostgresTier(SQLTurnStore):
         self._lock = threading.RLock()  # guards self.vocab (shared in place with L1/L2)
         self._pool = None
         try:
-            self._pool = ConnectionPool(dsn, min_size=1, max_size=max(1, pool_size), timeout=timeout_s,
-                                        configure=self._configure, open=True, name="v22sdk-memory")
+            self._pool = ConnectionPool(
+                dsn,
+                min_size=1,
+                max_size=max(1, pool_size),
+                timeout=timeout_s,
+                configure=self._configure,
+                open=True,
+                name="v22sdk-memory",
+            )
             self._pool.wait(timeout=timeout_s)
             self.pgvector = self._migrate(use_pgvector)
             self._load_vocab()
@@ -240,16 +266,19 @@ class PostgresTier(SQLTurnStore):
                     raise MemoryCommitInDoubt(
                         f"memory store {self.path}: {what}: the connection broke during COMMIT, so its outcome "
                         f"is unknown (commit in doubt): the write was NOT acknowledged and may or may not "
-                        f"have been stored: {_first_line(e)}") from e
+                        f"have been stored: {_first_line(e)}"
+                    ) from e
                 verb = "nothing was stored" if write else "read failed"
                 raise MemoryStoreError(
-                    f"memory store {self.path}: {what} failed, {verb}: {_first_line(e)}{lost_before}") from e
+                    f"memory store {self.path}: {what} failed, {verb}: {_first_line(e)}{lost_before}"
+                ) from e
             except Exception as e:  # pool timeout, closed pool
                 if isinstance(e, (MemoryStoreError, MemoryStoreCorrupt)):
                     raise
                 verb = ", nothing was stored" if write else ""
                 raise MemoryStoreError(
-                    f"memory store {self.path}: {what} failed{verb}: {_first_line(e)}{lost_before}") from e
+                    f"memory store {self.path}: {what} failed{verb}: {_first_line(e)}{lost_before}"
+                ) from e
 
     # -- schema ------------------------------------------------------------------------------
 
@@ -270,7 +299,8 @@ class PostgresTier(SQLTurnStore):
             if done and max(done) > SCHEMA_VERSION:
                 raise MemoryStoreError(
                     f"memory store {self.path} has schema version {max(done)}; this v22sdk knows up to "
-                    f"{SCHEMA_VERSION}: upgrade v22sdk")
+                    f"{SCHEMA_VERSION}: upgrade v22sdk"
+                )
             if 1 not in done:
                 cur.execute("SELECT to_regclass('turns')")
                 if cur.fetchone()[0] is not None:
@@ -306,11 +336,14 @@ class PostgresTier(SQLTurnStore):
                     break
                 last = rows[-1][0]
                 units = unit_rows(np.stack([np.frombuffer(sent, "<f4") for _, sent in rows]))
-                cur.executemany("UPDATE turns SET sent_pgv = %s::vector WHERE id = %s",
-                                [(_vec_literal(u), id_) for (id_, _), u in zip(rows, units)])
+                cur.executemany(
+                    "UPDATE turns SET sent_pgv = %s::vector WHERE id = %s",
+                    [(_vec_literal(u), id_) for (id_, _), u in zip(rows, units)],
+                )
             cur.execute(add_index)
-            cur.execute("INSERT INTO v22_schema_migrations (version, description) VALUES (%s, %s)",
-                        (2, MIGRATIONS[2][0]))
+            cur.execute(
+                "INSERT INTO v22_schema_migrations (version, description) VALUES (%s, %s)", (2, MIGRATIONS[2][0])
+            )
             return True
 
         try:
@@ -330,14 +363,15 @@ class PostgresTier(SQLTurnStore):
         desc, statements = MIGRATIONS[version]
         for stmt in statements:
             cur.execute(stmt)
-        cur.execute("INSERT INTO v22_schema_migrations (version, description) VALUES (%s, %s)",
-                    (version, desc))
+        cur.execute("INSERT INTO v22_schema_migrations (version, description) VALUES (%s, %s)", (version, desc))
 
     def migrations(self) -> list[tuple[int, str]]:
         """Applied migrations, oldest first: ``[(version, description)]``."""
+
         def body(cur):
             cur.execute("SELECT version, description FROM v22_schema_migrations ORDER BY version")
             return [tuple(r) for r in cur.fetchall()]
+
         return self._run(body, write=False, what="reading migrations")
 
     # -- vocabulary --------------------------------------------------------------------------
@@ -346,6 +380,7 @@ class PostgresTier(SQLTurnStore):
         def body(cur):
             cur.execute("SELECT bit, name FROM attr_vocab ORDER BY bit")
             return cur.fetchall()
+
         rows = self._run(body, write=False, what="reading the attribute vocabulary")
         if [r[0] for r in rows] != list(range(len(rows))):
             raise MemoryStoreCorrupt(self.path, "attribute vocabulary has gaps")
@@ -356,6 +391,7 @@ class PostgresTier(SQLTurnStore):
         def body(cur):
             cur.execute("SELECT count(*) FROM attr_vocab")
             return cur.fetchone()[0]
+
         if self._run(body, write=False, what="reading the attribute vocabulary") != len(self.vocab):
             self._load_vocab()
 
@@ -374,7 +410,7 @@ class PostgresTier(SQLTurnStore):
 
     def _adopt(self, vocab: AttrVocab) -> None:
         with self._lock:
-            for name in vocab.names[len(self.vocab):]:
+            for name in vocab.names[len(self.vocab) :]:
                 self.vocab.add(name)
 
     # -- writes ------------------------------------------------------------------------------
@@ -393,8 +429,10 @@ class PostgresTier(SQLTurnStore):
 
         def body(cur):
             # The counter rows serialise writers: ids gap-free and in commit order.
-            cur.execute("UPDATE v22_counters SET value = value + %s WHERE name IN ('turn_id', 'touched') "
-                        "RETURNING name, value", (n,))
+            cur.execute(
+                "UPDATE v22_counters SET value = value + %s WHERE name IN ('turn_id', 'touched') RETURNING name, value",
+                (n,),
+            )
             top = dict(cur.fetchall())
             vocab = self._sync_vocab(cur, turns)
             words = vocab.words()
@@ -405,14 +443,30 @@ class PostgresTier(SQLTurnStore):
                 attrs_json = json.dumps(sorted(t.attrs), ensure_ascii=False)
                 sent, mem = t.sent_vec.astype("<f4").tobytes(), t.mem_emb.astype("<f4").tobytes()
                 crc = row_crc(when, t.conversation, t.modality, t.digest, t.summary, attrs_json, sent, mem)
-                rows.append((first_id + j, when, t.conversation, t.modality, t.digest, t.summary, attrs_json,
-                             mask_to_blob(vocab.mask(t.attrs, words)), sent, mem, first_touch + j, crc))
+                rows.append(
+                    (
+                        first_id + j,
+                        when,
+                        t.conversation,
+                        t.modality,
+                        t.digest,
+                        t.summary,
+                        attrs_json,
+                        mask_to_blob(vocab.mask(t.attrs, words)),
+                        sent,
+                        mem,
+                        first_touch + j,
+                        crc,
+                    )
+                )
                 out.append(t.with_id(first_id + j, when, first_touch + j))
             cur.executemany(f"INSERT INTO turns ({TURN_COLUMNS}) VALUES ({','.join(['%s'] * 12)})", rows)
             if self.pgvector:
                 units = unit_rows(np.stack([t.sent_vec for t in turns]))
-                cur.executemany("UPDATE turns SET sent_pgv = %s::vector WHERE id = %s",
-                                [(_vec_literal(u), first_id + j) for j, u in enumerate(units)])
+                cur.executemany(
+                    "UPDATE turns SET sent_pgv = %s::vector WHERE id = %s",
+                    [(_vec_literal(u), first_id + j) for j, u in enumerate(units)],
+                )
             return out, vocab
 
         out, vocab = self._run(body, write=True, what=f"writing {n} turn(s)")
@@ -428,6 +482,7 @@ class PostgresTier(SQLTurnStore):
                 cur.execute("DELETE FROM turns WHERE id = %s", (i,))
                 out.append(cur.rowcount > 0)
             return out
+
         return self._run(body, write=True, what="removing turns")
 
     def touch(self, turn_ids: Sequence[int]) -> list[int]:
@@ -437,12 +492,13 @@ class PostgresTier(SQLTurnStore):
             return []
 
         def body(cur):
-            cur.execute("UPDATE v22_counters SET value = value + %s WHERE name = 'touched' RETURNING value",
-                        (len(ids),))
+            cur.execute(
+                "UPDATE v22_counters SET value = value + %s WHERE name = 'touched' RETURNING value", (len(ids),)
+            )
             first = cur.fetchone()[0] - len(ids) + 1
-            cur.executemany("UPDATE turns SET touched = %s WHERE id = %s",
-                            [(first + j, i) for j, i in enumerate(ids)])
+            cur.executemany("UPDATE turns SET touched = %s WHERE id = %s", [(first + j, i) for j, i in enumerate(ids)])
             return [first + j for j in range(len(ids))]
+
         return self._run(body, write=True, what="recording a promotion")
 
     # -- reads -------------------------------------------------------------------------------
@@ -451,6 +507,7 @@ class PostgresTier(SQLTurnStore):
         def body(cur):
             cur.execute(sql, args)
             return cur.fetchall()
+
         return self._run(body, write=False, what=what)
 
     def batched_get(self, turn_ids) -> list[Turn | None]:
@@ -462,8 +519,16 @@ class PostgresTier(SQLTurnStore):
     def count_where(self, conversation: str) -> int:
         return int(self._query("SELECT count(*) FROM turns WHERE conversation = %s", (conversation,))[0][0])
 
-    def search(self, queries, qmasks, qcounts, k: int = 1, exclude: np.ndarray | None = None,
-               chunk: int = 8192, approximate: bool = False):
+    def search(
+        self,
+        queries,
+        qmasks,
+        qcounts,
+        k: int = 1,
+        exclude: np.ndarray | None = None,
+        chunk: int = 8192,
+        approximate: bool = False,
+    ):
         """Exact top-k over every row not in ``exclude`` (see the module docstring for the paths)."""
         self._refresh_vocab()
         words = max(qmasks.shape[1], self.vocab.words())
@@ -493,8 +558,11 @@ class PostgresTier(SQLTurnStore):
         def body(cur):
             last = 0
             while True:  # keyset pages inside one snapshot: a consistent view of the table
-                cur.execute("SELECT id, sent_vec, attr_mask FROM turns WHERE id > %s ORDER BY id LIMIT %s",
-                            (last, chunk), binary=True)
+                cur.execute(
+                    "SELECT id, sent_vec, attr_mask FROM turns WHERE id > %s ORDER BY id LIMIT %s",
+                    (last, chunk),
+                    binary=True,
+                )
                 rows = cur.fetchall()
                 if not rows:
                     return
@@ -528,9 +596,12 @@ class PostgresTier(SQLTurnStore):
                     # (pgvector's index scan serves ORDER BY distance alone: no id tie-break there;
                     # the exact re-rank below breaks ties)
                     order = "sent_pgv <=> %s::vector" + ("" if approximate else ", id DESC")
-                    cur.execute(f"SELECT id, sent_vec, attr_mask, 1 - (sent_pgv <=> %s::vector) AS cos FROM turns "
-                                f"ORDER BY {order} LIMIT %s OFFSET %s",
-                                (lit, lit, page, offset), binary=True)
+                    cur.execute(
+                        f"SELECT id, sent_vec, attr_mask, 1 - (sent_pgv <=> %s::vector) AS cos FROM turns "
+                        f"ORDER BY {order} LIMIT %s OFFSET %s",
+                        (lit, lit, page, offset),
+                        binary=True,
+                    )
                     rows = cur.fetchall()
                     if not rows:
                         break
@@ -538,8 +609,7 @@ class PostgresTier(SQLTurnStore):
                     block = self._decode_block(rows, exclude, words)
                     if block is not None:
                         ids, units, masks, counts = block
-                        cid, csc = search_block(ids, units, masks, counts, queries[q], qmasks[q],
-                                                int(qcounts[q]), k)
+                        cid, csc = search_block(ids, units, masks, counts, queries[q], qmasks[q], int(qcounts[q]), k)
                         best_ids[q], best_sc[q] = merge_topk(best_ids[q], best_sc[q], cid, csc, k)
                     # Unseen rows have cos <= the last one seen (up to float error): stop when even a
                     # perfect Jaccard could not lift them to the k-th best.
@@ -555,7 +625,7 @@ class PostgresTier(SQLTurnStore):
     def integrity_check(self) -> list[str]:
         """Checks the server cannot do for us: the counters cover every id, every checksum holds."""
         problems = []
-        (top_id,), = self._query("SELECT value FROM v22_counters WHERE name = 'turn_id'")
+        ((top_id,),) = self._query("SELECT value FROM v22_counters WHERE name = 'turn_id'")
         if self.max_id() > top_id:
             problems.append(f"turn id counter {top_id} is behind max(id) {self.max_id()}")
         for t in self._iter_checked():
@@ -572,12 +642,20 @@ class PostgresTier(SQLTurnStore):
 
     def stats(self) -> dict:
         n, first, last, convs = self._query(
-            "SELECT count(*), min(time), max(time), count(DISTINCT conversation) FROM turns")[0]
+            "SELECT count(*), min(time), max(time), count(DISTINCT conversation) FROM turns"
+        )[0]
         size = self._query("SELECT pg_total_relation_size('turns')")[0][0]
-        return {"path": self.path, "turns": int(n), "first_time": first, "last_time": last,
-                "conversations": int(convs), "attribute_names": len(self.vocab), "bytes_on_disk": int(size),
-                "schema_version": max(v for v, _ in self.migrations()),
-                "search": "pgvector" if self.pgvector else "exact client-side scan"}
+        return {
+            "path": self.path,
+            "turns": int(n),
+            "first_time": first,
+            "last_time": last,
+            "conversations": int(convs),
+            "attribute_names": len(self.vocab),
+            "bytes_on_disk": int(size),
+            "schema_version": max(v for v, _ in self.migrations()),
+            "search": "pgvector" if self.pgvector else "exact client-side scan",
+        }
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
@@ -605,8 +683,23 @@ class PostgresMemory(TieredMemory):
 
     name = "postgres"
 
-    def __init__(self, dsn: str | None = None, *, l1_size: int = 50, l2_size: int = 10_000,
-                 device="cpu", hit_threshold: float = 0.9, scan_l3: bool = True, pool_size: int = 4,
-                 use_pgvector: str | bool = "auto"):
-        super().__init__(l1_size=l1_size, l2_size=l2_size, device=device, hit_threshold=hit_threshold,
-                         scan_l3=scan_l3, l3=PostgresTier(dsn, pool_size=pool_size, use_pgvector=use_pgvector))
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        l1_size: int = 50,
+        l2_size: int = 10_000,
+        device="cpu",
+        hit_threshold: float = 0.9,
+        scan_l3: bool = True,
+        pool_size: int = 4,
+        use_pgvector: str | bool = "auto",
+    ):
+        super().__init__(
+            l1_size=l1_size,
+            l2_size=l2_size,
+            device=device,
+            hit_threshold=hit_threshold,
+            scan_l3=scan_l3,
+            l3=PostgresTier(dsn, pool_size=pool_size, use_pgvector=use_pgvector),
+        )

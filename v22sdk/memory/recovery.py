@@ -31,8 +31,8 @@ from v22sdk.memory.sqlite_checks import ABSENT_KEY, parse_created, read_ack, tab
 from v22sdk.memory.sqlite_tier import PAGE_SIZE, TURN_COLUMNS, SQLiteTier, row_crc
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM
 
-
 # -- full check ---------------------------------------------------------------------------------
+
 
 def full_check(store) -> dict:
     """SQLite's ``integrity_check`` plus every row's checksum: ``{"integrity_check": [...],
@@ -43,11 +43,15 @@ def full_check(store) -> dict:
         rows = store._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id > ? ORDER BY id LIMIT 2000", (last,))
         if not rows:
             break
-        for (id_, when, conv, mod, digest, summary, attrs, _m, sent, mem, _t, crc) in rows:
+        for id_, when, conv, mod, digest, summary, attrs, _m, sent, mem, _t, crc in rows:
             n += 1
-            ok = (isinstance(sent, bytes) and isinstance(mem, bytes) and len(sent) == 4 * SENT_DIM
-                  and len(mem) == 4 * MEM_DIM
-                  and crc == row_crc(when, conv, mod, digest, summary, attrs, sent, mem))
+            ok = (
+                isinstance(sent, bytes)
+                and isinstance(mem, bytes)
+                and len(sent) == 4 * SENT_DIM
+                and len(mem) == 4 * MEM_DIM
+                and crc == row_crc(when, conv, mod, digest, summary, attrs, sent, mem)
+            )
             if not ok:
                 bad.append(int(id_))
         last = rows[-1][0]
@@ -55,6 +59,7 @@ def full_check(store) -> dict:
 
 
 # -- salvage ------------------------------------------------------------------------------------
+
 
 @dataclass
 class _Scan:
@@ -75,13 +80,20 @@ def _turn_row(rowid: int, vals: list) -> tuple[int, tuple] | Literal[False] | No
     if len(vals) != 12 or vals[0] is not None:
         return None
     when, conv, mod, digest, summary, attrs, mask, sent, mem, touched, crc = vals[1:]
-    if not (isinstance(when, (int, float)) and all(isinstance(v, str) for v in (conv, mod, digest, summary, attrs))
-            and all(isinstance(v, bytes) for v in (mask, sent, mem))
-            and isinstance(touched, int) and isinstance(crc, int)):
+    if not (
+        isinstance(when, (int, float))
+        and all(isinstance(v, str) for v in (conv, mod, digest, summary, attrs))
+        and all(isinstance(v, bytes) for v in (mask, sent, mem))
+        and isinstance(touched, int)
+        and isinstance(crc, int)
+    ):
         return None
     when = float(when)  # SQLite may keep a whole-number REAL as an integer on disk
-    if len(sent) != 4 * SENT_DIM or len(mem) != 4 * MEM_DIM or crc != row_crc(
-            when, conv, mod, digest, summary, attrs, sent, mem):
+    if (
+        len(sent) != 4 * SENT_DIM
+        or len(mem) != 4 * MEM_DIM
+        or crc != row_crc(when, conv, mod, digest, summary, attrs, sent, mem)
+    ):
         return False
     try:
         names = json.loads(attrs)
@@ -100,8 +112,11 @@ def _rows_under(path: str, size: int, limit: int = 8 << 20) -> int:
             data = image.page(pgno)
             if data is None or sf.page_kind(image, pgno, data) != sf.TABLE_LEAF:
                 continue
-            found += sum(1 for rowid, vals in sf.cells(image, pgno, data)
-                         if rowid is not None and vals is not None and _turn_row(rowid, vals))
+            found += sum(
+                1
+                for rowid, vals in sf.cells(image, pgno, data)
+                if rowid is not None and vals is not None and _turn_row(rowid, vals)
+            )
     return found
 
 
@@ -189,8 +204,11 @@ class _Writer:
                 "INSERT INTO turns (id, time, conversation, modality, digest, summary, attrs, attr_mask, "
                 "sent_vec, mem_emb, touched, crc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) "
                 "ON CONFLICT(id) DO UPDATE SET touched = max(touched, excluded.touched)",
-                [(i, w, cv, md, dg, sm, at, mask_to_blob(tier.vocab.mask(names, words)), s, m, t, k)
-                 for (i, w, cv, md, dg, sm, at, names, s, m, t, k) in rows])
+                [
+                    (i, w, cv, md, dg, sm, at, mask_to_blob(tier.vocab.mask(names, words)), s, m, t, k)
+                    for (i, w, cv, md, dg, sm, at, names, s, m, t, k) in rows
+                ],
+            )
 
         tier._transaction(body)
 
@@ -233,8 +251,9 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
         with sf.PageImage(src) as image:
             tables = {r[1] for r in table_rows(image, 1) if len(r) == 5 and r[0] == "table"}
         if tables and "turns" not in tables:
-            raise InputError(src, "an SQLite database without a 'turns' table: not a v22sdk "
-                                  "memory store, nothing to salvage")
+            raise InputError(
+                src, "an SQLite database without a 'turns' table: not a v22sdk memory store, nothing to salvage"
+            )
     folder = os.path.dirname(os.path.abspath(dst))
     try:
         os.makedirs(folder, exist_ok=True)
@@ -247,11 +266,18 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
         try:
             with sf.PageImage(src, page_size=page_size) as image:
                 scan = _scan_into(image, _Writer(out))
-                facts = {"pages": image.present, "missing_pages": image.missing_pages(),
-                         "wal_frames": image.wal.frame_count, "bad_cells": image.bad_cells}
+                facts = {
+                    "pages": image.present,
+                    "missing_pages": image.missing_pages(),
+                    "wal_frames": image.wal.frame_count,
+                    "bad_cells": image.bad_cells,
+                }
             if not scan.recovered and not header.valid and not scan.damaged:
-                raise InputError(src, "not an SQLite database (bad header) and no turn rows found: "
-                                      "not a memory store, nothing to salvage")
+                raise InputError(
+                    src,
+                    "not an SQLite database (bad header) and no turn rows found: "
+                    "not a memory store, nothing to salvage",
+                )
             report = _account(src, scan, facts, header_ok)
             _finish(out, scan, report)
         except sqlite3.Error as e:
@@ -283,8 +309,9 @@ def _account(src: str, scan: _Scan, facts: dict, header_ok: bool) -> dict:
     seen_top = max(max(scan.recovered, default=0), max(scan.listed, default=0))
     top_known = max(scan.sequence or 0, mark)
     top = max(top_known, seen_top)
-    known = (scan.listed | {i for i in scan.damaged if i <= top}
-             | set(range((scan.sequence or 0) + 1, mark + 1))) - scan.recovered
+    known = (
+        scan.listed | {i for i in scan.damaged if i <= top} | set(range((scan.sequence or 0) + 1, mark + 1))
+    ) - scan.recovered
     recovered = len(scan.recovered)
     if top_known and not scan.absent:
         held = top
@@ -296,9 +323,17 @@ def _account(src: str, scan: _Scan, facts: dict, header_ok: bool) -> dict:
         held, lost_ids = None, known
     lost = held - recovered if held is not None else len(lost_ids)
     complete = lost == 0 and (held is not None or facts["missing_pages"] == 0)
-    return {"recovered": recovered, "held": held, "lost": lost, "complete": complete,
-            "skipped_ids": sorted(lost_ids), "damaged_rows": len(scan.damaged - scan.recovered),
-            "header": "ok" if header_ok else "rebuilt", "top_id": top, **facts}
+    return {
+        "recovered": recovered,
+        "held": held,
+        "lost": lost,
+        "complete": complete,
+        "skipped_ids": sorted(lost_ids),
+        "damaged_rows": len(scan.damaged - scan.recovered),
+        "header": "ok" if header_ok else "rebuilt",
+        "top_id": top,
+        **facts,
+    }
 
 
 def _finish(out, scan: _Scan, report: dict) -> None:
@@ -310,7 +345,9 @@ def _finish(out, scan: _Scan, report: dict) -> None:
         if c.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'turns'", (top,)).rowcount == 0:
             c.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('turns', ?)", (top,))
         if absent:
-            c.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                      (ABSENT_KEY, str(absent)))
+            c.execute(
+                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (ABSENT_KEY, str(absent)),
+            )
 
     out._transaction(body)

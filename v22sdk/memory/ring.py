@@ -11,7 +11,7 @@ column of L3 holds exactly the same turns.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -66,20 +66,32 @@ class RingTier(MemoryTier):
 
     def _insert(self, turns: Sequence[Turn]) -> np.ndarray:
         """Insert turns not yet held; return the slots written."""
-        turns = [t for t in turns if t.id not in self.slot][-self.capacity:]
+        turns = [t for t in turns if t.id not in self.slot][-self.capacity :]
         if not turns:
             return np.empty(0, np.int64)
         self._ensure_words()
         w = self.masks.shape[1]
         return self.insert_block(
-            np.array([t.id for t in turns], np.int64), np.stack([t.sent_vec for t in turns]),
-            np.stack([t.mem_emb for t in turns]), np.stack([self.vocab.mask(t.attrs, w) for t in turns]),
-            np.array([t.time for t in turns]), np.array([t.touched for t in turns], np.int64),
-            [(t.conversation, t.modality, t.digest, t.summary) for t in turns])
+            np.array([t.id for t in turns], np.int64),
+            np.stack([t.sent_vec for t in turns]),
+            np.stack([t.mem_emb for t in turns]),
+            np.stack([self.vocab.mask(t.attrs, w) for t in turns]),
+            np.array([t.time for t in turns]),
+            np.array([t.touched for t in turns], np.int64),
+            [(t.conversation, t.modality, t.digest, t.summary) for t in turns],
+        )
 
-    def insert_block(self, ids: np.ndarray, sent: np.ndarray, mem: np.ndarray, masks: np.ndarray,
-                     times: np.ndarray, touched: np.ndarray, text: list[tuple],
-                     units: np.ndarray | None = None) -> np.ndarray:
+    def insert_block(
+        self,
+        ids: np.ndarray,
+        sent: np.ndarray,
+        mem: np.ndarray,
+        masks: np.ndarray,
+        times: np.ndarray,
+        touched: np.ndarray,
+        text: list[tuple],
+        units: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Bulk insert of n new turns as arrays (ids not held yet), oldest first; the last
         ``capacity`` are kept. Shapes: (n,), (n, 256), (n, 384), (n, W'), (n,), (n,), n tuples;
         ``units``: ``unit_rows(sent)`` when the caller has it already."""
@@ -88,7 +100,14 @@ class RingTier(MemoryTier):
         if len(ids) > self.capacity:
             cut = len(ids) - self.capacity
             ids, sent, mem, masks, times, touched, text = (
-                ids[cut:], sent[cut:], mem[cut:], masks[cut:], times[cut:], touched[cut:], text[cut:])
+                ids[cut:],
+                sent[cut:],
+                mem[cut:],
+                masks[cut:],
+                times[cut:],
+                touched[cut:],
+                text[cut:],
+            )
         n = len(ids)
         if n == 0:
             return np.empty(0, np.int64)
@@ -119,13 +138,30 @@ class RingTier(MemoryTier):
         """insert_block for one turn (arrays of length 1); RingTier's insert_one, not an override (a
         subclass's insert_block publishes the slots it returns)."""
         row = np.ascontiguousarray(masks[0], "<u8")
-        s = RingTier.insert_one(self, int(ids[0]), sent[0], unit_row(sent[0]) if units is None else units[0], mem[0],
-                                int.from_bytes(row.tobytes(), "little"), float(times[0]), int(touched[0]),
-                                text[0])
+        s = RingTier.insert_one(
+            self,
+            int(ids[0]),
+            sent[0],
+            unit_row(sent[0]) if units is None else units[0],
+            mem[0],
+            int.from_bytes(row.tobytes(), "little"),
+            float(times[0]),
+            int(touched[0]),
+            text[0],
+        )
         return np.array([s], np.int64)
 
-    def insert_one(self, turn_id: int, sent: np.ndarray, units: np.ndarray, mem: np.ndarray, mask: int,
-                   time: float, touched: int, text: tuple) -> int:
+    def insert_one(
+        self,
+        turn_id: int,
+        sent: np.ndarray,
+        units: np.ndarray,
+        mem: np.ndarray,
+        mask: int,
+        time: float,
+        touched: int,
+        text: tuple,
+    ) -> int:
         """Insert one new turn (id not held yet) with scalar indexing: the per-turn write path.
         ``sent``, ``units``, ``mem``: its rows; ``mask``: its attribute mask as a Python int
         (:meth:`AttrVocab.mask_int`). Returns the slot written."""
@@ -179,8 +215,18 @@ class RingTier(MemoryTier):
         assert text is not None, s  # a slot in self.slot holds a turn
         conv, mod, digest, summary = text
         attrs = self.vocab.names_of(self.masks[s])  # masks hold every name (vocab covers all)
-        return Turn(self.sent[s].copy(), self.mem[s].copy(), attrs, int(self.ids[s]),
-                    float(self.times[s]), conv, mod, digest, summary, int(self.touched[s]))
+        return Turn(
+            self.sent[s].copy(),
+            self.mem[s].copy(),
+            attrs,
+            int(self.ids[s]),
+            float(self.times[s]),
+            conv,
+            mod,
+            digest,
+            summary,
+            int(self.touched[s]),
+        )
 
     def id_array(self) -> np.ndarray:
         """Sorted ids held (for excluding them from an L3 scan)."""
@@ -214,7 +260,7 @@ class RingTier(MemoryTier):
             cand = prune(cos[q], masks, counts, qm[q], qc, kk, valid=valid)
             exact = exact_scores(self.units[cand], masks[cand], counts[cand], queries[q], qm[q], qc)
             sel, sc = pick_topk(ids[cand], exact, kk)
-            out_ids[q, :len(sel)], out_sc[q, :len(sel)] = ids[cand][sel], sc
+            out_ids[q, : len(sel)], out_sc[q, : len(sel)] = ids[cand][sel], sc
         return out_ids, out_sc
 
     def clear(self) -> None:

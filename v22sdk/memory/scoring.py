@@ -139,6 +139,7 @@ def _faiss_inner_products():
         out = np.empty(len(units), np.float32)
         fn(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(units), units.shape[1], len(units))
         return out
+
     return ip
 
 
@@ -167,12 +168,11 @@ def matvec(units: np.ndarray, q: np.ndarray) -> np.ndarray:
         return np.einsum("ij,j->i", units, q)
     out = np.empty(n, np.float32)
     for s in range(0, n, 2048):
-        np.matmul(units[s:s + 2048], q, out=out[s:s + 2048])
+        np.matmul(units[s : s + 2048], q, out=out[s : s + 2048])
     return out
 
 
-def fast_scores(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray,
-                qmask: np.ndarray, qcount: int) -> np.ndarray:
+def fast_scores(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, qmask: np.ndarray, qcount: int) -> np.ndarray:
     """float32 hybrid scores (N,) of one query, for candidate selection only.
 
     ``cos`` (N,) float32 cosines; ``masks`` (N, W) uint64, best stored column-major (Fortran
@@ -234,9 +234,16 @@ def _faiss_hammings():
     def ham(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
         """``rows`` (r, W) uint64 C-contiguous, ``q`` (W,) uint64: int32 popcounts of ``rows ^ q``."""
         out = np.empty(len(rows), np.int32)
-        fn(faiss.swig_ptr(np.ascontiguousarray(q).view(np.uint8)), faiss.swig_ptr(rows.view(np.uint8)), 1,
-           len(rows), 8 * rows.shape[1], faiss.swig_ptr(out))
+        fn(
+            faiss.swig_ptr(np.ascontiguousarray(q).view(np.uint8)),
+            faiss.swig_ptr(rows.view(np.uint8)),
+            1,
+            len(rows),
+            8 * rows.shape[1],
+            faiss.swig_ptr(out),
+        )
         return out
+
     return ham
 
 
@@ -247,8 +254,9 @@ _FAISS_HAM_LOADED = False
 HAMMING_ROWS = 128
 
 
-def _intersections(masks: np.ndarray, rows: np.ndarray, qmask: np.ndarray, counts: np.ndarray | None = None
-                   ) -> np.ndarray:
+def _intersections(
+    masks: np.ndarray, rows: np.ndarray, qmask: np.ndarray, counts: np.ndarray | None = None
+) -> np.ndarray:
     """int32 ``|row mask & qmask|`` of ``masks[rows]``. ``counts``: ``counts[rows]`` (popcounts of the
     rows), which lets FAISS's Hamming kernel count them: ``|A & B| = (|A| + |B| - |A ^ B|) / 2``."""
     global _FAISS_HAM, _FAISS_HAM_LOADED
@@ -272,8 +280,9 @@ def _intersections(masks: np.ndarray, rows: np.ndarray, qmask: np.ndarray, count
     return inter
 
 
-def _fast_rows(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, rows: np.ndarray,
-               qmask: np.ndarray, qcount: int) -> np.ndarray:
+def _fast_rows(
+    cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, rows: np.ndarray, qmask: np.ndarray, qcount: int
+) -> np.ndarray:
     """``fast_scores(cos[rows], masks[rows], counts[rows], ...)``, bit for bit, reading only the
     words of ``masks`` it needs."""
     c = cos[rows]
@@ -289,8 +298,9 @@ def _fast_rows(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, rows: np.
     return jac
 
 
-def _top1_rows(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, qmask: np.ndarray,
-               qcount: int) -> tuple[np.ndarray, float]:
+def _top1_rows(
+    cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, qmask: np.ndarray, qcount: int
+) -> tuple[np.ndarray, float]:
     """Rows that can be the top-1 candidate, and the floor they were kept by: the hybrid score of
     the row of best cosine, computed with Python numbers (a handful of numpy calls: a single-query
     read is dominated by their fixed cost, cache-cold above all), less ``MARGIN`` and 1e-6 (its
@@ -327,8 +337,15 @@ def _cos_floor(floor: float, jmax: float) -> float:
     return (float(floor) - W_JAC * jmax) / W_COS - COS_SLACK
 
 
-def prune(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, qmask: np.ndarray, qcount: int,
-          k: int, valid: np.ndarray | None = None) -> np.ndarray:
+def prune(
+    cos: np.ndarray,
+    masks: np.ndarray,
+    counts: np.ndarray,
+    qmask: np.ndarray,
+    qcount: int,
+    k: int,
+    valid: np.ndarray | None = None,
+) -> np.ndarray:
     """Indices of the rows :func:`candidates` would pick from ``fast_scores`` of every row, computing
     the Jaccard term only for rows that can reach the top ``k``.
 
@@ -349,7 +366,7 @@ def prune(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, qmask: np.ndar
             return rows
         if len(rows) > RAISE_ROWS:  # a weak floor: raise it with the SEED_ROWS best cosines there
             c = cos[rows]
-            top = np.argpartition(c, len(c) - SEED_ROWS)[len(c) - SEED_ROWS:]
+            top = np.argpartition(c, len(c) - SEED_ROWS)[len(c) - SEED_ROWS :]
             floor = max(floor, float(_fast_rows(cos, masks, counts, rows[top], qmask, qcount).max()) - MARGIN)
             rows = rows[c >= _cos_floor(floor, 1.0 if qcount > 0 else 0.0)]
         if qcount > 0 and len(rows) > TOP1_ROWS:
@@ -368,10 +385,10 @@ def prune(cos: np.ndarray, masks: np.ndarray, counts: np.ndarray, qmask: np.ndar
         seed = np.flatnonzero(cos >= edge)
         whole = True  # the seeds are every row at or above edge
         if len(seed) < k:
-            seed, whole = np.argpartition(cos, n - m)[n - m:], False
+            seed, whole = np.argpartition(cos, n - m)[n - m :], False
         elif len(seed) > SEED_ROWS + k:
             s = cos[seed]
-            seed, whole = seed[np.argpartition(s, len(s) - SEED_ROWS - k)[len(s) - SEED_ROWS - k:]], False
+            seed, whole = seed[np.argpartition(s, len(s) - SEED_ROWS - k)[len(s) - SEED_ROWS - k :]], False
         seed_fast = _fast_rows(cos, masks, counts, seed, qmask, qcount)
         floor = _kth(seed_fast, k) - np.float32(MARGIN)
         if not np.isfinite(floor):  # fewer valid rows than seeds: nothing to prune with
@@ -396,8 +413,9 @@ def _pick(rows: np.ndarray, fast: np.ndarray, k: int, valid: np.ndarray | None) 
     return rows[candidates(fast, k)]
 
 
-def exact_scores(units: np.ndarray, masks: np.ndarray, counts: np.ndarray,
-                 qunit: np.ndarray, qmask: np.ndarray, qcount: int) -> np.ndarray:
+def exact_scores(
+    units: np.ndarray, masks: np.ndarray, counts: np.ndarray, qunit: np.ndarray, qmask: np.ndarray, qcount: int
+) -> np.ndarray:
     """float64 hybrid scores (n,) of a few rows, independent of their position (row-wise sum)."""
     if len(units) == 1:  # the usual single candidate: the same float64 operations, fewer numpy calls
         cos = float((units[0].astype(np.float64) * qunit.astype(np.float64)).sum())
@@ -420,8 +438,9 @@ def pick_topk(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, 
     return order[:k], scores[order[:k]]
 
 
-def merge_topk(best_ids: np.ndarray, best_sc: np.ndarray, ids: np.ndarray, scores: np.ndarray, k: int
-               ) -> tuple[np.ndarray, np.ndarray]:
+def merge_topk(
+    best_ids: np.ndarray, best_sc: np.ndarray, ids: np.ndarray, scores: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The running top-``k`` (``best_ids``, ``best_sc``) merged with one block's candidates, in the
     same order as :func:`pick_topk` (higher score first, then higher id)."""
     all_ids, all_sc = np.concatenate([best_ids, ids]), np.concatenate([best_sc, scores])
@@ -429,9 +448,16 @@ def merge_topk(best_ids: np.ndarray, best_sc: np.ndarray, ids: np.ndarray, score
     return all_ids[sel], top
 
 
-def search_block(ids: np.ndarray, units: np.ndarray, masks: np.ndarray, counts: np.ndarray,
-                 qunit: np.ndarray, qmask: np.ndarray, qcount: int, k: int = 1
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def search_block(
+    ids: np.ndarray,
+    units: np.ndarray,
+    masks: np.ndarray,
+    counts: np.ndarray,
+    qunit: np.ndarray,
+    qmask: np.ndarray,
+    qcount: int,
+    k: int = 1,
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-``k`` of one query over a block of rows.
 
     ``ids`` (N,) int64, ``units`` (N, 256) float32 unit rows, ``masks`` (N, W) uint64, ``counts``

@@ -29,6 +29,7 @@ ABSENT_KEY = "absent_ids"
 
 # -- before opening -----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class FileFacts:
     """What :func:`inspect_before_open` found: the schema version and table names of the newest
@@ -76,17 +77,18 @@ def table_rows(image: sf.PageImage, root: int, limit: int = 10_000) -> list[list
         base = 100 if pgno == 1 else 0
         kind = data[base]
         if kind == sf.TABLE_INTERIOR:
-            n = int.from_bytes(data[base + 3:base + 5], "big")
-            stack.append(int.from_bytes(data[base + 8:base + 12], "big"))
+            n = int.from_bytes(data[base + 3 : base + 5], "big")
+            stack.append(int.from_bytes(data[base + 8 : base + 12], "big"))
             for k in range(min(n, (image.usable - base - 12) // 2)):
-                ptr = int.from_bytes(data[base + 12 + 2 * k:base + 14 + 2 * k], "big")
-                stack.append(int.from_bytes(data[ptr:ptr + 4], "big"))
+                ptr = int.from_bytes(data[base + 12 + 2 * k : base + 14 + 2 * k], "big")
+                stack.append(int.from_bytes(data[ptr : ptr + 4], "big"))
         elif kind == sf.TABLE_LEAF:
             out += [vals for _, vals in sf.cells(image, pgno, data) if vals is not None]
     return out
 
 
 # -- the acknowledged high-water mark -----------------------------------------------------------
+
 
 class AckMark:
     """The highest acknowledged turn id of the store at ``path``, kept in ``path-ack``.

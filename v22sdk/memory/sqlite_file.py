@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 
@@ -44,14 +44,14 @@ class Header:
     valid: bool
     page_size: int = 0
     reserved: int = 0
-    pages: int = 0            # database size in pages, when the header says it reliably (else 0)
+    pages: int = 0  # database size in pages, when the header says it reliably (else 0)
     freelist_trunk: int = 0
     freelist_pages: int = 0
     user_version: int = 0
     wal_mode: bool = False
 
     @staticmethod
-    def parse(head: bytes) -> "Header":
+    def parse(head: bytes) -> Header:
         if len(head) < 100 or not head.startswith(MAGIC):
             return Header(False)
         size = int.from_bytes(head[16:18], "big")
@@ -60,9 +60,16 @@ class Header:
             return Header(False)
         # The page count is valid only when written by the same change as the change counter.
         pages = int.from_bytes(head[28:32], "big") if head[24:28] == head[92:96] else 0
-        return Header(True, size, head[20], pages, int.from_bytes(head[32:36], "big"),
-                      int.from_bytes(head[36:40], "big"), int.from_bytes(head[60:64], "big"),
-                      head[18] == 2 or head[19] == 2)
+        return Header(
+            True,
+            size,
+            head[20],
+            pages,
+            int.from_bytes(head[32:36], "big"),
+            int.from_bytes(head[36:40], "big"),
+            int.from_bytes(head[60:64], "big"),
+            head[18] == 2 or head[19] == 2,
+        )
 
 
 def read_header(path: str) -> Header:
@@ -100,7 +107,7 @@ def wal_checksum(data: bytes, s0: int, s1: int, big_endian: bool) -> tuple[int, 
     a, b = words[0::2], words[1::2]
     n = len(a)
     p = _powers(n + 1)
-    back = p[n - 1::-1] if n else p[:0]  # M**(n-1-i) for i = 0..n-1
+    back = p[n - 1 :: -1] if n else p[:0]  # M**(n-1-i) for i = 0..n-1
     c1 = (a + b) & 0xFFFFFFFF
     t0 = int((back[:, 0, 0] * a + back[:, 0, 1] * c1).sum()) if n else 0
     t1 = int((back[:, 1, 0] * a + back[:, 1, 1] * c1).sum()) if n else 0
@@ -116,11 +123,11 @@ class Wal:
 
     page_size: int = 0
     frames: dict[int, int] = field(default_factory=dict)
-    committed_pages: int = 0   # database size in pages after the last commit (0: no commit)
-    frame_count: int = 0       # valid, committed frames read
+    committed_pages: int = 0  # database size in pages after the last commit (0: no commit)
+    frame_count: int = 0  # valid, committed frames read
 
     @staticmethod
-    def read(path: str, page_size_hint: int = 0) -> "Wal":
+    def read(path: str, page_size_hint: int = 0) -> Wal:
         try:
             fd = os.open(path, os.O_RDONLY)
         except OSError:
@@ -131,7 +138,7 @@ class Wal:
             os.close(fd)
 
     @staticmethod
-    def _read(fd: int, size: int, hint: int) -> "Wal":
+    def _read(fd: int, size: int, hint: int) -> Wal:
         head = os.pread(fd, 32, 0)
         if len(head) < 32:
             return Wal()
@@ -166,6 +173,7 @@ class Wal:
 
 # -- pages ------------------------------------------------------------------------------------
 
+
 class PageImage:
     """The newest committed version of each page of the database ``path`` (plus ``path-wal``).
 
@@ -174,8 +182,7 @@ class PageImage:
     ``expected`` the number the header (or the WAL's last commit) says the database has.
     """
 
-    def __init__(self, path: str, *, default_page_size: int = 4096, page_size: int | None = None,
-                 use_wal: bool = True):
+    def __init__(self, path: str, *, default_page_size: int = 4096, page_size: int | None = None, use_wal: bool = True):
         self.path = path
         self._fd: int | None = os.open(path, os.O_RDONLY)
         try:
@@ -183,8 +190,7 @@ class PageImage:
             self.header = Header.parse(os.pread(self._fd, 100, 0))
             self.wal = Wal.read(path + "-wal") if use_wal else Wal()
             if page_size is None:
-                page_size = (self.header.page_size if self.header.valid else
-                             self.wal.page_size or default_page_size)
+                page_size = self.header.page_size if self.header.valid else self.wal.page_size or default_page_size
             self.page_size = page_size
             if self.wal.page_size and self.wal.page_size != page_size:
                 self.wal = Wal()  # a WAL for another page size cannot belong to this file
@@ -204,7 +210,7 @@ class PageImage:
                 os.close(fd)
         self._fd = self._wal_fd = None
 
-    def __enter__(self) -> "PageImage":
+    def __enter__(self) -> PageImage:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -246,7 +252,7 @@ def free_pages(image: PageImage) -> set[int]:
         nxt, count = struct.unpack(">II", data[:8])
         if nxt > image.count or count > (image.usable - 8) // 4:
             break  # not a trunk page: a damaged pointer must not hide a live page
-        leaves = struct.unpack(f">{count}I", data[8:8 + 4 * count])
+        leaves = struct.unpack(f">{count}I", data[8 : 8 + 4 * count])
         if any(p < 2 or p > image.count for p in leaves):
             break
         out.add(trunk)
@@ -256,6 +262,7 @@ def free_pages(image: PageImage) -> set[int]:
 
 
 # -- cells and records --------------------------------------------------------------------------
+
 
 def varint(b: bytes, i: int) -> tuple[int, int]:
     """The varint at ``b[i]`` and the offset after it."""
@@ -289,12 +296,12 @@ def record(payload: bytes) -> list:
             n = _INT_SIZES[t]
             if at + n > len(payload):
                 raise ValueError("record body cut short")
-            out.append(int.from_bytes(payload[at:at + n], "big", signed=True))
+            out.append(int.from_bytes(payload[at : at + n], "big", signed=True))
             at += n
         elif t == 7:
             if at + 8 > len(payload):
                 raise ValueError("record body cut short")
-            out.append(struct.unpack(">d", payload[at:at + 8])[0])
+            out.append(struct.unpack(">d", payload[at : at + 8])[0])
             at += 8
         elif t in (8, 9):
             out.append(t - 8)
@@ -302,7 +309,7 @@ def record(payload: bytes) -> list:
             n = (t - 12) >> 1
             if at + n > len(payload):
                 raise ValueError("record body cut short")
-            chunk = payload[at:at + n]
+            chunk = payload[at : at + n]
             out.append(bytes(chunk) if t % 2 == 0 else chunk.decode("utf-8"))
             at += n
         else:
@@ -325,10 +332,10 @@ def _payload(image: PageImage, data: bytes, at: int, p: int, table: bool) -> byt
     if at + local > image.usable:
         raise ValueError("cell runs past the page")
     if local == p:
-        return data[at:at + p]
-    parts = [data[at:at + local]]
+        return data[at : at + p]
+    parts = [data[at : at + local]]
     have = local
-    nxt = int.from_bytes(data[at + local:at + local + 4], "big")
+    nxt = int.from_bytes(data[at + local : at + local + 4], "big")
     for _ in range(_MAX_OVERFLOW):
         if have >= p:
             break
@@ -336,7 +343,7 @@ def _payload(image: PageImage, data: bytes, at: int, p: int, table: bool) -> byt
         if page is None:
             raise ValueError("overflow chain broken")
         take = min(p - have, image.usable - 4)
-        parts.append(page[4:4 + take])
+        parts.append(page[4 : 4 + take])
         have += take
         nxt = int.from_bytes(page[:4], "big")
     if have < p:
@@ -360,11 +367,11 @@ def cells(image: PageImage, pgno: int, data: bytes) -> Iterator[tuple[int | None
     if kind not in (TABLE_LEAF, INDEX_LEAF, INDEX_INTERIOR):
         return
     head = 12 if kind == INDEX_INTERIOR else 8
-    n = int.from_bytes(data[base + 3:base + 5], "big")
+    n = int.from_bytes(data[base + 3 : base + 5], "big")
     if base + head + 2 * n > image.usable:
         return
     for k in range(n):
-        ptr = int.from_bytes(data[base + head + 2 * k:base + head + 2 * k + 2], "big")
+        ptr = int.from_bytes(data[base + head + 2 * k : base + head + 2 * k + 2], "big")
         rowid = None
         try:
             if ptr < base + head + 2 * n or ptr >= image.usable:

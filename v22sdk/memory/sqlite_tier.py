@@ -25,13 +25,12 @@ import sys
 import threading
 import time
 import zlib
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
 from v22sdk.errors import InputError, MemoryStoreCorrupt, MemoryStoreError
-from v22sdk.memory.scoring import (AttrVocab, blob_to_mask, int_to_blob, merge_topk, search_block,
-                                   unit_rows)
+from v22sdk.memory.scoring import AttrVocab, blob_to_mask, int_to_blob, merge_topk, search_block, unit_rows
 from v22sdk.memory.sqlite_checks import ABSENT_KEY, AckMark, inspect_before_open, parse_created
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
@@ -61,15 +60,18 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 """
 
 
-def row_crc(time_: float, conversation: str, modality: str, digest: str, summary: str,
-            attrs_json: str, sent: bytes, mem: bytes) -> int:
+def row_crc(
+    time_: float, conversation: str, modality: str, digest: str, summary: str, attrs_json: str, sent: bytes, mem: bytes
+) -> int:
     head = "\x00".join((repr(float(time_)), conversation, modality, digest, summary, attrs_json))
     return zlib.crc32(mem, zlib.crc32(sent, zlib.crc32(head.encode("utf-8"))))
 
 
-_INSERT = ("INSERT INTO turns (time, conversation, modality, digest, summary, attrs, attr_mask, sent_vec, "
-           "mem_emb, touched, crc) VALUES (?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(touched), 0) + 1 FROM turns),?) "
-           "RETURNING id, touched")
+_INSERT = (
+    "INSERT INTO turns (time, conversation, modality, digest, summary, attrs, attr_mask, sent_vec, "
+    "mem_emb, touched, crc) VALUES (?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(touched), 0) + 1 FROM turns),?) "
+    "RETURNING id, touched"
+)
 _quote = json.encoder.encode_basestring  # json's own string quoting (ensure_ascii=False)
 
 
@@ -131,8 +133,14 @@ class SQLTurnStore(MemoryTier):
         raise NotImplementedError
 
     @abc.abstractmethod
-    def search(self, queries: np.ndarray, qmasks: np.ndarray, qcounts: np.ndarray, k: int = 1,
-               exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self,
+        queries: np.ndarray,
+        qmasks: np.ndarray,
+        qcounts: np.ndarray,
+        k: int = 1,
+        exclude: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`MemoryTier.search` over every row whose id is not in ``exclude`` (sorted int64
         ids: the turns a cache tier above already holds)."""
 
@@ -177,19 +185,31 @@ class SQLTurnStore(MemoryTier):
         self._refresh_vocab()
         words = self.vocab.words()
         sb, mb = 4 * SENT_DIM, 4 * MEM_DIM
-        for (id_, when, conv, mod, digest, summary, attrs_json, _m, sent, mem, _t, crc) in rows:
-            if len(sent) != sb or len(mem) != mb or crc != row_crc(
-                    when, conv, mod, digest, summary, attrs_json, bytes(sent), bytes(mem)):
+        for id_, when, conv, mod, digest, summary, attrs_json, _m, sent, mem, _t, crc in rows:
+            if (
+                len(sent) != sb
+                or len(mem) != mb
+                or crc != row_crc(when, conv, mod, digest, summary, attrs_json, bytes(sent), bytes(mem))
+            ):
                 raise MemoryStoreCorrupt(self.path, f"turn {id_} fails its checksum")
         k = len(rows)
         sent = np.frombuffer(b"".join(r[8] for r in rows), "<f4").astype(np.float32).reshape(k, SENT_DIM)
         mem = np.frombuffer(b"".join(r[9] for r in rows), "<f4").astype(np.float32).reshape(k, MEM_DIM)
         width = 8 * words  # mask blobs are trimmed on disk: pad each to full width, one join
-        masks = np.frombuffer(b"".join(bytes(r[7][:width]).ljust(width, b"\0") for r in rows),
-                              "<u8").astype(np.uint64).reshape(k, words)
-        return (np.array([r[0] for r in rows], np.int64), sent, mem, masks,
-                np.array([r[1] for r in rows], np.float64), np.array([r[10] for r in rows], np.int64),
-                [(r[2], r[3], r[4], r[5]) for r in rows])
+        masks = (
+            np.frombuffer(b"".join(bytes(r[7][:width]).ljust(width, b"\0") for r in rows), "<u8")
+            .astype(np.uint64)
+            .reshape(k, words)
+        )
+        return (
+            np.array([r[0] for r in rows], np.int64),
+            sent,
+            mem,
+            masks,
+            np.array([r[1] for r in rows], np.float64),
+            np.array([r[10] for r in rows], np.int64),
+            [(r[2], r[3], r[4], r[5]) for r in rows],
+        )
 
     def iter_blocks(self, chunk: int = 50_000, after: int = 0) -> Iterator[tuple]:
         """Every turn with id > ``after`` as arrays, in id order (keyset pages): ``(ids (n,) int64,
@@ -197,8 +217,10 @@ class SQLTurnStore(MemoryTier):
         from (v22sdk.memory.index); the vectors' lengths are checked, not the row checksums."""
         last = after
         while True:
-            rows = self._query(f"SELECT id, sent_vec, attr_mask FROM turns WHERE id > {self._P} "
-                               f"ORDER BY id LIMIT {self._P}", (last, chunk))
+            rows = self._query(
+                f"SELECT id, sent_vec, attr_mask FROM turns WHERE id > {self._P} ORDER BY id LIMIT {self._P}",
+                (last, chunk),
+            )
             if not rows:
                 return
             last = rows[-1][0]
@@ -209,16 +231,20 @@ class SQLTurnStore(MemoryTier):
             except ValueError as e:
                 raise MemoryStoreCorrupt(self.path, "a sent_vec blob has the wrong length") from e
             width = 8 * words
-            masks = np.frombuffer(b"".join(bytes(r[2][:width]).ljust(width, b"\0") for r in rows),
-                                  "<u8").astype(np.uint64).reshape(len(rows), words)
+            masks = (
+                np.frombuffer(b"".join(bytes(r[2][:width]).ljust(width, b"\0") for r in rows), "<u8")
+                .astype(np.uint64)
+                .reshape(len(rows), words)
+            )
             yield (np.fromiter((r[0] for r in rows), np.int64, len(rows)), unit_rows(vecs), masks)
 
     def iter_turns(self, chunk: int = 1000) -> Iterator[Turn]:
         """Every turn in id order (keyset pages: bounded memory)."""
         last = 0
         while True:
-            rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id > {self._P} ORDER BY id LIMIT {self._P}",
-                               (last, chunk))
+            rows = self._query(
+                f"SELECT {TURN_COLUMNS} FROM turns WHERE id > {self._P} ORDER BY id LIMIT {self._P}", (last, chunk)
+            )
             if not rows:
                 return
             for r in rows:
@@ -229,15 +255,28 @@ class SQLTurnStore(MemoryTier):
         """A stored row as a Turn; a row failing its checksum raises MemoryStoreCorrupt."""
         (id_, when, conv, mod, digest, summary, attrs_json, _mask, sent, mem, touched, crc) = row
         sent, mem = bytes(sent), bytes(mem)  # PostgreSQL returns memoryview
-        if len(sent) != 4 * SENT_DIM or len(mem) != 4 * MEM_DIM or crc != row_crc(
-                when, conv, mod, digest, summary, attrs_json, sent, mem):
+        if (
+            len(sent) != 4 * SENT_DIM
+            or len(mem) != 4 * MEM_DIM
+            or crc != row_crc(when, conv, mod, digest, summary, attrs_json, sent, mem)
+        ):
             raise MemoryStoreCorrupt(self.path, f"turn {id_} fails its checksum")
         try:
             attrs = frozenset(json.loads(attrs_json))
         except ValueError as e:
             raise MemoryStoreCorrupt(self.path, f"turn {id_} has unreadable attributes") from e
-        return Turn(np.frombuffer(sent, "<f4").astype(np.float32), np.frombuffer(mem, "<f4").astype(np.float32),
-                    attrs, id_, when, conv, mod, digest, summary, touched)
+        return Turn(
+            np.frombuffer(sent, "<f4").astype(np.float32),
+            np.frombuffer(mem, "<f4").astype(np.float32),
+            attrs,
+            id_,
+            when,
+            conv,
+            mod,
+            digest,
+            summary,
+            touched,
+        )
 
 
 class SQLiteTier(SQLTurnStore):
@@ -251,8 +290,9 @@ class SQLiteTier(SQLTurnStore):
 
     level = "L3"
 
-    def __init__(self, path: str | os.PathLike, *, check: str = "quick",
-                 synchronous: str = "FULL", lock_timeout_s: float = 30.0):
+    def __init__(
+        self, path: str | os.PathLike, *, check: str = "quick", synchronous: str = "FULL", lock_timeout_s: float = 30.0
+    ):
         self.path = os.fspath(path)
         self.lock_timeout_s = lock_timeout_s
         self._lock = threading.RLock()
@@ -263,8 +303,7 @@ class SQLiteTier(SQLTurnStore):
         parent = os.path.dirname(os.path.abspath(self.path))
         try:
             os.makedirs(parent, exist_ok=True)
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                   timeout=lock_timeout_s)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=lock_timeout_s)
         except (OSError, sqlite3.Error) as e:
             raise MemoryStoreError(f"memory store {self.path}: cannot open: {e}") from e
         self._conn = conn
@@ -296,13 +335,15 @@ class SQLiteTier(SQLTurnStore):
         if facts.user_version > SCHEMA_VERSION:
             raise MemoryStoreError(
                 f"memory store {self.path} has schema version {facts.user_version}; this v22sdk reads up to "
-                f"{SCHEMA_VERSION}: upgrade v22sdk")
+                f"{SCHEMA_VERSION}: upgrade v22sdk"
+            )
         if facts.user_version == SCHEMA_VERSION and not facts.tables:
             raise MemoryStoreCorrupt(self.path, "its schema page is unreadable")
         if facts.tables and "turns" not in facts.tables:
             raise MemoryStoreError(
                 f"{self.path} is an SQLite database but not a v22sdk memory store "
-                f"(tables: {', '.join(facts.tables[:5])}); it was left unmodified")
+                f"(tables: {', '.join(facts.tables[:5])}); it was left unmodified"
+            )
 
     def _setup(self, check: str, synchronous: str) -> None:
         c = self._require()
@@ -329,7 +370,8 @@ class SQLiteTier(SQLTurnStore):
         if version > SCHEMA_VERSION:
             raise MemoryStoreError(
                 f"memory store {self.path} has schema version {version}; this v22sdk reads up to "
-                f"{SCHEMA_VERSION}: upgrade v22sdk")
+                f"{SCHEMA_VERSION}: upgrade v22sdk"
+            )
         if version != SCHEMA_VERSION:
             raise MemoryStoreCorrupt(self.path, f"unknown schema version {version}")
         self._load_vocab()
@@ -346,8 +388,10 @@ class SQLiteTier(SQLTurnStore):
         if mark > seq:
             lost = f"id {mark}" if mark == seq + 1 else f"ids {seq + 1}-{mark}"
             raise MemoryStoreCorrupt(
-                self.path, f"{mark - seq} acknowledged turn(s) are missing ({lost}): the store's -wal "
-                           "file was deleted or lost after a crash, or an older copy of the file was restored")
+                self.path,
+                f"{mark - seq} acknowledged turn(s) are missing ({lost}): the store's -wal "
+                "file was deleted or lost after a crash, or an older copy of the file was restored",
+            )
 
     def _create_schema(self, c: sqlite3.Connection) -> None:
         if c.execute("PRAGMA user_version").fetchone()[0] != 0:
@@ -356,7 +400,8 @@ class SQLiteTier(SQLTurnStore):
         if tables:
             raise MemoryStoreError(
                 f"{self.path} is an SQLite database but not a v22sdk memory store "
-                f"(tables: {', '.join(t[0] for t in tables[:5])})")
+                f"(tables: {', '.join(t[0] for t in tables[:5])})"
+            )
         # Statement by statement: executescript() would COMMIT the open transaction first.
         for stmt in (s.strip() for s in _SCHEMA.split(";")):
             if stmt:
@@ -440,8 +485,20 @@ class SQLiteTier(SQLTurnStore):
             when = t.time or now
             attrs_json = _attrs_json(sorted(t.attrs))
             sent, mem = _blob(t.sent_vec), _blob(t.mem_emb)
-            rows.append([when, t.conversation, t.modality, t.digest, t.summary, attrs_json, None, sent, mem,
-                         row_crc(when, t.conversation, t.modality, t.digest, t.summary, attrs_json, sent, mem)])
+            rows.append(
+                [
+                    when,
+                    t.conversation,
+                    t.modality,
+                    t.digest,
+                    t.summary,
+                    attrs_json,
+                    None,
+                    sent,
+                    mem,
+                    row_crc(when, t.conversation, t.modality, t.digest, t.summary, attrs_json, sent, mem),
+                ]
+            )
         try:
             if len(rows) == 1 and not unknown and not c.in_transaction:
                 # The per-turn write: one INSERT in autocommit mode is its own transaction (what
@@ -449,7 +506,7 @@ class SQLiteTier(SQLTurnStore):
                 # WAL fsynced (synchronous=FULL), when fetchall() has run the statement to its end.
                 rows[0][6] = int_to_blob(self.vocab.mask_int(turns[0].attrs))
                 with self._lock:
-                    (id_, touched), = self._retry(lambda: c.execute(_INSERT, rows[0]).fetchall())
+                    ((id_, touched),) = self._retry(lambda: c.execute(_INSERT, rows[0]).fetchall())
                 stored = [turns[0].with_id(id_, rows[0][0], touched)]
             else:
                 assigned = self._transaction(lambda c: self._insert_rows(c, turns, rows, unknown))
@@ -461,8 +518,9 @@ class SQLiteTier(SQLTurnStore):
             self._ack.advance(stored[-1].id)
         return stored
 
-    def _insert_rows(self, c: sqlite3.Connection, turns: Sequence[Turn], rows: list[list],
-                     unknown: bool) -> list[list[tuple]]:
+    def _insert_rows(
+        self, c: sqlite3.Connection, turns: Sequence[Turn], rows: list[list], unknown: bool
+    ) -> list[list[tuple]]:
         """Inside the write transaction: the masks, then one INSERT per turn (recency = max + 1,
         computed by the INSERT itself; the write lock makes it race-free). Returns each INSERT's
         ``[(id, touched)]``."""
@@ -479,8 +537,9 @@ class SQLiteTier(SQLTurnStore):
         """Inside the write transaction: adopt bits other processes assigned, add new names."""
         known = c.execute("SELECT COUNT(*) FROM attr_vocab").fetchone()[0]
         if known != len(self.vocab):
-            for bit, name in c.execute("SELECT bit, name FROM attr_vocab WHERE bit >= ? ORDER BY bit",
-                                       (len(self.vocab),)):
+            for bit, name in c.execute(
+                "SELECT bit, name FROM attr_vocab WHERE bit >= ? ORDER BY bit", (len(self.vocab),)
+            ):
                 if self.vocab.add(name) != bit:
                     raise MemoryStoreCorrupt(self.path, "attribute vocabulary out of order")
         new = sorted({a for t in turns for a in t.attrs} - self.vocab.bits.keys())
@@ -501,9 +560,11 @@ class SQLiteTier(SQLTurnStore):
         def body(c: sqlite3.Connection) -> list[bool]:
             done = [c.execute("DELETE FROM turns WHERE id = ?", (i,)).rowcount > 0 for i in ids]
             if any(done):  # so that salvage can tell a removed turn from a lost one
-                c.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
-                          "value = CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)",
-                          (ABSENT_KEY, str(sum(done))))
+                c.execute(
+                    "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+                    "value = CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)",
+                    (ABSENT_KEY, str(sum(done))),
+                )
             return done
 
         try:
@@ -513,6 +574,7 @@ class SQLiteTier(SQLTurnStore):
 
     def touch(self, turn_ids: Sequence[int]) -> list[int]:
         """Mark turns as just used (promotion into L2); returns their new recency values."""
+
         def body(c):
             top = c.execute("SELECT COALESCE(MAX(touched), 0) FROM turns").fetchone()[0]
             out = []
@@ -521,6 +583,7 @@ class SQLiteTier(SQLTurnStore):
                 c.execute("UPDATE turns SET touched = ? WHERE id = ?", (top, int(i)))
                 out.append(top)
             return out
+
         try:
             return self._transaction(body)
         except sqlite3.Error as e:
@@ -540,9 +603,8 @@ class SQLiteTier(SQLTurnStore):
         ids = [int(i) for i in turn_ids]
         found: dict[int, Turn] = {}
         for s in range(0, len(ids), 500):
-            part = ids[s:s + 500]
-            rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({','.join('?' * len(part))})",
-                               part)
+            part = ids[s : s + 500]
+            rows = self._query(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({','.join('?' * len(part))})", part)
             found.update((r[0], self._turn(r)) for r in rows)
         return [found.get(i) for i in ids]
 
@@ -552,8 +614,7 @@ class SQLiteTier(SQLTurnStore):
             with self._lock:
                 self._load_vocab()
 
-    def search(self, queries, qmasks, qcounts, k: int = 1, exclude: np.ndarray | None = None,
-               chunk: int = 8192):
+    def search(self, queries, qmasks, qcounts, k: int = 1, exclude: np.ndarray | None = None, chunk: int = 8192):
         """Exact top-k over every row not in ``exclude`` (sorted int64 ids): a chunked scan."""
         self._refresh_vocab()
         words = max(qmasks.shape[1], self.vocab.words())
@@ -563,8 +624,9 @@ class SQLiteTier(SQLTurnStore):
         best_sc = np.full((b, k), -np.inf)
         last = 0
         while True:
-            rows = self._query("SELECT id, sent_vec, attr_mask FROM turns WHERE id > ? ORDER BY id "
-                               "LIMIT ?", (last, chunk))
+            rows = self._query(
+                "SELECT id, sent_vec, attr_mask FROM turns WHERE id > ? ORDER BY id LIMIT ?", (last, chunk)
+            )
             if not rows:
                 break
             last = rows[-1][0]
@@ -582,8 +644,7 @@ class SQLiteTier(SQLTurnStore):
             counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int32)
             ids = ids[sel]
             for q in range(b):
-                cid, csc = search_block(ids, units, masks, counts, queries[q], qmasks[q],
-                                        int(qcounts[q]), k)
+                cid, csc = search_block(ids, units, masks, counts, queries[q], qmasks[q], int(qcounts[q]), k)
                 best_ids[q], best_sc[q] = merge_topk(best_ids[q], best_sc[q], cid, csc, k)
         return best_ids, best_sc
 
@@ -594,11 +655,19 @@ class SQLiteTier(SQLTurnStore):
 
     def stats(self) -> dict:
         n, first, last, convs = self._query(
-            "SELECT COUNT(*), MIN(time), MAX(time), COUNT(DISTINCT conversation) FROM turns")[0]
+            "SELECT COUNT(*), MIN(time), MAX(time), COUNT(DISTINCT conversation) FROM turns"
+        )[0]
         size = sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
-        return {"path": self.path, "turns": n, "first_time": first, "last_time": last,
-                "conversations": convs, "attribute_names": len(self.vocab), "bytes_on_disk": size,
-                "schema_version": SCHEMA_VERSION}
+        return {
+            "path": self.path,
+            "turns": n,
+            "first_time": first,
+            "last_time": last,
+            "conversations": convs,
+            "attribute_names": len(self.vocab),
+            "bytes_on_disk": size,
+            "schema_version": SCHEMA_VERSION,
+        }
 
     def close(self) -> None:
         with self._lock:

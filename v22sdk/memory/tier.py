@@ -9,7 +9,8 @@ by hybrid score. Keys are turn ids (ints assigned by L3 at commit).
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self from Python 3.11
@@ -42,8 +43,9 @@ class MemoryTier(abc.ABC):
         """Drop a turn; returns whether it was there."""
 
     @abc.abstractmethod
-    def search(self, queries: np.ndarray, qmasks: np.ndarray, qcounts: np.ndarray, k: int = 1
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, queries: np.ndarray, qmasks: np.ndarray, qcounts: np.ndarray, k: int = 1
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-``k`` per query.
 
         ``queries`` (B, 256) float32 unit rows, ``qmasks`` (B, W) uint64 attribute masks,

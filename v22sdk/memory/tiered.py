@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,7 +38,6 @@ from v22sdk.memory.ring import RingTier
 from v22sdk.memory.scoring import unit_row, unit_rows
 from v22sdk.memory.sqlite_tier import SQLiteTier, SQLTurnStore
 from v22sdk.memory.turn import Turn, check_conversation
-
 
 _NO_INFO = TurnInfo()  # frozen: one shared default, its conversation id known to be valid
 
@@ -67,10 +67,20 @@ class TieredMemory(MemoryHead):
 
     name = "tiered"
 
-    def __init__(self, path: str | os.PathLike | None = None, *, l1_size: int = 50,
-                 l2_size: int = 10_000, device: str | torch.device = "cpu",
-                 hit_threshold: float = 0.9, synchronous: str = "FULL", check: str = "quick",
-                 scan_l3: bool = True, l3: SQLTurnStore | None = None, index=None):
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        l1_size: int = 50,
+        l2_size: int = 10_000,
+        device: str | torch.device = "cpu",
+        hit_threshold: float = 0.9,
+        synchronous: str = "FULL",
+        check: str = "quick",
+        scan_l3: bool = True,
+        l3: SQLTurnStore | None = None,
+        index=None,
+    ):
         """``l3``: another L3 tier (e.g. ``PostgresTier``: a :class:`~v22sdk.memory.sqlite_tier.SQLTurnStore`)
         instead of SQLite at ``path``; it is owned (and closed) by this memory from then on.
 
@@ -80,8 +90,9 @@ class TieredMemory(MemoryHead):
         open and updated after every commit; cosine + Jaccard shortlists re-ranked by the exact
         score (recall < 1, measured in docs/memory.md). ``search(..., exhaustive=True)`` always
         scans exactly."""
-        from v22sdk.memory.index import make_index
         from v22sdk.memory.device_tier import DeviceTier
+        from v22sdk.memory.index import make_index
+
         if l1_size < 1 or l2_size < l1_size:
             raise ValueError(f"need 1 <= l1_size <= l2_size, got {l1_size}, {l2_size}")
         self.hit_threshold = float(hit_threshold)
@@ -121,7 +132,7 @@ class TieredMemory(MemoryHead):
             for ids, units, masks in self.l3.iter_blocks(after=self.index.hwm):
                 self.index.add(ids, units, masks)
 
-    def to(self, device: str | torch.device) -> "TieredMemory":
+    def to(self, device: str | torch.device) -> TieredMemory:
         self.l1.to(device)
         return self
 
@@ -148,8 +159,11 @@ class TieredMemory(MemoryHead):
         mem = self._host(mem_emb, MEM_DIM, "mem_emb")
         b = len(sent)
         if len(mem) != b or len(attr_sets) != b or (info is not None and len(info) != b):
-            raise InputError("memory.write", f"batch sizes differ: sent_vec {b}, mem_emb {len(mem)}, "
-                             f"attr_sets {len(attr_sets)}, info {None if info is None else len(info)}")
+            raise InputError(
+                "memory.write",
+                f"batch sizes differ: sent_vec {b}, mem_emb {len(mem)}, "
+                f"attr_sets {len(attr_sets)}, info {None if info is None else len(info)}",
+            )
         if info is None:
             infos: Sequence[TurnInfo] = (_NO_INFO,) * b
         else:
@@ -157,9 +171,18 @@ class TieredMemory(MemoryHead):
             for i in infos:  # an id that cannot be stored or matched is the caller's input error
                 check_conversation(i.conversation, "conversation")
         # _host returned owned, checked, read-only copies: their rows need no second check
-        turns = [Turn.from_rows(sent[i], mem[i], frozenset(attr_sets[i]), infos[i].conversation,
-                                infos[i].modality, infos[i].digest, infos[i].summary)
-                 for i in range(b)]
+        turns = [
+            Turn.from_rows(
+                sent[i],
+                mem[i],
+                frozenset(attr_sets[i]),
+                infos[i].conversation,
+                infos[i].modality,
+                infos[i].digest,
+                infos[i].summary,
+            )
+            for i in range(b)
+        ]
         return [t.id for t in self.add_turns(turns)]
 
     def add_turns(self, turns: Sequence[Turn]) -> list[Turn]:
@@ -178,10 +201,15 @@ class TieredMemory(MemoryHead):
             mem = np.stack([t.mem_emb for t in stored])
             units = unit_rows(sent)
             masks = np.stack([self.l3.vocab.mask(t.attrs, w) for t in stored])
-            block = (ids, sent, mem, masks,
-                     np.array([t.time for t in stored], np.float64),
-                     np.array([t.touched for t in stored], np.int64),
-                     [(t.conversation, t.modality, t.digest, t.summary) for t in stored])
+            block = (
+                ids,
+                sent,
+                mem,
+                masks,
+                np.array([t.time for t in stored], np.float64),
+                np.array([t.touched for t in stored], np.int64),
+                [(t.conversation, t.modality, t.digest, t.summary) for t in stored],
+            )
             self.l2.insert_block(*block, units=units)
             self.l1.insert_block(*block, units=units)
             if self.index is not None:
@@ -219,13 +247,17 @@ class TieredMemory(MemoryHead):
         if len(attr_sets) != len(q):
             raise InputError("memory.read", f"{len(q)} query rows but {len(attr_sets)} attribute sets")
         vocab = self.l3.vocab
-        qmasks = np.stack([vocab.mask(frozenset(a)) for a in attr_sets]) if len(q) else \
-            np.zeros((0, vocab.words()), np.uint64)
+        qmasks = (
+            np.stack([vocab.mask(frozenset(a)) for a in attr_sets])
+            if len(q)
+            else np.zeros((0, vocab.words()), np.uint64)
+        )
         qcounts = np.array([len(frozenset(a)) for a in attr_sets], np.int32)
         return unit_rows(q), qmasks, qcounts
 
-    def search(self, sent_vec, attr_sets: Sequence[frozenset[str]], k: int = 1,
-               exhaustive: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, sent_vec, attr_sets: Sequence[frozenset[str]], k: int = 1, exhaustive: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` ids (B, k) and float64 scores (B, k) per query (-1 / -inf where none)."""
         q, qm, qc = self._queries(sent_vec, attr_sets)
         with self._lock:
@@ -234,8 +266,11 @@ class TieredMemory(MemoryHead):
     def _search(self, q, qm, qc, k: int, exhaustive: bool):
         b = len(q)
         tau = np.inf if exhaustive else self.hit_threshold
-        ids, sc = self.l1.search(q, qm, qc, k) if not exhaustive else (
-            np.full((b, k), -1, np.int64), np.full((b, k), -np.inf))
+        ids, sc = (
+            self.l1.search(q, qm, qc, k)
+            if not exhaustive
+            else (np.full((b, k), -1, np.int64), np.full((b, k), -np.inf))
+        )
         todo = np.flatnonzero(sc[:, -1] < tau) if b else np.empty(0, int)
         if len(todo):
             i2, s2 = self.l2.search(q[todo], qm[todo], qc[todo], k)
@@ -261,12 +296,14 @@ class TieredMemory(MemoryHead):
 
     def read(self, sent_vec: torch.Tensor, attr_sets: Sequence[frozenset[str]]) -> Recall:
         import torch
+
         device = sent_vec.device if isinstance(sent_vec, torch.Tensor) else self.l1.device
         with self._lock:
             return self._recall(*self.search(sent_vec, attr_sets, k=1), device)
 
     def _recall(self, ids: np.ndarray, scores: np.ndarray, device: torch.device) -> Recall:
         import torch
+
         top = ids[:, 0]
         b = len(top)
         values = torch.zeros((b, MEM_DIM), dtype=torch.float32, device=device)
@@ -343,10 +380,17 @@ class TieredMemory(MemoryHead):
 
     def stats(self) -> dict:
         s = self.l3.stats()
-        s.update({"l1_turns": len(self.l1), "l1_capacity": self.l1.capacity,
-                  "l2_turns": len(self.l2), "l2_capacity": self.l2.capacity,
-                  "device": str(self.l1.device), "hit_threshold": self.hit_threshold,
-                  "index": "exhaustive" if self.index is None else self.index.kind})
+        s.update(
+            {
+                "l1_turns": len(self.l1),
+                "l1_capacity": self.l1.capacity,
+                "l2_turns": len(self.l2),
+                "l2_capacity": self.l2.capacity,
+                "device": str(self.l1.device),
+                "hit_threshold": self.hit_threshold,
+                "index": "exhaustive" if self.index is None else self.index.kind,
+            }
+        )
         if self.index is not None:
             s.update({"index_turns": len(self.index), "index_bytes": self.index.nbytes()})
         return s

@@ -105,15 +105,32 @@ class Turn:
         self._check_fields()
 
     @classmethod
-    def from_rows(cls, sent_vec: np.ndarray, mem_emb: np.ndarray, attrs: frozenset[str], conversation: str = "default",
-                  modality: str = "", digest: str = "", summary: str = "") -> "Turn":
+    def from_rows(
+        cls,
+        sent_vec: np.ndarray,
+        mem_emb: np.ndarray,
+        attrs: frozenset[str],
+        conversation: str = "default",
+        modality: str = "",
+        digest: str = "",
+        summary: str = "",
+    ) -> Turn:
         """A new turn from vectors the caller has checked already: read-only float32 rows of
         shapes (256,) and (384,) with finite values, owned by no one else (``TieredMemory.write``
         validates a whole batch at once). Every other field is checked as by the constructor."""
         t = object.__new__(cls)
-        t.__dict__.update(sent_vec=sent_vec, mem_emb=mem_emb, attrs=attrs, id=0, time=0.0,
-                          conversation=conversation, modality=modality, digest=digest,
-                          summary=summary, touched=0)
+        t.__dict__.update(
+            sent_vec=sent_vec,
+            mem_emb=mem_emb,
+            attrs=attrs,
+            id=0,
+            time=0.0,
+            conversation=conversation,
+            modality=modality,
+            digest=digest,
+            summary=summary,
+            touched=0,
+        )
         t._check_fields()
         return t
 
@@ -139,8 +156,9 @@ class Turn:
         if not finite:
             raise InputError("turn.time", f"not a finite number: {self.time!r}")
         conv, mod, digest, summary = self.conversation, self.modality, self.digest, self.summary
-        if not (isinstance(conv, str) and isinstance(mod, str) and isinstance(digest, str)
-                and isinstance(summary, str)):
+        if not (
+            isinstance(conv, str) and isinstance(mod, str) and isinstance(digest, str) and isinstance(summary, str)
+        ):
             for name in ("conversation", "modality", "digest", "summary"):
                 if not isinstance(getattr(self, name), str):
                     raise InputError(f"turn.{name}", "must be a string")
@@ -152,7 +170,7 @@ class Turn:
             for name in ("modality", "digest", "summary"):
                 object.__setattr__(self, name, display(getattr(self, name)))
 
-    def same_content(self, other: "Turn") -> bool:
+    def same_content(self, other: Turn) -> bool:
         """True when both turns hold bit-identical vectors and equal metadata (ids included)."""
         return (
             self.id == other.id
@@ -166,7 +184,7 @@ class Turn:
             and self.mem_emb.tobytes() == other.mem_emb.tobytes()
         )
 
-    def with_id(self, id_: int, time: float, touched: int) -> "Turn":
+    def with_id(self, id_: int, time: float, touched: int) -> Turn:
         """A copy carrying the id, time and recency the store assigned at commit (the fields are
         already validated, so they are copied, not checked again: this is on the write path)."""
         t = object.__new__(Turn)

@@ -9,10 +9,21 @@ import click
 
 @click.command("new-plugin", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("name")
-@click.option("--zone", type=click.Choice(["vision", "audio", "language"]), default="vision", show_default=True,
-              help="Attribute zone the plugin writes: vision (spatial), audio (temporal), language (symbolic).")
-@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
-              show_default=True, help="Directory in which to create v22sdk-NAME/.")
+@click.option(
+    "--zone",
+    type=click.Choice(["vision", "audio", "language"]),
+    default="vision",
+    show_default=True,
+    help="Attribute zone the plugin writes: vision (spatial), audio (temporal), language (symbolic).",
+)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Directory in which to create v22sdk-NAME/.",
+)
 def new_plugin(name: str, zone: str, directory: Path) -> None:
     """Generate an installable modality plugin package v22sdk-NAME.
 
@@ -29,8 +40,10 @@ def new_plugin(name: str, zone: str, directory: Path) -> None:
     registry = get_registry()
     if name in registry.names("modalities"):
         dist = registry.provider("modalities", name).dist
-        raise ScaffoldError(f"a modality named {name!r} is already installed (from {dist}); two plugins "
-                            "cannot register one name, so choose another")
+        raise ScaffoldError(
+            f"a modality named {name!r} is already installed (from {dist}); two plugins "
+            "cannot register one name, so choose another"
+        )
     root = generate(name, zone, directory)  # ScaffoldError: one line, exit 2, via the CLI's entry point
     click.echo(f"created {root}")
     click.echo("next steps:")

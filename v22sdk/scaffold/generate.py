@@ -25,8 +25,10 @@ class ScaffoldError(V22Error):
 def names_for(name: str) -> dict[str, str]:
     """The names derived from a plugin name: ``dist`` (v22sdk-NAME), ``package`` (v22sdk_NAME), ``cls``."""
     if not _NAME.match(name) or keyword.iskeyword(name):
-        raise ScaffoldError(f"plugin name {name!r} must be a lower-case identifier: a letter, then letters, "
-                            f"digits or '_' (at most 39 characters), e.g. 'thermal' or 'eeg'")
+        raise ScaffoldError(
+            f"plugin name {name!r} must be a lower-case identifier: a letter, then letters, "
+            f"digits or '_' (at most 39 characters), e.g. 'thermal' or 'eeg'"
+        )
     return {
         "name": name,
         "dist": f"v22sdk-{name}",

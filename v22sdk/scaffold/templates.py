@@ -6,7 +6,7 @@ Every generated tokenizer normalises its embedding rows in ``_unit_rows``; the s
 tests break that function on purpose and expect the generated tests to fail.
 """
 
-PYPROJECT = '''\
+PYPROJECT = """\
 [build-system]
 requires = ["setuptools>=68"]
 build-backend = "setuptools.build_meta"
@@ -26,7 +26,7 @@ ${name} = "${package}"
 
 [tool.setuptools.packages.find]
 where = ["src"]
-'''
+"""
 
 INIT = '''\
 """${dist}: the ${name} modality for v22sdk (${zone} zone).
@@ -365,8 +365,10 @@ class ${cls}(Modality):
         return texts.map(lambda t: Sample(t, {}, "<${name} text>"))
 '''
 
-MODALITY = {zone: Template_text.replace("${common}", _COMMON)
-            for zone, Template_text in (("vision", _VISION), ("audio", _AUDIO), ("language", _LANGUAGE))}
+MODALITY = {
+    zone: Template_text.replace("${common}", _COMMON)
+    for zone, Template_text in (("vision", _VISION), ("audio", _AUDIO), ("language", _LANGUAGE))
+}
 
 TEST_CONTRACT = '''\
 """The v22sdk contract kit, one pytest item per check: pytest -v shows which rule broke."""
@@ -399,7 +401,8 @@ from ${package} import ${cls}
 '''
 
 TEST_TOKENS = {
-    "vision": _TEST_TOKENS_HEAD + '''\
+    "vision": _TEST_TOKENS_HEAD
+    + """\
 def test_one_unit_norm_token_with_named_values():
     x = np.zeros((8, 8), dtype=np.float32)
     x[:, :4] = 2.0  # left half brighter
@@ -421,8 +424,9 @@ def test_a_file_of_python_objects_is_refused_without_suggesting_to_unpickle_it(t
     with pytest.raises(InputError, match="never loads") as err:
         ${cls}().tokenize_file(tmp_path / "p.npy")
     assert "allow_pickle" not in str(err.value) and "pickle.load" not in str(err.value)
-''',
-    "audio": _TEST_TOKENS_HEAD + '''\
+""",
+    "audio": _TEST_TOKENS_HEAD
+    + """\
 def test_one_unit_norm_token_per_segment():
     sr = 1000.0
     x = np.sin(2 * np.pi * 50 * np.arange(1200) / sr)
@@ -456,8 +460,9 @@ def test_npz_files_carry_their_sample_rate(tmp_path):
     np.savez(tmp_path / "b.npz", signal=x)  # no sample rate in the file
     with pytest.raises(InputError, match="sample_rate"):
         ${cls}().tokenize_file(tmp_path / "b.npz")
-''',
-    "language": _TEST_TOKENS_HEAD + '''\
+""",
+    "language": _TEST_TOKENS_HEAD
+    + """\
 def test_one_unit_norm_token_per_word():
     tokens = ${cls}().tokenize("Hello world 42")
     assert len(tokens) == 3
@@ -469,10 +474,10 @@ def test_one_unit_norm_token_per_word():
 def test_empty_text_is_a_typed_error():
     with pytest.raises(InputError):
         ${cls}().tokenize("   ")
-''',
+""",
 }
 
-README = '''\
+README = """\
 # ${dist}
 
 The `${name}` modality for v22sdk: ${input_kind} → 640-D tokens
@@ -513,7 +518,7 @@ See `SCHEMA` in `src/${package}/modality.py`; `${cls}.schema.markdown_table()` p
 
 `python -m build` and upload the wheel; users `pip install ${dist}` and v22sdk finds the
 modality through the `v22sdk` entry point in `pyproject.toml`.
-'''
+"""
 
 # -- examples/make_manifest.py: a seeded toy data set in the plugin's own file format ----------
 # One head (what the script is) + one zone part (how an example is made and saved) + one tail
@@ -604,7 +609,7 @@ def save(path: Path, data: str) -> None:
     path.write_text(data + "\\n", encoding="utf-8")
 '''
 
-_MANIFEST_TAIL = '''\
+_MANIFEST_TAIL = """\
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -634,19 +639,29 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 #: zone -> (description of the files written, query file name, the query's class)
 _MANIFEST_FILES = {
     "vision": ("48 ``.npy`` arrays (12x12 float32; 24 bright 亮, 24 dark 暗)", "query.npy", "亮", _MANIFEST_VISION),
-    "audio": ("48 ``.npz`` files (``signal``: 1 s at 1000 Hz, ``sample_rate``; 24 low tones 低, 24 high 高)",
-              "query.npz", "低", _MANIFEST_AUDIO),
-    "language": ("no input files: the 48 texts (24 of numbers 数, 24 of words 词) go into the manifest",
-                 "query.txt", "数", _MANIFEST_LANGUAGE),
+    "audio": (
+        "48 ``.npz`` files (``signal``: 1 s at 1000 Hz, ``sample_rate``; 24 low tones 低, 24 high 高)",
+        "query.npz",
+        "低",
+        _MANIFEST_AUDIO,
+    ),
+    "language": (
+        "no input files: the 48 texts (24 of numbers 数, 24 of words 词) go into the manifest",
+        "query.txt",
+        "数",
+        _MANIFEST_LANGUAGE,
+    ),
 }
 
 MAKE_MANIFEST = {
     zone: _MANIFEST_HEAD.replace("${what}", what).replace("${query}", query).replace("${first!r}", repr(first))
-    + "\n" + body + _MANIFEST_TAIL
+    + "\n"
+    + body
+    + _MANIFEST_TAIL
     for zone, (what, query, first, body) in _MANIFEST_FILES.items()
 }

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -31,41 +32,100 @@ def _config(pairs: Sequence[str], modality: str | None) -> dict[str, Any]:
     return {modality: out}
 
 
-def dispatch_tokenize(source: str, out: str, *, modality: str | None = None, config: Sequence[str] = (),
-                      workers: int = 2, shard_size: int = 256, progress: bool | None = None) -> dict[str, Any]:
+def dispatch_tokenize(
+    source: str,
+    out: str,
+    *,
+    modality: str | None = None,
+    config: Sequence[str] = (),
+    workers: int = 2,
+    shard_size: int = 256,
+    progress: bool | None = None,
+) -> dict[str, Any]:
     from .ray_jobs import tokenize
 
-    summary = tokenize(source, out, modality=modality, config=_config(config, modality), num_workers=workers,
-                       shard_size=shard_size, progress=sys.stderr.isatty() if progress is None else progress)
+    summary = tokenize(
+        source,
+        out,
+        modality=modality,
+        config=_config(config, modality),
+        num_workers=workers,
+        shard_size=shard_size,
+        progress=sys.stderr.isatty() if progress is None else progress,
+    )
     click.echo(json.dumps(summary, ensure_ascii=False))
     if summary["errors"]:
         click.echo(f"{summary['errors']} input(s) could not be tokenized: see {out}/errors.json", err=True)
     return summary
 
 
-def dispatch_run(source: str, out: str, *, checkpoint: str | None = None, modality: str | None = None,
-                 workers: int = 2, batch_size: int = 32, top: int = 5, progress: bool | None = None) -> dict[str, Any]:
+def dispatch_run(
+    source: str,
+    out: str,
+    *,
+    checkpoint: str | None = None,
+    modality: str | None = None,
+    workers: int = 2,
+    batch_size: int = 32,
+    top: int = 5,
+    progress: bool | None = None,
+) -> dict[str, Any]:
     from .ray_jobs import run
 
-    summary = run(source, out, checkpoint=checkpoint, modality=modality, num_workers=workers, batch_size=batch_size,
-                  top=top, progress=sys.stderr.isatty() if progress is None else progress)
+    summary = run(
+        source,
+        out,
+        checkpoint=checkpoint,
+        modality=modality,
+        num_workers=workers,
+        batch_size=batch_size,
+        top=top,
+        progress=sys.stderr.isatty() if progress is None else progress,
+    )
     click.echo(json.dumps(summary, ensure_ascii=False))
     if summary["errors"]:
         click.echo(f"{summary['errors']} input(s) failed: see {out}/errors.json", err=True)
     return summary
 
 
-def dispatch_train(nproc: int, data: str, *, out: str, engine: str = "v22", preset_name: str = "small",
-                   epochs: int | None = None, sample: int | None = None, seed: int = 0, sets: Sequence[str] = (),
-                   val_frac: float = 0.1, test_frac: float = 0.1, log_path: str | None = None,
-                   threads: int = 1) -> None:
+def dispatch_train(
+    nproc: int,
+    data: str,
+    *,
+    out: str,
+    engine: str = "v22",
+    preset_name: str = "small",
+    epochs: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    sets: Sequence[str] = (),
+    val_frac: float = 0.1,
+    test_frac: float = 0.1,
+    log_path: str | None = None,
+    threads: int = 1,
+) -> None:
     """Run ``python -m torch.distributed.run --nproc_per_node nproc -m v22sdk.scale.ddp ...``."""
     from .ddp import launch
 
     if nproc < 1:
         raise InputError("--nproc", "must be at least 1")
-    argv = [data, "--out", out, "--engine", engine, "--preset", preset_name, "--seed", str(seed),
-            "--val-frac", str(val_frac), "--test-frac", str(test_frac), "--threads", str(threads)]
+    argv = [
+        data,
+        "--out",
+        out,
+        "--engine",
+        engine,
+        "--preset",
+        preset_name,
+        "--seed",
+        str(seed),
+        "--val-frac",
+        str(val_frac),
+        "--test-frac",
+        str(test_frac),
+        "--threads",
+        str(threads),
+    ]
     argv += ["--epochs", str(epochs)] if epochs is not None else []
     argv += ["--sample", str(sample)] if sample is not None else []
     argv += ["--log", log_path] if log_path else []

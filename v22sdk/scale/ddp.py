@@ -39,8 +39,9 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 _PARTS = ("ce", "la", "lb", "lc", "ld")
 
@@ -65,14 +66,14 @@ def _trainer_class():
             self._n_local = 0
             self.hooks["loss"] = self._global_loss_values
             self.hooks["after_backward"] = self._all_reduce_grads
-            self.snapshot_step = -10**9  # force the first snapshot to hold the broadcast state
+            self.snapshot_step = -(10**9)  # force the first snapshot to hold the broadcast state
             self._snapshot()
 
         # -- per step --------------------------------------------------------------------------
         def train_step(self, rows: Sequence[int]):
             rows = list(rows)
             bounds = [len(rows) * r // self.world for r in range(self.world + 1)]
-            mine = rows[bounds[self.rank]:bounds[self.rank + 1]]
+            mine = rows[bounds[self.rank] : bounds[self.rank + 1]]
             self._n_local = len(mine)
             # A rank with no rows (a last batch smaller than the world) still takes part with zero
             # weight: it computes on one row and contributes nothing to the sums.
@@ -82,8 +83,9 @@ def _trainer_class():
             dist.all_reduce(flag, op=dist.ReduceOp.MIN)
             if r is None or flag.item() == 0.0:
                 return None
-            vals = torch.tensor([r[k] * self._n_local for k in ("loss", "acc")] + [float(self._n_local)],
-                                dtype=torch.float64)
+            vals = torch.tensor(
+                [r[k] * self._n_local for k in ("loss", "acc")] + [float(self._n_local)], dtype=torch.float64
+            )
             dist.all_reduce(vals)
             r["loss"], r["acc"] = (vals[:2] / vals[2]).tolist()
             return r
@@ -109,11 +111,15 @@ def _trainer_class():
         def _all_reduce_grads(self, _trainer) -> None:
             params = list(self.model.parameters())
             n = float(self._n_local)
-            flat = torch.cat([(p.grad.reshape(-1) * n) if p.grad is not None else torch.zeros(p.numel())
-                              for p in params])
+            flat = torch.cat(
+                [(p.grad.reshape(-1) * n) if p.grad is not None else torch.zeros(p.numel()) for p in params]
+            )
             present = torch.tensor([p.grad is not None for p in params], dtype=torch.float32)
-            bad = float(not all(p.grad is None or bool(torch.isfinite(p.grad).all()) for p in params)) \
-                if any(p.grad is not None for p in params) else 1.0  # no backward: non-finite loss
+            bad = (
+                float(not all(p.grad is None or bool(torch.isfinite(p.grad).all()) for p in params))
+                if any(p.grad is not None for p in params)
+                else 1.0
+            )  # no backward: non-finite loss
             meta = torch.cat([present, torch.tensor([n, bad])])
             dist.all_reduce(flat)
             dist.all_reduce(meta)
@@ -125,7 +131,7 @@ def _trainer_class():
             for p, pres in zip(params, meta[:-2].tolist()):
                 k = p.numel()
                 if pres > 0 or any_bad:
-                    p.grad = flat[at:at + k].view_as(p).clone()
+                    p.grad = flat[at : at + k].view_as(p).clone()
                 at += k
 
     return DistributedTrainer
@@ -141,10 +147,22 @@ def _params_digest(model) -> str:
     return h.hexdigest()
 
 
-def train(data: str, out: str, *, preset_name: str = "small", engine: str = "v22", epochs: int | None = None,
-          seed: int = 0, sample: int | None = None, sets: dict[str, Any] | None = None, val_frac: float = 0.1,
-          test_frac: float = 0.1, log_path: str | None = None, threads: int = 1,
-          report: str | None = None) -> dict[str, Any] | None:
+def train(
+    data: str,
+    out: str,
+    *,
+    preset_name: str = "small",
+    engine: str = "v22",
+    epochs: int | None = None,
+    seed: int = 0,
+    sample: int | None = None,
+    sets: dict[str, Any] | None = None,
+    val_frac: float = 0.1,
+    test_frac: float = 0.1,
+    log_path: str | None = None,
+    threads: int = 1,
+    report: str | None = None,
+) -> dict[str, Any] | None:
     """The body of one rank (inside ``torch.distributed``); rank 0 returns the metrics."""
     import torch
     import torch.distributed as dist
@@ -175,21 +193,46 @@ def train(data: str, out: str, *, preset_name: str = "small", engine: str = "v22
     digest = _params_digest(trainer.model)
     if report:
         with open(f"{report}.rank{rank}.json", "w", encoding="utf-8") as fh:
-            json.dump({"rank": rank, "world": world, "params_sha256": digest, "steps": trainer.step,
-                       "history": trainer.history}, fh)
+            json.dump(
+                {
+                    "rank": rank,
+                    "world": world,
+                    "params_sha256": digest,
+                    "steps": trainer.step,
+                    "history": trainer.history,
+                },
+                fh,
+            )
     result = None
     if rank == 0:
         metrics = {name: trainer.evaluate(name) for name in ("train", "val", "test") if trainer.data[name].size}
         last = trainer.history[-1] if trainer.history else {}
-        metrics.update(final_loss=last.get("loss"), epochs=last.get("epoch"), stopped_early=trainer.stopped_early,
-                       parameters=parameter_count(trainer.model), world_size=world,
-                       safeguards={"spikes": trainer.spikes, "rollbacks": trainer.rollbacks,
-                                   "ac_alarms": trainer.ac_alarms})
-        info = {"source": str(Path(data).resolve()), "digest": ds.digest,
-                "source_rel": os.path.relpath(Path(data).resolve(), Path(out).resolve().parent),
-                "n": len(ds.examples), "modalities": sorted(set(ds.modalities)), "sample": sample}
-        save_checkpoint(out, trainer.model, cfg, vocab, split=split, data=info, metrics=metrics,
-                        history=[{k: v for k, v in h.items() if not isinstance(v, dict)} for h in trainer.history])
+        metrics.update(
+            final_loss=last.get("loss"),
+            epochs=last.get("epoch"),
+            stopped_early=trainer.stopped_early,
+            parameters=parameter_count(trainer.model),
+            world_size=world,
+            safeguards={"spikes": trainer.spikes, "rollbacks": trainer.rollbacks, "ac_alarms": trainer.ac_alarms},
+        )
+        info = {
+            "source": str(Path(data).resolve()),
+            "digest": ds.digest,
+            "source_rel": os.path.relpath(Path(data).resolve(), Path(out).resolve().parent),
+            "n": len(ds.examples),
+            "modalities": sorted(set(ds.modalities)),
+            "sample": sample,
+        }
+        save_checkpoint(
+            out,
+            trainer.model,
+            cfg,
+            vocab,
+            split=split,
+            data=info,
+            metrics=metrics,
+            history=[{k: v for k, v in h.items() if not isinstance(v, dict)} for h in trainer.history],
+        )
         result = metrics
     dist.barrier()  # nobody leaves before the checkpoint exists
     return result
@@ -222,23 +265,46 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = _parse(argv)
     if "RANK" not in os.environ:
-        print("error: run under torchrun (python -m torch.distributed.run --nproc_per_node N -m v22sdk.scale.ddp ...)"
-              " or use 'v22sdk train --nproc N'", file=sys.stderr)
+        print(
+            "error: run under torchrun (python -m torch.distributed.run --nproc_per_node N -m v22sdk.scale.ddp ...)"
+            " or use 'v22sdk train --nproc N'",
+            file=sys.stderr,
+        )
         return 2
     dist.init_process_group("gloo")
     try:
-        metrics = train(args.data, args.out, preset_name=args.preset, engine=args.engine, epochs=args.epochs,
-                        seed=args.seed, sample=args.sample, sets=set_overrides(tuple(args.sets)),
-                        val_frac=args.val_frac, test_frac=args.test_frac, log_path=args.log_path,
-                        threads=args.threads, report=args.report)
+        metrics = train(
+            args.data,
+            args.out,
+            preset_name=args.preset,
+            engine=args.engine,
+            epochs=args.epochs,
+            seed=args.seed,
+            sample=args.sample,
+            sets=set_overrides(tuple(args.sets)),
+            val_frac=args.val_frac,
+            test_frac=args.test_frac,
+            log_path=args.log_path,
+            threads=args.threads,
+            report=args.report,
+        )
     except V22Error as exc:
         print(f"error (rank {dist.get_rank()}): {exc}", file=sys.stderr)
         return exc.exit_code
     finally:
         dist.destroy_process_group()
     if metrics is not None:
-        print(json.dumps({"checkpoint": args.out, "final_loss": metrics["final_loss"], "epochs": metrics["epochs"],
-                          "world_size": metrics["world_size"], "test": metrics.get("test", {}).get("all")}))
+        print(
+            json.dumps(
+                {
+                    "checkpoint": args.out,
+                    "final_loss": metrics["final_loss"],
+                    "epochs": metrics["epochs"],
+                    "world_size": metrics["world_size"],
+                    "test": metrics.get("test", {}).get("all"),
+                }
+            )
+        )
     return 0
 
 

@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from .._paths import display, is_file
-from ..inputs import looks_like_path, special_kind
 from ..errors import InputError, UnknownNameError
+from ..inputs import looks_like_path, special_kind
 
 
-def list_items(source: str | os.PathLike[str], modality: str | None = None, registry=None
-               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def list_items(
+    source: str | os.PathLike[str], modality: str | None = None, registry=None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(items, errors)`` of ``source``; errors are records ``{input, stage, error}``."""
     from ..plugins import get_registry
 
@@ -44,16 +45,23 @@ def list_items(source: str | os.PathLike[str], modality: str | None = None, regi
         try:
             str(path).encode("utf-8")
         except UnicodeEncodeError:  # Arrow (Ray Data's blocks) holds only UTF-8 strings: report, don't abort
-            errors.append({"input": display(str(path)), "stage": "resolve",
-                           "error": "the file name is not valid UTF-8; rename it",
-                           **({"line": where} if where else {})})
+            errors.append(
+                {
+                    "input": display(str(path)),
+                    "stage": "resolve",
+                    "error": "the file name is not valid UTF-8; rename it",
+                    **({"line": where} if where else {}),
+                }
+            )
             return
         if name is None:
-            try:   # several readers of one extension: content, the user's default, priority (plugins.py)
+            try:  # several readers of one extension: content, the user's default, priority (plugins.py)
                 name = registry.resolve_path(path).modality
             except UnknownNameError as exc:
                 why = str(exc).removeprefix(f"{path}: ")
-                errors.append({"input": str(path), "stage": "resolve", "error": why, **({"line": where} if where else {})})
+                errors.append(
+                    {"input": str(path), "stage": "resolve", "error": why, **({"line": where} if where else {})}
+                )
                 return
         items.append({"idx": len(items), "input": str(path), "modality": name, "is_file": True, "target": target})
 
@@ -75,15 +83,22 @@ def list_items(source: str | os.PathLike[str], modality: str | None = None, regi
             name = rec.get("modality") or modality
             target = rec.get("target") if isinstance(rec.get("target"), str) else None
             file = src.parent / rec["input"]
-            takes_text = name is not None and name in registry.names("modalities") and \
-                getattr(registry.get_class("modalities", name).input_spec, "kind", "") == "text"
-            problem = None if rec.get("literal") is True else _named_problem(file, rec["input"], registry,
-                                                                             name is None or takes_text)
+            takes_text = (
+                name is not None
+                and name in registry.names("modalities")
+                and getattr(registry.get_class("modalities", name).input_spec, "kind", "") == "text"
+            )
+            problem = (
+                None
+                if rec.get("literal") is True
+                else _named_problem(file, rec["input"], registry, name is None or takes_text)
+            )
             if problem:
                 errors.append({"input": where, "stage": "resolve", "error": problem})
             elif takes_text and (rec.get("literal") is True or not is_file(file)):
-                items.append({"idx": len(items), "input": rec["input"], "modality": name, "is_file": False,
-                              "target": target})
+                items.append(
+                    {"idx": len(items), "input": rec["input"], "modality": name, "is_file": False, "target": target}
+                )
             elif name is not None and name not in registry.names("modalities"):
                 errors.append({"input": where, "stage": "resolve", "error": f"unknown modality {name!r}"})
             elif not is_file(file):
@@ -107,8 +122,10 @@ def _named_problem(file: Path, given: str, registry, text_ok: bool) -> str | Non
         st = os.stat(file)
     except (OSError, ValueError):
         if text_ok and looks_like_path(given, registry.extensions()):
-            return (f"input {given!r} looks like a file name but no such file exists next to the manifest "
-                    "(add \"literal\": true to the line to read it as text)")
+            return (
+                f"input {given!r} looks like a file name but no such file exists next to the manifest "
+                '(add "literal": true to the line to read it as text)'
+            )
         return None
     kind = special_kind(st.st_mode)
     return f"input {given!r} is {kind}, not a regular file" if kind else None

@@ -58,9 +58,16 @@ class _Tokenizer:
         return pd.DataFrame(status).astype({"shard": object, "error": object, "target": object})
 
 
-def tokenize(source: str | os.PathLike, out_dir: str | os.PathLike, *, modality: str | None = None,
-             config: dict[str, Any] | None = None, num_workers: int = 2, shard_size: int = 256,
-             progress: bool = True) -> dict[str, Any]:
+def tokenize(
+    source: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    modality: str | None = None,
+    config: dict[str, Any] | None = None,
+    num_workers: int = 2,
+    shard_size: int = 256,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Tokenize every input of ``source`` (folder, ``.jsonl`` or ``.txt`` list) into shards under ``out_dir``.
 
     ``config`` maps a modality name to its configuration (``{"vision": {"grid": 2}}``). Returns the
@@ -84,16 +91,24 @@ def tokenize(source: str | os.PathLike, out_dir: str | os.PathLike, *, modality:
             blocks = max(1, -(-len(items) // shard_size))
             # In-memory blocks, no all-to-all step: every CPU can go to the actors.
             ds = ray.data.from_items(items, override_num_blocks=blocks)
-            ds = ds.map_batches(_Tokenizer, fn_constructor_kwargs={"out_dir": str(out), "config": config or {}},
-                                batch_size=shard_size, batch_format="pandas",
-                                compute=ray.data.ActorPoolStrategy(size=num_workers), num_cpus=1)
+            ds = ds.map_batches(
+                _Tokenizer,
+                fn_constructor_kwargs={"out_dir": str(out), "config": config or {}},
+                batch_size=shard_size,
+                batch_format="pandas",
+                compute=ray.data.ActorPoolStrategy(size=num_workers),
+                num_cpus=1,
+            )
             status = [dict(r) for r in ds.iter_rows()]
         finally:
             if started:
                 ray.shutdown()
-    return write_manifest(out, _clean(status), errors,
-                          {"workers": num_workers, "seconds": round(time.perf_counter() - start, 3),
-                           "backend": "ray"})
+    return write_manifest(
+        out,
+        _clean(status),
+        errors,
+        {"workers": num_workers, "seconds": round(time.perf_counter() - start, 3), "backend": "ray"},
+    )
 
 
 def _clean(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -140,9 +155,17 @@ class _Engine:
         return pd.DataFrame(rows).astype({"result": object, "error": object})
 
 
-def run(source: str | os.PathLike, out_dir: str | os.PathLike, *, checkpoint: str | None = None,
-        modality: str | None = None, num_workers: int = 2, batch_size: int = 32, top: int = 5,
-        progress: bool = True) -> dict[str, Any]:
+def run(
+    source: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    checkpoint: str | None = None,
+    modality: str | None = None,
+    num_workers: int = 2,
+    batch_size: int = 32,
+    top: int = 5,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Batch inference: the engine on every input of ``source``; ``results.jsonl`` + ``errors.json``.
 
     Each of ``num_workers`` actors holds one engine loaded from ``checkpoint`` (default: the bundled
@@ -164,9 +187,14 @@ def run(source: str | os.PathLike, out_dir: str | os.PathLike, *, checkpoint: st
         try:
             blocks = max(1, min(len(items), num_workers * 4))
             ds = ray.data.from_items(items, override_num_blocks=blocks)
-            ds = ds.map_batches(_Engine, fn_constructor_kwargs={"checkpoint": checkpoint, "top": top},
-                                batch_size=batch_size, batch_format="pandas",
-                                compute=ray.data.ActorPoolStrategy(size=num_workers), num_cpus=1)
+            ds = ds.map_batches(
+                _Engine,
+                fn_constructor_kwargs={"checkpoint": checkpoint, "top": top},
+                batch_size=batch_size,
+                batch_format="pandas",
+                compute=ray.data.ActorPoolStrategy(size=num_workers),
+                num_cpus=1,
+            )
             rows = sorted(_clean(list(ds.iter_rows())), key=lambda r: r["idx"])
         finally:
             if started:
@@ -178,6 +206,11 @@ def run(source: str | os.PathLike, out_dir: str | os.PathLike, *, checkpoint: st
                 fh.write(r["result"] + "\n")
     os.replace(out / ".results.jsonl.tmp", out / "results.jsonl")
     (out / "errors.json").write_text(json.dumps(errors, ensure_ascii=False, indent=1), encoding="utf-8")
-    return {"inputs": len(items) + (len(errors) - sum(not r["ok"] for r in rows)),
-            "ran": sum(r["ok"] for r in rows), "errors": len(errors), "workers": num_workers,
-            "seconds": round(time.perf_counter() - start, 3), "backend": "ray"}
+    return {
+        "inputs": len(items) + (len(errors) - sum(not r["ok"] for r in rows)),
+        "ran": sum(r["ok"] for r in rows),
+        "errors": len(errors),
+        "workers": num_workers,
+        "seconds": round(time.perf_counter() - start, 3),
+        "backend": "ray",
+    }

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..contract import TokenBatch, load_batches, save_batches
 from ..errors import InputError, V22Error
@@ -28,8 +29,13 @@ def _modalities(registry, config: dict[str, Any], cache: dict[str, Any], name: s
     return cache[name]
 
 
-def tokenize_rows(rows: Sequence[dict[str, Any]], out_dir: str | os.PathLike, config: dict[str, Any] | None = None,
-                  registry=None, cache: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def tokenize_rows(
+    rows: Sequence[dict[str, Any]],
+    out_dir: str | os.PathLike,
+    config: dict[str, Any] | None = None,
+    registry=None,
+    cache: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """Tokenize ``rows`` (items of :func:`~v22sdk.scale.inputs.list_items`) into ONE shard.
 
     Returns one status record per row: ``{idx, input, modality, ok, shard, tokens, error}``. A
@@ -44,8 +50,16 @@ def tokenize_rows(rows: Sequence[dict[str, Any]], out_dir: str | os.PathLike, co
     good: list[TokenBatch] = []
     status: list[dict[str, Any]] = []
     for row in rows:
-        rec = {"idx": int(row["idx"]), "input": row["input"], "modality": row["modality"],
-               "target": row.get("target"), "ok": False, "shard": None, "tokens": 0, "error": None}
+        rec = {
+            "idx": int(row["idx"]),
+            "input": row["input"],
+            "modality": row["modality"],
+            "target": row.get("target"),
+            "ok": False,
+            "shard": None,
+            "tokens": 0,
+            "error": None,
+        }
         try:
             m = _modalities(registry, config, cache, row["modality"])
             batch = m.tokenize_file(row["input"]) if row["is_file"] else m.tokenize(row["input"])
@@ -69,8 +83,12 @@ def tokenize_rows(rows: Sequence[dict[str, Any]], out_dir: str | os.PathLike, co
     return status
 
 
-def write_manifest(out_dir: str | os.PathLike, status: Iterable[dict[str, Any]], errors: Sequence[dict[str, Any]],
-                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def write_manifest(
+    out_dir: str | os.PathLike,
+    status: Iterable[dict[str, Any]],
+    errors: Sequence[dict[str, Any]],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Write ``manifest.json`` and ``errors.json`` from the per-row status records; returns the summary."""
     out_dir = Path(out_dir)
     status = sorted(status, key=lambda r: r["idx"])
@@ -81,12 +99,19 @@ def write_manifest(out_dir: str | os.PathLike, status: Iterable[dict[str, Any]],
             if r.get("target") is not None:
                 item["target"] = r["target"]
             shards.setdefault(r["shard"], []).append(item)
-    all_errors = list(errors) + [{"input": r["input"], "stage": "tokenize", "error": r["error"]}
-                                 for r in status if not r["ok"]]
-    manifest = {"format": FORMAT, "version": VERSION,
-                "shards": [{"file": f, "items": items} for f, items in sorted(shards.items())],
-                "inputs": len(status) + len(errors), "tokenized": sum(r["ok"] for r in status),
-                "errors": len(all_errors), "tokens": sum(r["tokens"] for r in status), **(extra or {})}
+    all_errors = list(errors) + [
+        {"input": r["input"], "stage": "tokenize", "error": r["error"]} for r in status if not r["ok"]
+    ]
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "shards": [{"file": f, "items": items} for f, items in sorted(shards.items())],
+        "inputs": len(status) + len(errors),
+        "tokenized": sum(r["ok"] for r in status),
+        "errors": len(all_errors),
+        "tokens": sum(r["tokens"] for r in status),
+        **(extra or {}),
+    }
     for name, doc in (("manifest.json", manifest), ("errors.json", all_errors)):
         tmp = out_dir / f".{name}.tmp"
         tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -113,7 +138,8 @@ def load_shards(out_dir: str | os.PathLike) -> tuple[list[TokenBatch], list[dict
     for shard in manifest["shards"]:
         batches = load_batches(out_dir / shard["file"])
         if len(batches) != len(shard["items"]) or any(
-                len(b) != it["tokens"] or b.modality != it["modality"] for b, it in zip(batches, shard["items"])):
+            len(b) != it["tokens"] or b.modality != it["modality"] for b, it in zip(batches, shard["items"])
+        ):
             raise InputError(str(out_dir / shard["file"]), "shard does not match its manifest entry")
         pairs += zip(batches, shard["items"])
     pairs.sort(key=lambda p: p[1]["idx"])

@@ -14,7 +14,7 @@ and :attr:`ContextAttributes.calls` the plugin calls actually made.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

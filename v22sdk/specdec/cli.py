@@ -33,20 +33,41 @@ def _corpus_names() -> list[str]:
 
 
 @specdec.command("run")
-@click.option("--experiment", type=click.Choice(_experiment_names()), default="hook1", show_default=True,
-              help="Which experiment: hook1 spherical normalisation, hook2 attribute verification signal, "
-                   "hook3 memory recall instead of a long context, hook4 cross-modal drafting with 640-D tokens, "
-                   "hook5 cold-start-safe expansion.")
+@click.option(
+    "--experiment",
+    type=click.Choice(_experiment_names()),
+    default="hook1",
+    show_default=True,
+    help="Which experiment: hook1 spherical normalisation, hook2 attribute verification signal, "
+    "hook3 memory recall instead of a long context, hook4 cross-modal drafting with 640-D tokens, "
+    "hook5 cold-start-safe expansion.",
+)
 @click.option("--quick", is_flag=True, help="Smoke-test sizes (seconds to minutes instead of about an hour).")
 @click.option("--seeds", type=click.IntRange(2, 50), default=None, help="Training seeds per arm (full: 5).")
-@click.option("--corpus", "corpora", multiple=True, type=click.Choice(_corpus_names()),
-              help="Corpus to run (repeatable; default: the experiment's own list).")
-@click.option("--threads", type=click.IntRange(1, 64), default=None, help="torch threads (default 1: faster than 2 on a shared 2-core machine).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for results.json and report.md  [default: specdec-results for hook1, "
-                   "specdec-results-<experiment> otherwise].")
-def run_cmd(experiment: str, quick: bool, seeds: int | None, corpora: tuple[str, ...], threads: int | None,
-            out_dir: Path | None) -> None:
+@click.option(
+    "--corpus",
+    "corpora",
+    multiple=True,
+    type=click.Choice(_corpus_names()),
+    help="Corpus to run (repeatable; default: the experiment's own list).",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="torch threads (default 1: faster than 2 on a shared 2-core machine).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for results.json and report.md  [default: specdec-results for hook1, "
+    "specdec-results-<experiment> otherwise].",
+)
+def run_cmd(
+    experiment: str, quick: bool, seeds: int | None, corpora: tuple[str, ...], threads: int | None, out_dir: Path | None
+) -> None:
     """Train, measure and apply the experiment's pre-registered criterion."""
     from rich.console import Console
     from rich.markup import escape
@@ -61,8 +82,13 @@ def run_cmd(experiment: str, quick: bool, seeds: int | None, corpora: tuple[str,
     out_dir = out_dir if out_dir is not None else Path(exp.default_out)
     cfg = with_overrides(mod.QUICK if quick else mod.FULL, seeds=seeds, corpora=corpora or None, threads=threads)
     console = Console(stderr=True)
-    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} steps"),
-               TimeElapsedColumn(), TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} steps"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=console) as bar:
         task = bar.add_task(experiment, total=mod.total_ticks(cfg))
 
@@ -78,8 +104,13 @@ def run_cmd(experiment: str, quick: bool, seeds: int | None, corpora: tuple[str,
 
 @specdec.command("combine")
 @click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder for the joined results.json and report.md.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for the joined results.json and report.md.",
+)
 def combine_cmd(parts: tuple[Path, ...], out_dir: Path) -> None:
     """Join results files of one experiment run per corpus (hooks 2, 3 and 5) and re-apply its criterion."""
     from v22sdk.specdec.experiments import combine
@@ -90,15 +121,20 @@ def combine_cmd(parts: tuple[Path, ...], out_dir: Path) -> None:
 
 
 @specdec.command("report")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path(DEFAULT_OUT),
-              show_default=True, help="Folder holding results.json.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(DEFAULT_OUT),
+    show_default=True,
+    help="Folder holding results.json.",
+)
 def report_cmd(out_dir: Path) -> None:
     """Print the Markdown report of a finished (or partial) run."""
-    from v22sdk.specdec.errors import ResultsError
-    from v22sdk.specdec.experiments import DEFAULT, experiment_of, get
-
     from v22sdk.errors import InputError
     from v22sdk.inputs import check_regular_file
+    from v22sdk.specdec.errors import ResultsError
+    from v22sdk.specdec.experiments import DEFAULT, experiment_of, get
 
     path = out_dir / "results.json"
     if not path.exists():
@@ -113,8 +149,11 @@ def report_cmd(out_dir: Path) -> None:
     try:
         results = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ResultsError(str(path), f"unreadable: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
-                                      f"{exc.start}), not a specdec results file") from None
+        raise ResultsError(
+            str(path),
+            f"unreadable: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+            f"{exc.start}), not a specdec results file",
+        ) from None
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ResultsError(str(path), f"unreadable: invalid JSON ({exc})") from None
     try:

@@ -42,8 +42,18 @@ from v22sdk.errors import InputError
 
 CORPORA = ("pydoc-topics", "stdlib-source", "tang-song-poems")
 _STDLIB_MODULES = (
-    "argparse", "difflib", "inspect", "pathlib", "typing", "textwrap", "collections",
-    "enum", "dataclasses", "functools", "subprocess", "tarfile",
+    "argparse",
+    "difflib",
+    "inspect",
+    "pathlib",
+    "typing",
+    "textwrap",
+    "collections",
+    "enum",
+    "dataclasses",
+    "functools",
+    "subprocess",
+    "tarfile",
 )
 _STDLIB_LIMIT = 600_000
 FORTUNES_DIR = Path("/usr/share/games/fortunes")
@@ -127,10 +137,17 @@ class Corpus:
 
     def info(self) -> dict:
         ids = np.concatenate([self.train, self.val, self.test])
-        out = {"name": self.name, "source": self.source, "licence": self.licence,
-               "sha256": self.sha256, "n_chars": self.n_chars, "python": sys.version.split()[0],
-               "unk_share": float(np.mean(ids == self.vocab.unk)), "vocab_size": self.vocab.size,
-               "split_chars": [len(self.train), len(self.val), len(self.test)]}
+        out = {
+            "name": self.name,
+            "source": self.source,
+            "licence": self.licence,
+            "sha256": self.sha256,
+            "n_chars": self.n_chars,
+            "python": sys.version.split()[0],
+            "unk_share": float(np.mean(ids == self.vocab.unk)),
+            "vocab_size": self.vocab.size,
+            "split_chars": [len(self.train), len(self.val), len(self.test)],
+        }
         if self.vocab is not ASCII_VOCAB:
             out["vocab_sha256_16"] = self.vocab.digest()
             out["unk_share_test"] = float(np.mean(self.test == self.vocab.unk))
@@ -155,8 +172,9 @@ def _read_python(name: str) -> tuple[str, str]:
 
 def _debian_version(package: str) -> str | None:
     try:
-        out = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True,
-                             text=True, timeout=10)
+        out = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -170,8 +188,9 @@ def read_poems(directory: Path = FORTUNES_DIR) -> list[str]:
         try:
             raw = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise InputError(str(path), "not found: install Debian's fortunes-zh package "
-                                        "(apt-get install fortunes-zh)") from None
+            raise InputError(
+                str(path), "not found: install Debian's fortunes-zh package (apt-get install fortunes-zh)"
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(str(path), f"unreadable as UTF-8 text: {exc}") from None
         for entry in re.split(r"^%\n", _ANSI.sub("", raw), flags=re.MULTILINE):
@@ -194,11 +213,16 @@ def _poem_corpus(directory: Path = FORTUNES_DIR) -> Corpus:
     return Corpus(
         name="tang-song-poems",
         source=f"Debian fortunes-zh {version or '(version unknown)'}: {directory}/tang300 + song100, "
-               f"{len(poems)} poems",
+        f"{len(poems)} poems",
         licence="GPL-3.0+ (Debian fortunes-zh, /usr/share/doc/fortunes-zh/copyright)",
-        sha256=hashlib.sha256(whole.encode("utf-8")).hexdigest(), n_chars=len(whole),
-        train=vocab.encode(texts["train"]), val=vocab.encode(texts["val"]), test=vocab.encode(texts["test"]),
-        vocab=vocab, package=f"fortunes-zh {version}" if version else "fortunes-zh")
+        sha256=hashlib.sha256(whole.encode("utf-8")).hexdigest(),
+        n_chars=len(whole),
+        train=vocab.encode(texts["train"]),
+        val=vocab.encode(texts["val"]),
+        test=vocab.encode(texts["test"]),
+        vocab=vocab,
+        package=f"fortunes-zh {version}" if version else "fortunes-zh",
+    )
 
 
 def load_corpus(name: str) -> Corpus:
@@ -211,10 +235,18 @@ def load_corpus(name: str) -> Corpus:
         text, source = _read_python(name)
         ids = encode(text)
         a, b = int(len(ids) * 0.9), int(len(ids) * 0.95)
-        corpus = Corpus(name=name, source=source, licence="PSF-2.0 (Python Software Foundation License)",
-                        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), n_chars=len(ids),
-                        train=ids[:a], val=ids[a:b], test=ids[b:])
+        corpus = Corpus(
+            name=name,
+            source=source,
+            licence="PSF-2.0 (Python Software Foundation License)",
+            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            n_chars=len(ids),
+            train=ids[:a],
+            val=ids[a:b],
+            test=ids[b:],
+        )
     if corpus.n_chars < _MIN_CHARS[name]:
-        raise InputError(f"corpus {name!r}", f"only {corpus.n_chars} characters found in {corpus.source}; "
-                                             f"need >= {_MIN_CHARS[name]}")
+        raise InputError(
+            f"corpus {name!r}", f"only {corpus.n_chars} characters found in {corpus.source}; need >= {_MIN_CHARS[name]}"
+        )
     return corpus

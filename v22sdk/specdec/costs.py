@@ -30,8 +30,9 @@ class UnitCosts:
     draft_begin_ms: float
     attribute_ms: float | None = None
 
-    def round_cost(self, lengths: np.ndarray, draft_steps: np.ndarray,
-                   attribute_lookups: np.ndarray | None = None) -> np.ndarray:
+    def round_cost(
+        self, lengths: np.ndarray, draft_steps: np.ndarray, attribute_lookups: np.ndarray | None = None
+    ) -> np.ndarray:
         """Cost in ms of rounds that proposed ``lengths`` tokens with ``draft_steps`` draft steps
         (and ``attribute_lookups`` plugin calls, costed only when given)."""
         cost = np.asarray(self.target_ms)[np.asarray(lengths)] + self.draft_step_ms * np.asarray(draft_steps)
@@ -55,8 +56,7 @@ def _time_ms(fn, reps: int) -> float:
 
 
 @torch.no_grad()
-def measure_costs(target, draft, contexts: torch.Tensor, gamma: int, reps: int = 200,
-                  attributes=None) -> UnitCosts:
+def measure_costs(target, draft, contexts: torch.Tensor, gamma: int, reps: int = 200, attributes=None) -> UnitCosts:
     """Time the units on ``contexts (N, L)`` (one row at a time, cycling through them)."""
     g = torch.Generator().manual_seed(0)
     n = contexts.shape[0]
@@ -77,8 +77,11 @@ def measure_costs(target, draft, contexts: torch.Tensor, gamma: int, reps: int =
     attr_ms = None
     if attributes is not None:
         modality, vocab = attributes.modality, attributes.vocab
-        texts = iter([vocab.decode(contexts[i % n].tolist() + [int(t)])
-                      for i, t in enumerate(torch.randint(0, vocab.size - 1, (reps + 3,), generator=g))])
+        texts = iter(
+            [
+                vocab.decode(contexts[i % n].tolist() + [int(t)])
+                for i, t in enumerate(torch.randint(0, vocab.size - 1, (reps + 3,), generator=g))
+            ]
+        )
         attr_ms = _time_ms(lambda: modality.encode(next(texts)).attr[-1], reps)
-    return UnitCosts(target_ms=tuple(target_ms), draft_step_ms=step_ms, draft_begin_ms=begin_ms,
-                     attribute_ms=attr_ms)
+    return UnitCosts(target_ms=tuple(target_ms), draft_step_ms=step_ms, draft_begin_ms=begin_ms, attribute_ms=attr_ms)

@@ -34,18 +34,25 @@ FEAT = 640
 WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 TEMPLATES = {
-    "handwriting": ("a {ink} handwritten {word}.", "the digit {num}, written by hand in {ink} ink.",
-                    "handwriting: {word} ({num})."),
-    "speech": ("a {pitch} voice says {word} in {lang}.", "spoken {lang}: the number {word}, {speed}.",
-               "{word} ({num}), said {speed} in {lang}."),
+    "handwriting": (
+        "a {ink} handwritten {word}.",
+        "the digit {num}, written by hand in {ink} ink.",
+        "handwriting: {word} ({num}).",
+    ),
+    "speech": (
+        "a {pitch} voice says {word} in {lang}.",
+        "spoken {lang}: the number {word}, {speed}.",
+        "{word} ({num}), said {speed} in {lang}.",
+    ),
 }
 
 
 def caption(part: str, props: dict, template: int) -> str:
     """The caption of an input with properties ``props`` (digit and descriptors) under ``template``."""
     d = props["digit"]
-    return TEMPLATES[part][template].format(word=WORDS[d], num=str(d), **{k: v for k, v in props.items()
-                                                                           if k != "digit"})
+    return TEMPLATES[part][template].format(
+        word=WORDS[d], num=str(d), **{k: v for k, v in props.items() if k != "digit"}
+    )
 
 
 @dataclass
@@ -133,8 +140,12 @@ def load_examples(size: str = "small", seed: int = 0, limit: int | None = None, 
                 props = {"digit": int(meta["digit"]), "ink_value": ink}
             else:
                 specific = audio_features(path)
-                props = {"digit": int(meta["digit"]), "lang": "english" if meta["language"] == "en" else "mandarin",
-                         "speed_wpm": int(meta["speed_wpm"]), "pitch_value": int(meta["pitch"])}
+                props = {
+                    "digit": int(meta["digit"]),
+                    "lang": "english" if meta["language"] == "en" else "mandarin",
+                    "speed_wpm": int(meta["speed_wpm"]),
+                    "pitch_value": int(meta["pitch"]),
+                }
             examples.append(Example(rec["part"], rec["split"], props, unified, specific, len(batch.emb)))
     # descriptors by the training inputs' medians (a property of the input, not of its label)
     train = [e for e in examples if e.split == "train"]
@@ -146,12 +157,19 @@ def load_examples(size: str = "small", seed: int = 0, limit: int | None = None, 
         else:
             e.props["speed"] = "fast" if e.props["speed_wpm"] > spd_med else "slowly"
             e.props["pitch"] = "high" if e.props["pitch_value"] > 50 else "low"
-    meta = {"suite": {k: info.get(k) for k in ("size", "seed", "builder_version") if k in info},
-            "ink_median": ink_med, "speed_median_wpm": spd_med,
-            "counts": {f"{p}/{s}": sum(e.part == p and e.split == s for e in examples)
-                       for p in ("handwriting", "speech") for s in ("train", "test")},
-            "tokens_per_input": {p: float(np.mean([e.n_tokens for e in examples if e.part == p]))
-                                 for p in ("handwriting", "speech")}}
+    meta = {
+        "suite": {k: info.get(k) for k in ("size", "seed", "builder_version") if k in info},
+        "ink_median": ink_med,
+        "speed_median_wpm": spd_med,
+        "counts": {
+            f"{p}/{s}": sum(e.part == p and e.split == s for e in examples)
+            for p in ("handwriting", "speech")
+            for s in ("train", "test")
+        },
+        "tokens_per_input": {
+            p: float(np.mean([e.n_tokens for e in examples if e.part == p])) for p in ("handwriting", "speech")
+        },
+    }
     return examples, meta
 
 
@@ -210,7 +228,7 @@ class CondTarget:
 
         seq = torch.cat([context, drafted.to(context.dtype)], dim=1)
         logits = self.model(self.feats, seq)
-        return probs_from_logits(logits[:, -(drafted.shape[1] + 1):].double(), temperature)
+        return probs_from_logits(logits[:, -(drafted.shape[1] + 1) :].double(), temperature)
 
 
 class CondDraftRunner:

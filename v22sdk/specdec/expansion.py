@@ -71,8 +71,9 @@ def concat_expansion(base: EagleDraft, new_layers: tuple[int, ...]) -> EagleDraf
     columns of ``W`` are the trained ones, the new columns get ``nn.Linear``'s default init."""
     if base.arm in ("nofeat", "perlayer") or base.layers is None:
         raise SpecDecError("concat expansion needs a draft with an explicit layer list and a single input map")
-    wide = EagleDraft(base.target, base.arm, d_draft=base.d_draft, warmup=base.warmup,
-                      layers=base.layers + tuple(new_layers))
+    wide = EagleDraft(
+        base.target, base.arm, d_draft=base.d_draft, warmup=base.warmup, layers=base.layers + tuple(new_layers)
+    )
     state = copy.deepcopy(base.state_dict())
     d_old = base.fc.weight.shape[1]
     w = wide.fc.weight.detach().clone()

@@ -16,13 +16,19 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ARMS = ("none", "rmsnorm", "sphere", "perlayer", "nofeat")
-COMPARISONS = (("sphere", "rmsnorm"), ("sphere", "none"), ("rmsnorm", "none"), ("perlayer", "rmsnorm"),
-               ("rmsnorm", "nofeat"))
+COMPARISONS = (
+    ("sphere", "rmsnorm"),
+    ("sphere", "none"),
+    ("rmsnorm", "none"),
+    ("perlayer", "rmsnorm"),
+    ("rmsnorm", "nofeat"),
+)
 
 
 @dataclass(frozen=True)
@@ -51,16 +57,28 @@ class ExperimentConfig:
 
 
 FULL = ExperimentConfig()
-QUICK = ExperimentConfig(target_steps=150, n_distill_seq=128, n_val_ctx=32, n_test_ctx=64, draft_steps=80,
-                         lrs=(3e-3,), seeds=3, empirical_repeats=2)
+QUICK = ExperimentConfig(
+    target_steps=150,
+    n_distill_seq=128,
+    n_val_ctx=32,
+    n_test_ctx=64,
+    draft_steps=80,
+    lrs=(3e-3,),
+    seeds=3,
+    empirical_repeats=2,
+)
 
 
 def _tkey(t: float) -> str:
     return f"T={t:g}"
 
 
-def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], None] | None = None,
-                   say: Callable[[str], None] | None = None) -> dict:
+def run_experiment(
+    cfg: ExperimentConfig,
+    out_dir: Path,
+    tick: Callable[[int], None] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> dict:
     """Run everything in ``cfg``; write ``results.json`` and ``report.md`` to ``out_dir``."""
     import torch
 
@@ -86,13 +104,18 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
         say(f"[{name}] training target")
         corpus = load_corpus(name)
         tcfg = TargetConfig(vocab=corpus.vocab.size)
-        model = train_target(corpus.train, tcfg, cfg.target_steps, cfg.target_batch, cfg.target_lr, seed=0,
-                             tick=lambda: tick(1))
+        model = train_target(
+            corpus.train, tcfg, cfg.target_steps, cfg.target_batch, cfg.target_lr, seed=0, tick=lambda: tick(1)
+        )
         target = TransformerTarget(model)
-        res: dict = {"info": corpus.info(), "target": {
-            "params": sum(p.numel() for p in model.parameters()),
-            "val_bits_per_char": bits_per_char(model, corpus.val, 64, seed=1),
-            "test_bits_per_char": bits_per_char(model, corpus.test, 64, seed=2)}}
+        res: dict = {
+            "info": corpus.info(),
+            "target": {
+                "params": sum(p.numel() for p in model.parameters()),
+                "val_bits_per_char": bits_per_char(model, corpus.val, 64, seed=1),
+                "test_bits_per_char": bits_per_char(model, corpus.test, 64, seed=2),
+            },
+        }
         say(f"[{name}] target test bits/char {res['target']['test_bits_per_char']:.3f}; building data")
         data = build_distill_data(model, corpus.train, cfg.n_distill_seq, cfg.prefix, seed=10 + ci)
         val_ctx = contexts_from(model, corpus.val, cfg.n_val_ctx, cfg.prefix, cfg.ctx_new, seed=20 + ci)
@@ -103,8 +126,9 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
             for t in cfg.temperatures:
                 k = _tkey(t)
                 tau, alpha = analytic_tau(target, draft, test_ctx, cfg.gamma, t, seed=seed_eval)
-                emp = empirical_tau(target, draft, test_ctx, cfg.gamma, t, seed=seed_eval + 1,
-                                    repeats=cfg.empirical_repeats)
+                emp = empirical_tau(
+                    target, draft, test_ctx, cfg.gamma, t, seed=seed_eval + 1, repeats=cfg.empirical_repeats
+                )
                 out["analytic"][k] = float(tau.mean())
                 out["alpha"][k] = alpha.mean(0).tolist()
                 out["empirical"][k] = list(mean_ci(emp.numpy()))
@@ -125,8 +149,18 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
             say(f"[{name}] arm {arm}: lr sweep")
             sweep, models = {}, {}
             for lr in cfg.lrs:
-                d = train_draft(model, arm, data, gamma=cfg.gamma, steps=cfg.draft_steps, batch=cfg.draft_batch,
-                                lr=lr, seed=0, warmup=cfg.prefix, tick=lambda: tick(1))
+                d = train_draft(
+                    model,
+                    arm,
+                    data,
+                    gamma=cfg.gamma,
+                    steps=cfg.draft_steps,
+                    batch=cfg.draft_batch,
+                    lr=lr,
+                    seed=0,
+                    warmup=cfg.prefix,
+                    tick=lambda: tick(1),
+                )
                 tau, _ = analytic_tau(target, EagleDraftRunner(d), val_ctx, cfg.gamma, 1.0, seed=999)
                 sweep[f"{lr:g}"] = float(tau.mean())
                 models[lr] = d
@@ -134,9 +168,22 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
             seeds = []
             pooled[arm] = {_tkey(t): ([], []) for t in cfg.temperatures}
             for seed in range(cfg.seeds):
-                d = models[best] if seed == 0 else train_draft(
-                    model, arm, data, gamma=cfg.gamma, steps=cfg.draft_steps, batch=cfg.draft_batch, lr=best,
-                    seed=seed, warmup=cfg.prefix, tick=lambda: tick(1))
+                d = (
+                    models[best]
+                    if seed == 0
+                    else train_draft(
+                        model,
+                        arm,
+                        data,
+                        gamma=cfg.gamma,
+                        steps=cfg.draft_steps,
+                        batch=cfg.draft_batch,
+                        lr=best,
+                        seed=seed,
+                        warmup=cfg.prefix,
+                        tick=lambda: tick(1),
+                    )
+                )
                 # Same evaluation randomness for every arm at this seed index (paired), fresh across
                 # seed indices so pooled empirical rounds are independent.
                 s = score(EagleDraftRunner(d), seed_eval=1000 + 10 * seed)
@@ -145,15 +192,24 @@ def run_experiment(cfg: ExperimentConfig, out_dir: Path, tick: Callable[[int], N
                     e_list.append(s["_emp"][k])
                 seeds.append({"seed": seed} | {k: s[k] for k in ("analytic", "alpha", "empirical")})
             arms[arm] = {"params": d.n_params(), "lr_sweep_val_tau_T1": sweep, "best_lr": best, "seeds": seeds}
-            say(f"[{name}] arm {arm}: tau " + ", ".join(
-                f"{k} {sum(x['analytic'][k] for x in seeds) / len(seeds):.3f}" for k in seeds[0]["analytic"]))
+            say(
+                f"[{name}] arm {arm}: tau "
+                + ", ".join(
+                    f"{k} {sum(x['analytic'][k] for x in seeds) / len(seeds):.3f}" for k in seeds[0]["analytic"]
+                )
+            )
         res["arms"] = arms
         res["agreement"] = _agreement(pooled)
         res["comparisons"] = {
-            _tkey(t): {f"{a}-{b}": paired_diff([x["analytic"][_tkey(t)] for x in arms[a]["seeds"]],
-                                               [x["analytic"][_tkey(t)] for x in arms[b]["seeds"]]).as_dict()
-                       for a, b in COMPARISONS}
-            for t in cfg.temperatures}
+            _tkey(t): {
+                f"{a}-{b}": paired_diff(
+                    [x["analytic"][_tkey(t)] for x in arms[a]["seeds"]],
+                    [x["analytic"][_tkey(t)] for x in arms[b]["seeds"]],
+                ).as_dict()
+                for a, b in COMPARISONS
+            }
+            for t in cfg.temperatures
+        }
         res["runtime_s"] = time.time() - t_corpus
         results["corpora"][name] = res
         results["runtime_s"] = time.time() - t_start
@@ -172,8 +228,13 @@ def _agreement(pooled: dict) -> dict:
             a, e = np.concatenate(a_list), np.concatenate(e_list)
             se = float(np.sqrt(a.var(ddof=1) / len(a) + e.var(ddof=1) / len(e)))
             diff = float(e.mean() - a.mean())
-            out.setdefault(arm, {})[k] = {"analytic": float(a.mean()), "empirical": float(e.mean()),
-                                          "diff": diff, "se": se, "within_95ci": abs(diff) <= 1.96 * se}
+            out.setdefault(arm, {})[k] = {
+                "analytic": float(a.mean()),
+                "empirical": float(e.mean()),
+                "diff": diff,
+                "se": se,
+                "within_95ci": abs(diff) <= 1.96 * se,
+            }
     return out
 
 
@@ -182,8 +243,11 @@ def verdict(results: dict) -> dict:
 
     The words say no more than the intervals: when the criterion fails, the verdict also gives the
     largest gain the intervals do not exclude (the highest upper 95% bound, relative to RMSNorm)."""
-    cells = {f"{c}/{k}": r["comparisons"][k]["sphere-rmsnorm"]
-             for c, r in results["corpora"].items() for k in r["comparisons"]}
+    cells = {
+        f"{c}/{k}": r["comparisons"][k]["sphere-rmsnorm"]
+        for c, r in results["corpora"].items()
+        for k in r["comparisons"]
+    }
     if not cells:
         return {"text": "no results"}
     wins = [v["passes"] for v in cells.values()]
@@ -192,31 +256,56 @@ def verdict(results: dict) -> dict:
     upper = {k: v["hi"] / v["mean_b"] for k, v in cells.items()}  # largest relative gain not excluded, per cell
     bound_cell = max(upper, key=lambda k: upper[k])
     bound = upper[bound_cell]
-    not_excluded = (f"gains up to {100 * bound:+.1f}% are not excluded (upper 95% bound, {bound_cell})"
-                    if bound > 0 else "no gain is within the intervals")
+    not_excluded = (
+        f"gains up to {100 * bound:+.1f}% are not excluded (upper 95% bound, {bound_cell})"
+        if bound > 0
+        else "no gain is within the intervals"
+    )
     if all(wins) and complete:
         text = "hook (1) SUPPORTED: F.normalize beats RMSNorm by >= 2% with paired 95% CIs above 0 everywhere"
     elif all(worse):
         text = "hook (1) REFUTED: F.normalize is worse than RMSNorm (paired 95% CIs below 0 everywhere)"
     elif any(wins):
-        text = ("INCONSISTENT: F.normalize passes in some cells only, so the pre-registered criterion fails; "
-                + not_excluded)
+        text = (
+            "INCONSISTENT: F.normalize passes in some cells only, so the pre-registered criterion fails; "
+            + not_excluded
+        )
     else:
         detected = [k for k, v in cells.items() if v["lo"] > 0]
-        text = ("NOT SUPPORTED: " + ("no detectable difference between F.normalize and RMSNorm" if not detected else
-                                     f"a gain below the 2% bar is detected in {', '.join(detected)} only")
-                + "; " + not_excluded)
-    return {"text": text, "upper_gain_not_excluded": bound, "upper_gain_cell": bound_cell,
-            "cells": {k: {"passes": v["passes"], "rel_gain": v["rel_gain"], "lo": v["lo"], "hi": v["hi"],
-                          "rel_lo": v["lo"] / v["mean_b"], "rel_hi": v["hi"] / v["mean_b"]} for k, v in cells.items()}}
+        text = (
+            "NOT SUPPORTED: "
+            + (
+                "no detectable difference between F.normalize and RMSNorm"
+                if not detected
+                else f"a gain below the 2% bar is detected in {', '.join(detected)} only"
+            )
+            + "; "
+            + not_excluded
+        )
+    return {
+        "text": text,
+        "upper_gain_not_excluded": bound,
+        "upper_gain_cell": bound_cell,
+        "cells": {
+            k: {
+                "passes": v["passes"],
+                "rel_gain": v["rel_gain"],
+                "lo": v["lo"],
+                "hi": v["hi"],
+                "rel_lo": v["lo"] / v["mean_b"],
+                "rel_hi": v["hi"] / v["mean_b"],
+            }
+            for k, v in cells.items()
+        },
+    }
 
 
 CRITERION = {
     "hypothesis": "RFC hook (1): F.normalize on the injected features (sphere arm) raises speculative "
-                  "acceptance over RMSNorm (rmsnorm arm, DeepSpec's status quo)",
+    "acceptance over RMSNorm (rmsnorm arm, DeepSpec's status quo)",
     "measure": "analytic tau on the test contexts, per seed; seeds paired across arms",
     "supported": "paired 95% t-interval of sphere - rmsnorm above 0 and relative gain >= 2%, at T = 0 and "
-                 "T = 1, on both corpora",
+    "T = 1, on both corpora",
     "refuted": "the intervals lie below 0 in every cell",
     "inconsistent": "passes in some cells only",
     "not supported": "everything else (reported with the largest gain the intervals do not exclude)",
@@ -240,41 +329,103 @@ def doc_tables(results: dict) -> dict:
     for name in corpora:
         r = results["corpora"][name]
         for cname, c in r["controls"].items():
-            arms_rows.append([name, cname, "–", "–", *[f"{c['analytic'][k]:.3f}" for k in temps],
-                              f"{c['empirical'][temps[-1]][0]:.3f}"])
+            arms_rows.append(
+                [
+                    name,
+                    cname,
+                    "–",
+                    "–",
+                    *[f"{c['analytic'][k]:.3f}" for k in temps],
+                    f"{c['empirical'][temps[-1]][0]:.3f}",
+                ]
+            )
         for arm, a in r["arms"].items():
             sweep_rows.append([name, arm, *[f"{a['lr_sweep_val_tau_T1'][lr]:.3f}" for lr in lrs], f"{a['best_lr']:g}"])
-            arms_rows.append([name, arm, f"{a['params']:,}", f"{a['best_lr']:g}",
-                              *[_pm([s["analytic"][k] for s in a["seeds"]]) for k in temps],
-                              f"{r['agreement'][arm][temps[-1]]['empirical']:.3f}"])
+            arms_rows.append(
+                [
+                    name,
+                    arm,
+                    f"{a['params']:,}",
+                    f"{a['best_lr']:g}",
+                    *[_pm([s["analytic"][k] for s in a["seeds"]]) for k in temps],
+                    f"{r['agreement'][arm][temps[-1]]['empirical']:.3f}",
+                ]
+            )
             for k in temps:
                 g = r["agreement"][arm][k]
-                agree_rows.append([name, arm, k, f"{g['analytic']:.3f}", f"{g['empirical']:.3f}", f"{g['diff']:+.3f}",
-                                   f"{g['se']:.3f}", "yes" if g["within_95ci"] else "no"])
+                agree_rows.append(
+                    [
+                        name,
+                        arm,
+                        k,
+                        f"{g['analytic']:.3f}",
+                        f"{g['empirical']:.3f}",
+                        f"{g['diff']:+.3f}",
+                        f"{g['se']:.3f}",
+                        "yes" if g["within_95ci"] else "no",
+                    ]
+                )
         for comp in r["comparisons"][temps[0]]:
             cells = []
             for k in temps:
                 d = r["comparisons"][k][comp]
                 cells.append(f"{d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] ({100 * d['rel_gain']:+.2f}%)")
-            label = f"**{comp.replace('-', ' − ')}** (the criterion)" if comp == "sphere-rmsnorm" else comp.replace("-", " − ")
+            label = (
+                f"**{comp.replace('-', ' − ')}** (the criterion)"
+                if comp == "sphere-rmsnorm"
+                else comp.replace("-", " − ")
+            )
             comp_rows.append([name, label, *cells])
         for k in temps:
             d = r["comparisons"][k]["sphere-rmsnorm"]
-            verdict_rows.append([name, k, f"{100 * d['rel_gain']:+.2f}%",
-                                 f"[{100 * d['lo'] / d['mean_b']:+.2f}%, {100 * d['hi'] / d['mean_b']:+.2f}%]",
-                                 "yes" if d["passes"] else "no"])
+            verdict_rows.append(
+                [
+                    name,
+                    k,
+                    f"{100 * d['rel_gain']:+.2f}%",
+                    f"[{100 * d['lo'] / d['mean_b']:+.2f}%, {100 * d['hi'] / d['mean_b']:+.2f}%]",
+                    "yes" if d["passes"] else "no",
+                ]
+            )
     return {
-        "arms": {"columns": ["corpus", "arm", "params", "chosen lr", *[f"analytic τ {k} (mean ± sd over seeds)" for k in temps],
-                             f"empirical τ {temps[-1]} (pooled)"],
-                 "align": "llrr" + "r" * len(temps) + "r", "rows": arms_rows},
-        "comparisons": {"columns": ["corpus", "comparison (analytic τ, paired 95% t-interval)", *temps],
-                        "align": "ll" + "r" * len(temps), "rows": comp_rows},
-        "verdict": {"columns": ["corpus", "temperature", "sphere − rmsnorm", "95% interval (relative to rmsnorm)",
-                                "passes (interval above 0 and gain ≥ 2%)"], "align": "llrrl", "rows": verdict_rows},
-        "sweep": {"columns": ["corpus", "arm", *[f"validation τ T=1, lr {lr}" for lr in lrs], "chosen"],
-                  "align": "ll" + "r" * len(lrs) + "r", "rows": sweep_rows},
-        "agreement": {"columns": ["corpus", "arm", "T", "analytic τ", "empirical τ", "Δ", "SE", "within 95%"],
-                      "align": "lllrrrrl", "rows": agree_rows},
+        "arms": {
+            "columns": [
+                "corpus",
+                "arm",
+                "params",
+                "chosen lr",
+                *[f"analytic τ {k} (mean ± sd over seeds)" for k in temps],
+                f"empirical τ {temps[-1]} (pooled)",
+            ],
+            "align": "llrr" + "r" * len(temps) + "r",
+            "rows": arms_rows,
+        },
+        "comparisons": {
+            "columns": ["corpus", "comparison (analytic τ, paired 95% t-interval)", *temps],
+            "align": "ll" + "r" * len(temps),
+            "rows": comp_rows,
+        },
+        "verdict": {
+            "columns": [
+                "corpus",
+                "temperature",
+                "sphere − rmsnorm",
+                "95% interval (relative to rmsnorm)",
+                "passes (interval above 0 and gain ≥ 2%)",
+            ],
+            "align": "llrrl",
+            "rows": verdict_rows,
+        },
+        "sweep": {
+            "columns": ["corpus", "arm", *[f"validation τ T=1, lr {lr}" for lr in lrs], "chosen"],
+            "align": "ll" + "r" * len(lrs) + "r",
+            "rows": sweep_rows,
+        },
+        "agreement": {
+            "columns": ["corpus", "arm", "T", "analytic τ", "empirical τ", "Δ", "SE", "within 95%"],
+            "align": "lllrrrrl",
+            "rows": agree_rows,
+        },
     }
 
 
@@ -298,8 +449,14 @@ def _write(results: dict, out_dir: Path) -> None:
     from v22sdk.evidence import write_result
 
     plain = json.loads(json.dumps(results, default=float))  # numpy scalars -> float
-    write_result(out_dir / "results.json", plain, name="specdec-hook1", criterion=CRITERION,
-                 tables=doc_tables(plain), values=doc_values(plain))
+    write_result(
+        out_dir / "results.json",
+        plain,
+        name="specdec-hook1",
+        criterion=CRITERION,
+        tables=doc_tables(plain),
+        values=doc_values(plain),
+    )
     (out_dir / "report.md").write_text(render_report(results))
 
 
@@ -312,20 +469,35 @@ def read_results(path: Path) -> dict:
 def render_report(results: dict) -> str:
     """Markdown tables of a results dict (what ``v22sdk specdec report`` prints)."""
     cfg = results["config"]
-    lines = [f"# Speculative-decoding hook-(1) experiment: {len(results['corpora'])} corpus/corpora, "
-             f"gamma={cfg['gamma']}, seeds={cfg['seeds']}, draft steps={cfg['draft_steps']}, "
-             f"target steps={cfg['target_steps']}, runtime {results.get('runtime_s', 0):.0f} s", ""]
+    lines = [
+        f"# Speculative-decoding hook-(1) experiment: {len(results['corpora'])} corpus/corpora, "
+        f"gamma={cfg['gamma']}, seeds={cfg['seeds']}, draft steps={cfg['draft_steps']}, "
+        f"target steps={cfg['target_steps']}, runtime {results.get('runtime_s', 0):.0f} s",
+        "",
+    ]
     for name, r in results["corpora"].items():
         temps = list(r["comparisons"])
-        lines += [f"## {name}", "",
-                  f"{r['info']['source']}; {r['info']['n_chars']} chars; target {r['target']['params']} params, "
-                  f"test {r['target']['test_bits_per_char']:.3f} bits/char", "",
-                  "| arm | params | best lr | " + " | ".join(f"analytic tau {k} (mean ± sd over seeds)" for k in temps)
-                  + " | " + " | ".join(f"empirical tau {k} (pooled, 95% CI)" for k in temps) + " |",
-                  "|---" * (3 + 2 * len(temps)) + "|"]
+        lines += [
+            f"## {name}",
+            "",
+            f"{r['info']['source']}; {r['info']['n_chars']} chars; target {r['target']['params']} params, "
+            f"test {r['target']['test_bits_per_char']:.3f} bits/char",
+            "",
+            "| arm | params | best lr | "
+            + " | ".join(f"analytic tau {k} (mean ± sd over seeds)" for k in temps)
+            + " | "
+            + " | ".join(f"empirical tau {k} (pooled, 95% CI)" for k in temps)
+            + " |",
+            "|---" * (3 + 2 * len(temps)) + "|",
+        ]
         for cname, c in r["controls"].items():
-            lines.append(f"| {cname} | – | – | " + " | ".join(f"{c['analytic'][k]:.3f}" for k in temps) + " | "
-                         + " | ".join(f"{c['empirical'][k][0]:.3f} ± {c['empirical'][k][1]:.3f}" for k in temps) + " |")
+            lines.append(
+                f"| {cname} | – | – | "
+                + " | ".join(f"{c['analytic'][k]:.3f}" for k in temps)
+                + " | "
+                + " | ".join(f"{c['empirical'][k][0]:.3f} ± {c['empirical'][k][1]:.3f}" for k in temps)
+                + " |"
+            )
         for arm, a in r["arms"].items():
             cells = []
             for k in temps:
@@ -333,12 +505,19 @@ def render_report(results: dict) -> str:
                 m = sum(vals) / len(vals)
                 sd = (sum((v - m) ** 2 for v in vals) / max(len(vals) - 1, 1)) ** 0.5
                 cells.append(f"{m:.3f} ± {sd:.3f}")
-            emp = [f"{r['agreement'][arm][k]['empirical']:.3f} (Δ {r['agreement'][arm][k]['diff']:+.3f}, "
-                   f"{'agrees' if r['agreement'][arm][k]['within_95ci'] else 'DISAGREES'})" for k in temps]
-            lines.append(f"| {arm} | {a['params']} | {a['best_lr']:g} | " + " | ".join(cells) + " | "
-                         + " | ".join(emp) + " |")
-        lines += ["", "| comparison (paired over seeds, analytic tau) | " + " | ".join(temps) + " |",
-                  "|---" * (1 + len(temps)) + "|"]
+            emp = [
+                f"{r['agreement'][arm][k]['empirical']:.3f} (Δ {r['agreement'][arm][k]['diff']:+.3f}, "
+                f"{'agrees' if r['agreement'][arm][k]['within_95ci'] else 'DISAGREES'})"
+                for k in temps
+            ]
+            lines.append(
+                f"| {arm} | {a['params']} | {a['best_lr']:g} | " + " | ".join(cells) + " | " + " | ".join(emp) + " |"
+            )
+        lines += [
+            "",
+            "| comparison (paired over seeds, analytic tau) | " + " | ".join(temps) + " |",
+            "|---" * (1 + len(temps)) + "|",
+        ]
         for comp in r["comparisons"][temps[0]]:
             row = []
             for k in temps:

@@ -38,18 +38,44 @@ class Experiment:
         return importlib.import_module(self.module)
 
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
-    Experiment("hook1", "v22sdk.specdec.experiment", "RFC hook 1: spherical normalisation of injected features",
-               "specdec-results"),
-    Experiment("hook2", "v22sdk.specdec.hook2", "RFC hook 2: an attribute signal for verification",
-               "specdec-results-hook2", combinable=True),
-    Experiment("hook5", "v22sdk.specdec.hook5", "RFC hook 5: cold-start-safe feature expansion",
-               "specdec-results-hook5", combinable=True),
-    Experiment("hook3", "v22sdk.specdec.hook3", "RFC hook 3: memory retrieval instead of a long context for a draft",
-               "specdec-results-hook3", combinable=True),
-    Experiment("hook4", "v22sdk.specdec.hook4", "RFC hook 4 / question 3: cross-modal drafting with the unified 640-D token",
-               "specdec-results-hook4"),
-)}
+EXPERIMENTS: dict[str, Experiment] = {
+    e.name: e
+    for e in (
+        Experiment(
+            "hook1",
+            "v22sdk.specdec.experiment",
+            "RFC hook 1: spherical normalisation of injected features",
+            "specdec-results",
+        ),
+        Experiment(
+            "hook2",
+            "v22sdk.specdec.hook2",
+            "RFC hook 2: an attribute signal for verification",
+            "specdec-results-hook2",
+            combinable=True,
+        ),
+        Experiment(
+            "hook5",
+            "v22sdk.specdec.hook5",
+            "RFC hook 5: cold-start-safe feature expansion",
+            "specdec-results-hook5",
+            combinable=True,
+        ),
+        Experiment(
+            "hook3",
+            "v22sdk.specdec.hook3",
+            "RFC hook 3: memory retrieval instead of a long context for a draft",
+            "specdec-results-hook3",
+            combinable=True,
+        ),
+        Experiment(
+            "hook4",
+            "v22sdk.specdec.hook4",
+            "RFC hook 4 / question 3: cross-modal drafting with the unified 640-D token",
+            "specdec-results-hook4",
+        ),
+    )
+}
 DEFAULT = "hook1"
 
 
@@ -89,10 +115,9 @@ def combine(paths, out_dir):
     import json
     from pathlib import Path
 
-    from v22sdk.specdec.errors import ResultsError
-
     from v22sdk.errors import InputError
     from v22sdk.inputs import check_regular_file
+    from v22sdk.specdec.errors import ResultsError
 
     docs = []
     for p in map(Path, paths):
@@ -107,8 +132,13 @@ def combine(paths, out_dir):
             raise ResultsError(str(p), f"unreadable: {exc.strerror or exc}") from None
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise ResultsError(str(p), f"unreadable: not a JSON results file ({type(exc).__name__})") from None
-        if not (isinstance(doc, dict) and isinstance(doc.get("data"), dict) and "corpora" in doc["data"]
-                and "config" in doc["data"] and "provenance" in doc):
+        if not (
+            isinstance(doc, dict)
+            and isinstance(doc.get("data"), dict)
+            and "corpora" in doc["data"]
+            and "config" in doc["data"]
+            and "provenance" in doc
+        ):
             raise ResultsError(str(p), "not a results file written by 'v22sdk specdec run'")
         docs.append((p, doc))
     if len(docs) < 2:
@@ -133,9 +163,15 @@ def combine(paths, out_dir):
             if corpus in data["corpora"]:
                 raise ResultsError(str(p), f"corpus {corpus!r} is already in another part")
             data["corpora"][corpus] = res
-        data["parts"].append({"file": str(p), "corpora": list(doc["data"]["corpora"]),
-                              "runtime_s": doc["data"].get("runtime_s", 0.0), "cpu_s": doc["data"].get("cpu_s"),
-                              "provenance": doc["provenance"]})
+        data["parts"].append(
+            {
+                "file": str(p),
+                "corpora": list(doc["data"]["corpora"]),
+                "runtime_s": doc["data"].get("runtime_s", 0.0),
+                "cpu_s": doc["data"].get("cpu_s"),
+                "provenance": doc["provenance"],
+            }
+        )
         data["runtime_s"] += doc["data"].get("runtime_s", 0.0)
     data["config"] = {**docs[0][1]["data"]["config"], "corpora": list(data["corpora"])}
     data["verdict"] = mod.verdict(data)

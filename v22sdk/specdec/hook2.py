@@ -22,9 +22,9 @@ after every corpus) and ``report.md``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -41,12 +41,12 @@ SCHEDULER_BASELINES = ("fixed", "fixed-best", "confidence", "logistic-signals")
 #: Fixed before the full run, in its own commit (docs/findings-hook2-verification-signal.md cites it).
 CRITERION: dict | None = {
     "question": "RFC section 6 question 2 / hook 2: does the text plugin's attribute stack carry a signal "
-                "about rejection beyond the draft's own confidence, and does a scheduler that uses it emit "
-                "more tokens per unit of cost?",
+    "about rejection beyond the draft's own confidence, and does a scheduler that uses it emit "
+    "more tokens per unit of cost?",
     "primary": {
         "measure": "AUROC for rejection on held-out test positions of model (c) draft signals + 384 attributes "
-                   "minus model (a) draft signals alone (max q, entropy, top-2 margin of the draft's T=1 "
-                   "distribution); both L2 logistic models fitted on validation positions only",
+        "minus model (a) draft signals alone (max q, entropy, top-2 margin of the draft's T=1 "
+        "distribution); both L2 logistic models fitted on validation positions only",
         "min_gain": MIN_AUROC_GAIN,
         "interval": "paired 95% t-interval over the draft seeds; its lower end must be above 0",
         "cells": "every corpus x temperature (T = 0 and T = 1)",
@@ -56,7 +56,7 @@ CRITERION: dict | None = {
     },
     "scheduling": {
         "measure": "tokens emitted per ms of measured CPU cost (one target pass per round + draft steps), "
-                   "test rounds; thresholds and the best fixed length chosen on validation rounds",
+        "test rounds; thresholds and the best fixed length chosen on validation rounds",
         "compared": "logistic-attributes scheduler against each of " + ", ".join(SCHEDULER_BASELINES),
         "min_relative_gain": MIN_SCHEDULER_GAIN,
         "interval": "paired 95% t-interval over seeds; its lower end must be above 0",
@@ -66,7 +66,7 @@ CRITERION: dict | None = {
     "seeds": 5,
     "corpora": ["pydoc-topics", "tang-song-poems"],
     "splits": "targets and drafts trained on train splits; models and thresholds fitted on validation-split "
-              "contexts; every reported figure on test-split contexts",
+    "contexts; every reported figure on test-split contexts",
 }
 
 
@@ -95,8 +95,19 @@ class Hook2Config:
 
 
 FULL = Hook2Config()
-QUICK = Hook2Config(target_steps=40, target_batch=16, n_distill_seq=12, ctx_new=8, draft_steps=15, draft_batch=16,
-                    seeds=2, gamma=3, n_val_ctx=32, n_test_ctx=32, cost_reps=3)
+QUICK = Hook2Config(
+    target_steps=40,
+    target_batch=16,
+    n_distill_seq=12,
+    ctx_new=8,
+    draft_steps=15,
+    draft_batch=16,
+    seeds=2,
+    gamma=3,
+    n_val_ctx=32,
+    n_test_ctx=32,
+    cost_reps=3,
+)
 
 
 def _tkey(t: float) -> str:
@@ -105,8 +116,11 @@ def _tkey(t: float) -> str:
 
 def total_ticks(cfg: Hook2Config) -> int:
     """Progress units: optimisation steps, plus one per context evaluated (val and test)."""
-    per_corpus = (cfg.target_steps + cfg.seeds * cfg.draft_steps
-                  + cfg.seeds * len(cfg.temperatures) * (cfg.n_val_ctx + cfg.n_test_ctx))
+    per_corpus = (
+        cfg.target_steps
+        + cfg.seeds * cfg.draft_steps
+        + cfg.seeds * len(cfg.temperatures) * (cfg.n_val_ctx + cfg.n_test_ctx)
+    )
     return per_corpus * len(cfg.corpora)
 
 
@@ -133,8 +147,12 @@ def _positions(rec, attrs) -> dict:
     mask, rejected = judged(rec)
     rows = np.nonzero(mask)[0]
     sig = rec.signals.numpy()
-    return {"signals": sig[mask], "attributes": attrs[mask], "rejected": rejected[mask].astype(np.float64),
-            "groups": rows}
+    return {
+        "signals": sig[mask],
+        "attributes": attrs[mask],
+        "rejected": rejected[mask].astype(np.float64),
+        "groups": rows,
+    }
 
 
 def _model_inputs(pos: dict, which: str) -> np.ndarray:
@@ -150,37 +168,54 @@ def _tokens_per_ms(emitted, lengths, steps, costs, with_attrs: bool) -> float:
     return float(np.sum(emitted) / np.sum(costs.round_cost(lengths, steps, lookups)))
 
 
-def _evaluate_seed(cfg, target, runner, attributes, costs, val_ctx, test_ctx, seed: int, t: float,
-                   tick: Callable[[int], None]) -> dict:
+def _evaluate_seed(
+    cfg, target, runner, attributes, costs, val_ctx, test_ctx, seed: int, t: float, tick: Callable[[int], None]
+) -> dict:
     """Everything measured for one draft seed at one temperature."""
     import torch
 
     from v22sdk.specdec.errors import SpecDecError
     from v22sdk.specdec.sampler import ConfidenceRoundScheduler, scheduled_round_batch
-    from v22sdk.specdec.verification import (SIGNAL_NAMES, AcceptanceScheduler, FixedLengthScheduler, auroc,
-                                             cut_round, ece, fit_logistic, judged, past_features,
-                                             stop_lengths_confidence, stop_lengths_cumulative)
+    from v22sdk.specdec.verification import (
+        SIGNAL_NAMES,
+        AcceptanceScheduler,
+        FixedLengthScheduler,
+        auroc,
+        cut_round,
+        ece,
+        fit_logistic,
+        judged,
+        past_features,
+        stop_lengths_confidence,
+        stop_lengths_cumulative,
+    )
 
     gamma = cfg.gamma
     ti = cfg.temperatures.index(t)
     gen_seed = {"val": 7000 + 100 * seed + ti, "test": 8000 + 100 * seed + ti}
     recs, attrs, pos = {}, {}, {}
     for split, ctx in (("val", val_ctx), ("test", test_ctx)):
-        recs[split] = scheduled_round_batch(target, runner, ctx, gamma, t, torch.Generator().manual_seed(gen_seed[split]))
+        recs[split] = scheduled_round_batch(
+            target, runner, ctx, gamma, t, torch.Generator().manual_seed(gen_seed[split])
+        )
         attrs[split] = _position_attrs(attributes, ctx, recs[split], judged(recs[split])[0])
         pos[split] = _positions(recs[split], attrs[split])
         tick(ctx.shape[0])
 
-    out: dict = {"n_positions": {s: int(len(pos[s]["rejected"])) for s in pos},
-                 "reject_rate": {s: float(pos[s]["rejected"].mean()) for s in pos},
-                 "tau_fixed": float(recs["test"].emitted.double().mean())}
+    out: dict = {
+        "n_positions": {s: int(len(pos[s]["rejected"])) for s in pos},
+        "reject_rate": {s: float(pos[s]["rejected"].mean()) for s in pos},
+        "tau_fixed": float(recs["test"].emitted.double().mean()),
+    }
     models, auc, cal, l2 = {}, {}, {}, {}
     y_val, y_test = pos["val"]["rejected"], pos["test"]["rejected"]
     for split, y in (("validation", y_val), ("test", y_test)):
         if len(np.unique(y)) < 2:
-            raise SpecDecError(f"seed {seed}, T={t:g}: every judged {split} position was "
-                               f"{'rejected' if y.mean() else 'accepted'} ({len(y)} positions); AUROC needs both "
-                               "kinds: train longer or use more contexts")
+            raise SpecDecError(
+                f"seed {seed}, T={t:g}: every judged {split} position was "
+                f"{'rejected' if y.mean() else 'accepted'} ({len(y)} positions); AUROC needs both "
+                "kinds: train longer or use more contexts"
+            )
     for which in MODELS:
         m = fit_logistic(_model_inputs(pos["val"], which), y_val, groups=pos["val"]["groups"])
         pred = m.predict(_model_inputs(pos["test"], which))
@@ -190,8 +225,11 @@ def _evaluate_seed(cfg, target, runner, attributes, costs, val_ctx, test_ctx, se
         l2[which] = m.l2
     sig_t = pos["test"]["signals"]
     out["auroc"] = auc
-    out["auroc_raw"] = {"1-max_q": auroc(-sig_t[:, 0], y_test), "entropy": auroc(sig_t[:, 1], y_test),
-                        "-margin": auroc(-sig_t[:, 2], y_test)}
+    out["auroc_raw"] = {
+        "1-max_q": auroc(-sig_t[:, 0], y_test),
+        "entropy": auroc(sig_t[:, 1], y_test),
+        "-margin": auroc(-sig_t[:, 2], y_test),
+    }
     out["ece"] = cal
     out["l2"] = l2
     both = models["both"]
@@ -217,7 +255,9 @@ def _evaluate_seed(cfg, target, runner, attributes, costs, val_ctx, test_ctx, se
     choice: dict = {}
     choice["fixed"] = gamma
     choice["fixed-best"] = max(range(1, gamma + 1), key=lambda g: (val_score(np.full(bsz_val, g)), -g))
-    choice["confidence"] = max(CONF_GRID, key=lambda th: val_score(stop_lengths_confidence(val.signals.numpy()[..., 0], th)))
+    choice["confidence"] = max(
+        CONF_GRID, key=lambda th: val_score(stop_lengths_confidence(val.signals.numpy()[..., 0], th))
+    )
     a_sig = per_position(val, None, None)
     a_att = per_position(val, attrs["val"], models["both"])
     choice["logistic-signals"] = max(CUM_GRID, key=lambda th: val_score(stop_lengths_cumulative(*a_sig, th)))
@@ -228,8 +268,9 @@ def _evaluate_seed(cfg, target, runner, attributes, costs, val_ctx, test_ctx, se
         "fixed-best": FixedLengthScheduler(choice["fixed-best"]),
         "confidence": ConfidenceRoundScheduler(choice["confidence"]),
         "logistic-signals": AcceptanceScheduler(models["signals"], models["signals"], choice["logistic-signals"]),
-        "logistic-attributes": AcceptanceScheduler(models["signals"], models["both"], choice["logistic-attributes"],
-                                                   attributes=attributes),
+        "logistic-attributes": AcceptanceScheduler(
+            models["signals"], models["both"], choice["logistic-attributes"], attributes=attributes
+        ),
     }
     test_fixed = recs["test"]
     a_sig_t = per_position(test_fixed, None, None)
@@ -243,13 +284,20 @@ def _evaluate_seed(cfg, target, runner, attributes, costs, val_ctx, test_ctx, se
     }
     sched_out = {}
     for name, sched in schedulers.items():
-        rec = test_fixed if sched is None else scheduled_round_batch(
-            target, runner, test_ctx, gamma, t, torch.Generator().manual_seed(gen_seed["test"]), sched)
+        rec = (
+            test_fixed
+            if sched is None
+            else scheduled_round_batch(
+                target, runner, test_ctx, gamma, t, torch.Generator().manual_seed(gen_seed["test"]), sched
+            )
+        )
         lengths, steps, emitted = rec.lengths.numpy(), rec.draft_steps.numpy(), rec.emitted.numpy()
         cut_emitted, _ = cut_round(test_fixed.n_accepted.numpy(), predicted[name], gamma)
         uses_attrs = name == "logistic-attributes"
         sched_out[name] = {
-            "setting": choice[name], "tau": float(emitted.mean()), "proposed": float(lengths.mean()),
+            "setting": choice[name],
+            "tau": float(emitted.mean()),
+            "proposed": float(lengths.mean()),
             "draft_steps": float(steps.mean()),
             "tokens_per_ms": _tokens_per_ms(emitted, lengths, steps, costs, with_attrs=False),
             "tokens_per_ms_with_attributes": _tokens_per_ms(emitted, lengths, steps, costs, with_attrs=uses_attrs),
@@ -266,8 +314,9 @@ def _attribute_coefs(model, n_signals: int) -> dict[int, float]:
     return {int(i - n_signals): float(c) for i, c in zip(kept, model.coef) if i >= n_signals}
 
 
-def run_experiment(cfg: Hook2Config, out_dir: Path, tick: Callable[[int], None] | None = None,
-                   say: Callable[[str], None] | None = None) -> dict:
+def run_experiment(
+    cfg: Hook2Config, out_dir: Path, tick: Callable[[int], None] | None = None, say: Callable[[str], None] | None = None
+) -> dict:
     """Run everything in ``cfg``; write ``results.json`` and ``report.md`` to ``out_dir``."""
     import scipy.optimize  # noqa: F401  (loaded before the limit below, which covers loaded libraries only)
     import scipy.stats  # noqa: F401
@@ -300,12 +349,17 @@ def _run(cfg: Hook2Config, out_dir: Path, tick, say) -> dict:
         corpus = load_corpus(name)
         tcfg = TargetConfig(vocab=corpus.vocab.size)
         say(f"[{name}] training target (vocab {tcfg.vocab})")
-        model = train_target(corpus.train, tcfg, cfg.target_steps, cfg.target_batch, cfg.target_lr, seed=0,
-                             tick=lambda: tick(1))
+        model = train_target(
+            corpus.train, tcfg, cfg.target_steps, cfg.target_batch, cfg.target_lr, seed=0, tick=lambda: tick(1)
+        )
         target = TransformerTarget(model)
-        res: dict = {"info": corpus.info(), "target": {
-            "params": sum(p.numel() for p in model.parameters()),
-            "test_bits_per_char": bits_per_char(model, corpus.test, 64, seed=2)}}
+        res: dict = {
+            "info": corpus.info(),
+            "target": {
+                "params": sum(p.numel() for p in model.parameters()),
+                "test_bits_per_char": bits_per_char(model, corpus.test, 64, seed=2),
+            },
+        }
         say(f"[{name}] target test bits/char {res['target']['test_bits_per_char']:.3f}; building data")
         data_d = build_distill_data(model, corpus.train, cfg.n_distill_seq, cfg.prefix, seed=10 + ci)
         val_ctx = contexts_from(model, corpus.val, cfg.n_val_ctx, cfg.prefix, cfg.ctx_new, seed=40 + ci)
@@ -315,9 +369,18 @@ def _run(cfg: Hook2Config, out_dir: Path, tick, say) -> dict:
         costs = None
         for seed in range(cfg.seeds):
             say(f"[{name}] seed {seed}: training draft")
-            d = train_draft(model, cfg.draft_arm, data_d, gamma=cfg.gamma, steps=cfg.draft_steps,
-                            batch=cfg.draft_batch, lr=cfg.draft_lr, seed=seed, warmup=cfg.prefix,
-                            tick=lambda: tick(1))
+            d = train_draft(
+                model,
+                cfg.draft_arm,
+                data_d,
+                gamma=cfg.gamma,
+                steps=cfg.draft_steps,
+                batch=cfg.draft_batch,
+                lr=cfg.draft_lr,
+                seed=seed,
+                warmup=cfg.prefix,
+                tick=lambda: tick(1),
+            )
             runner = EagleDraftRunner(d)
             if costs is None:
                 costs = measure_costs(target, runner, test_ctx, cfg.gamma, reps=cfg.cost_reps, attributes=attributes)
@@ -326,11 +389,14 @@ def _run(cfg: Hook2Config, out_dir: Path, tick, say) -> dict:
             per_t = {}
             for t in cfg.temperatures:
                 say(f"[{name}] seed {seed} {_tkey(t)}: rounds, attributes, models, schedulers")
-                per_t[_tkey(t)] = _evaluate_seed(cfg, target, runner, attributes, costs, val_ctx, test_ctx, seed, t,
-                                                 tick)
+                per_t[_tkey(t)] = _evaluate_seed(
+                    cfg, target, runner, attributes, costs, val_ctx, test_ctx, seed, t, tick
+                )
             seeds.append({"seed": seed, **per_t})
-            say(f"[{name}] seed {seed}: AUROC " + "; ".join(
-                f"{k} " + "/".join(f"{per_t[k]['auroc'][m]:.3f}" for m in MODELS) for k in per_t))
+            say(
+                f"[{name}] seed {seed}: AUROC "
+                + "; ".join(f"{k} " + "/".join(f"{per_t[k]['auroc'][m]:.3f}" for m in MODELS) for k in per_t)
+            )
             if len(seeds) >= min(2, cfg.seeds):
                 # written after every seed from the second on (paired intervals need two), so a run
                 # stopped part-way leaves its finished seeds; the verdict says "partial" until all are in
@@ -354,14 +420,17 @@ def _comparisons(seeds: list[dict], cfg: Hook2Config) -> dict:
     for t in cfg.temperatures:
         k = _tkey(t)
         auc = {m: [s[k]["auroc"][m] for s in seeds] for m in MODELS}
-        comp = {"auroc both-signals": paired_diff(auc["both"], auc["signals"]).as_dict(),
-                "auroc attributes-signals": paired_diff(auc["attributes"], auc["signals"]).as_dict(),
-                "auroc both-attributes": paired_diff(auc["both"], auc["attributes"]).as_dict()}
+        comp = {
+            "auroc both-signals": paired_diff(auc["both"], auc["signals"]).as_dict(),
+            "auroc attributes-signals": paired_diff(auc["attributes"], auc["signals"]).as_dict(),
+            "auroc both-attributes": paired_diff(auc["both"], auc["attributes"]).as_dict(),
+        }
         for metric in ("tokens_per_ms", "tokens_per_ms_with_attributes"):
             vals = {n: [s[k]["schedulers"][n][metric] for s in seeds] for n in SCHEDULERS}
             for base in SCHEDULERS[:-1]:
-                comp[f"{metric} logistic-attributes-{base}"] = paired_diff(vals["logistic-attributes"],
-                                                                           vals[base]).as_dict()
+                comp[f"{metric} logistic-attributes-{base}"] = paired_diff(
+                    vals["logistic-attributes"], vals[base]
+                ).as_dict()
         out[k] = comp
     return out
 
@@ -377,8 +446,10 @@ def _top_slots(seeds: list[dict], cfg: Hook2Config, attributes, n: int = 8) -> d
                 acc.setdefault(int(idx), []).append(c)
         mean = {i: float(np.sum(v) / len(seeds)) for i, v in acc.items()}
         top = sorted(mean, key=lambda i: -abs(mean[i]))[:n]
-        out[k] = [{"index": i, "slot": attributes.slot_name(i), "mean_coef": mean[i],
-                   "seeds_present": len(acc[i])} for i in top]
+        out[k] = [
+            {"index": i, "slot": attributes.slot_name(i), "mean_coef": mean[i], "seeds_present": len(acc[i])}
+            for i in top
+        ]
     return out
 
 
@@ -388,37 +459,54 @@ def verdict(data: dict) -> dict:
     for name, r in data["corpora"].items():
         for k, comp in r["comparisons"].items():
             d = comp["auroc both-signals"]
-            cells[f"{name}/{k}"] = {"passes": d["diff"] >= MIN_AUROC_GAIN and d["lo"] > 0, "diff": d["diff"],
-                                    "lo": d["lo"], "hi": d["hi"]}
+            cells[f"{name}/{k}"] = {
+                "passes": d["diff"] >= MIN_AUROC_GAIN and d["lo"] > 0,
+                "diff": d["diff"],
+                "lo": d["lo"],
+                "hi": d["hi"],
+            }
             for base in SCHEDULER_BASELINES:
                 d = comp[f"tokens_per_ms logistic-attributes-{base}"]
-                sched[f"{name}/{k} vs {base}"] = {"passes": d["rel_gain"] >= MIN_SCHEDULER_GAIN and d["lo"] > 0,
-                                                  "rel_gain": d["rel_gain"], "lo_rel": d["lo"] / d["mean_b"],
-                                                  "hi_rel": d["hi"] / d["mean_b"]}
+                sched[f"{name}/{k} vs {base}"] = {
+                    "passes": d["rel_gain"] >= MIN_SCHEDULER_GAIN and d["lo"] > 0,
+                    "rel_gain": d["rel_gain"],
+                    "lo_rel": d["lo"] / d["mean_b"],
+                    "hi_rel": d["hi"] / d["mean_b"],
+                }
     if not cells:
         return {"text": "no results"}
-    complete = (len(data["corpora"]) >= 2
-                and all(len(r["comparisons"]) >= 2 for r in data["corpora"].values())
-                and all(len(r["seeds"]) >= 5 for r in data["corpora"].values()))
+    complete = (
+        len(data["corpora"]) >= 2
+        and all(len(r["comparisons"]) >= 2 for r in data["corpora"].values())
+        and all(len(r["seeds"]) >= 5 for r in data["corpora"].values())
+    )
     n_pass = sum(c["passes"] for c in cells.values())
     top = max(c["hi"] for c in cells.values())
     detected = [k for k, c in cells.items() if c["lo"] > 0 and not c["passes"]]
     if n_pass == len(cells):
-        text = (f"hook (2) {'SUPPORTED' if complete else 'PASSING SO FAR'}: attributes raise the AUROC of rejection "
-                f"prediction by >= {MIN_AUROC_GAIN} over the draft's own signals, paired 95% intervals above 0, "
-                f"in all {len(cells)} cells")
+        text = (
+            f"hook (2) {'SUPPORTED' if complete else 'PASSING SO FAR'}: attributes raise the AUROC of rejection "
+            f"prediction by >= {MIN_AUROC_GAIN} over the draft's own signals, paired 95% intervals above 0, "
+            f"in all {len(cells)} cells"
+        )
     elif n_pass:
-        text = (f"INCONSISTENT: attributes beat the draft's own signals by >= {MIN_AUROC_GAIN} AUROC in {n_pass} of "
-                f"{len(cells)} cells only, so the pre-registered criterion fails")
+        text = (
+            f"INCONSISTENT: attributes beat the draft's own signals by >= {MIN_AUROC_GAIN} AUROC in {n_pass} of "
+            f"{len(cells)} cells only, so the pre-registered criterion fails"
+        )
     else:
-        text = (f"NOT DETECTED: in no cell do attributes add >= {MIN_AUROC_GAIN} AUROC to the draft's own signals "
-                f"with an interval above 0; the intervals leave open gains up to {top:+.3f}")
+        text = (
+            f"NOT DETECTED: in no cell do attributes add >= {MIN_AUROC_GAIN} AUROC to the draft's own signals "
+            f"with an interval above 0; the intervals leave open gains up to {top:+.3f}"
+        )
         if detected:
             text += f" (a smaller gain, interval above 0, in {', '.join(detected)})"
     s_pass = sum(c["passes"] for c in sched.values())
-    text += (f". Scheduling: the attribute scheduler beats the baseline by >= {100 * MIN_SCHEDULER_GAIN:.0f}% "
-             f"tokens per ms with an interval above 0 in {s_pass} of {len(sched)} (cell, baseline) pairs"
-             f"{' (criterion met)' if s_pass == len(sched) and complete else ' (criterion not met)'}")
+    text += (
+        f". Scheduling: the attribute scheduler beats the baseline by >= {100 * MIN_SCHEDULER_GAIN:.0f}% "
+        f"tokens per ms with an interval above 0 in {s_pass} of {len(sched)} (cell, baseline) pairs"
+        f"{' (criterion met)' if s_pass == len(sched) and complete else ' (criterion not met)'}"
+    )
     if not complete:
         text += " [partial run: fewer corpora, temperatures or seeds than pre-registered]"
     return {"text": text, "cells": cells, "scheduling": sched}
@@ -441,47 +529,126 @@ def tables(data: dict) -> dict:
     auc_rows, sched_rows, diff_rows, cost_rows, slot_rows, cal_rows = [], [], [], [], [], []
     for name, r in data["corpora"].items():
         c = r["costs_ms"]
-        cost_rows.append([name, str(r["info"]["vocab_size"]), f"{r['target']['test_bits_per_char']:.2f}",
-                          f"{c['target_ms'][0]:.2f}–{c['target_ms'][-1]:.2f}", f"{c['draft_step_ms']:.3f}",
-                          f"{c['draft_to_target']:.2f}", f"{c['attribute_ms']:.2f}"])
+        cost_rows.append(
+            [
+                name,
+                str(r["info"]["vocab_size"]),
+                f"{r['target']['test_bits_per_char']:.2f}",
+                f"{c['target_ms'][0]:.2f}–{c['target_ms'][-1]:.2f}",
+                f"{c['draft_step_ms']:.3f}",
+                f"{c['draft_to_target']:.2f}",
+                f"{c['attribute_ms']:.2f}",
+            ]
+        )
         for k, comp in r["comparisons"].items():
             seeds = r["seeds"]
-            auc_rows.append([name, k, str(int(np.mean([s[k]["n_positions"]["test"] for s in seeds]))),
-                             f"{np.mean([s[k]['reject_rate']['test'] for s in seeds]):.3f}",
-                             *[_mean_sd([s[k]["auroc"][m] for s in seeds]) for m in MODELS],
-                             _fmt_diff(comp["auroc both-signals"]), _fmt_diff(comp["auroc attributes-signals"])])
-            cal_rows.append([name, k, *[_mean_sd([s[k]["ece"][m] for s in seeds]) for m in MODELS],
-                             _mean_sd([s[k]["auroc_raw"]["1-max_q"] for s in seeds]),
-                             _mean_sd([s[k]["auroc_raw"]["entropy"] for s in seeds])])
+            auc_rows.append(
+                [
+                    name,
+                    k,
+                    str(int(np.mean([s[k]["n_positions"]["test"] for s in seeds]))),
+                    f"{np.mean([s[k]['reject_rate']['test'] for s in seeds]):.3f}",
+                    *[_mean_sd([s[k]["auroc"][m] for s in seeds]) for m in MODELS],
+                    _fmt_diff(comp["auroc both-signals"]),
+                    _fmt_diff(comp["auroc attributes-signals"]),
+                ]
+            )
+            cal_rows.append(
+                [
+                    name,
+                    k,
+                    *[_mean_sd([s[k]["ece"][m] for s in seeds]) for m in MODELS],
+                    _mean_sd([s[k]["auroc_raw"]["1-max_q"] for s in seeds]),
+                    _mean_sd([s[k]["auroc_raw"]["entropy"] for s in seeds]),
+                ]
+            )
             for sname in SCHEDULERS:
                 v = [s[k]["schedulers"][sname] for s in seeds]
                 setting = ", ".join(sorted({f"{x['setting']:g}" for x in v}))
-                sched_rows.append([name, k, sname, setting, _mean_sd([x["tau"] for x in v], 2),
-                                   _mean_sd([x["draft_steps"] for x in v], 2),
-                                   _mean_sd([x["tokens_per_ms"] for x in v], 3),
-                                   _mean_sd([x["tokens_per_ms_with_attributes"] for x in v], 3),
-                                   str(sum(x["mismatched_rounds"] for x in v))])
+                sched_rows.append(
+                    [
+                        name,
+                        k,
+                        sname,
+                        setting,
+                        _mean_sd([x["tau"] for x in v], 2),
+                        _mean_sd([x["draft_steps"] for x in v], 2),
+                        _mean_sd([x["tokens_per_ms"] for x in v], 3),
+                        _mean_sd([x["tokens_per_ms_with_attributes"] for x in v], 3),
+                        str(sum(x["mismatched_rounds"] for x in v)),
+                    ]
+                )
             for base in SCHEDULERS[:-1]:
-                diff_rows.append([name, k, base, _fmt_diff(comp[f"tokens_per_ms logistic-attributes-{base}"], pct=True),
-                                  _fmt_diff(comp[f"tokens_per_ms_with_attributes logistic-attributes-{base}"], pct=True)])
+                diff_rows.append(
+                    [
+                        name,
+                        k,
+                        base,
+                        _fmt_diff(comp[f"tokens_per_ms logistic-attributes-{base}"], pct=True),
+                        _fmt_diff(comp[f"tokens_per_ms_with_attributes logistic-attributes-{base}"], pct=True),
+                    ]
+                )
         for k, top in r["top_slots"].items():
             slot_rows.append([name, k, ", ".join(f"{x['slot']} ({x['mean_coef']:+.2f})" for x in top[:6])])
     return {
-        "auroc": {"columns": ["corpus", "T", "test positions / seed", "rejection rate", "AUROC (a) signals",
-                              "AUROC (b) attributes", "AUROC (c) both", "(c) − (a), 95% CI", "(b) − (a), 95% CI"],
-                  "align": "llrrrrrrr", "rows": auc_rows},
-        "calibration": {"columns": ["corpus", "T", "ECE (a)", "ECE (b)", "ECE (c)", "AUROC 1 − max q (raw)",
-                                    "AUROC entropy (raw)"], "align": "llrrrrr", "rows": cal_rows},
-        "schedulers": {"columns": ["corpus", "T", "scheduler", "setting (val-tuned)", "τ", "draft steps / round",
-                                   "tokens / ms", "tokens / ms incl. attribute calls", "rounds ≠ cut fixed round"],
-                       "align": "lllrrrrrr", "rows": sched_rows},
-        "scheduler_diffs": {"columns": ["corpus", "T", "attribute scheduler vs", "tokens / ms, paired 95% CI",
-                                        "incl. attribute calls"], "align": "lllrr", "rows": diff_rows},
-        "costs": {"columns": ["corpus", "vocab", "target test bits/char", "target pass (g = 0…γ), ms",
-                              "draft step, ms", "draft / target", "attribute call, ms"],
-                  "align": "lrrrrrr", "rows": cost_rows},
-        "slots": {"columns": ["corpus", "T", "largest mean standardised coefficients in (c) (+ = more rejection)"],
-                  "align": "lll", "rows": slot_rows},
+        "auroc": {
+            "columns": [
+                "corpus",
+                "T",
+                "test positions / seed",
+                "rejection rate",
+                "AUROC (a) signals",
+                "AUROC (b) attributes",
+                "AUROC (c) both",
+                "(c) − (a), 95% CI",
+                "(b) − (a), 95% CI",
+            ],
+            "align": "llrrrrrrr",
+            "rows": auc_rows,
+        },
+        "calibration": {
+            "columns": ["corpus", "T", "ECE (a)", "ECE (b)", "ECE (c)", "AUROC 1 − max q (raw)", "AUROC entropy (raw)"],
+            "align": "llrrrrr",
+            "rows": cal_rows,
+        },
+        "schedulers": {
+            "columns": [
+                "corpus",
+                "T",
+                "scheduler",
+                "setting (val-tuned)",
+                "τ",
+                "draft steps / round",
+                "tokens / ms",
+                "tokens / ms incl. attribute calls",
+                "rounds ≠ cut fixed round",
+            ],
+            "align": "lllrrrrrr",
+            "rows": sched_rows,
+        },
+        "scheduler_diffs": {
+            "columns": ["corpus", "T", "attribute scheduler vs", "tokens / ms, paired 95% CI", "incl. attribute calls"],
+            "align": "lllrr",
+            "rows": diff_rows,
+        },
+        "costs": {
+            "columns": [
+                "corpus",
+                "vocab",
+                "target test bits/char",
+                "target pass (g = 0…γ), ms",
+                "draft step, ms",
+                "draft / target",
+                "attribute call, ms",
+            ],
+            "align": "lrrrrrr",
+            "rows": cost_rows,
+        },
+        "slots": {
+            "columns": ["corpus", "T", "largest mean standardised coefficients in (c) (+ = more rejection)"],
+            "align": "lll",
+            "rows": slot_rows,
+        },
     }
 
 
@@ -491,10 +658,12 @@ def render_report(doc: dict) -> str:
 
     data = doc.get("data", doc)
     cfg = data["config"]
-    lines = [f"# Speculative-decoding hook-(2) experiment: {len(data['corpora'])} corpus/corpora, gamma={cfg['gamma']}, "
-             f"seeds={cfg['seeds']}, {cfg['n_val_ctx']} val / {cfg['n_test_ctx']} test contexts, "
-             f"runtime {data.get('runtime_s', 0):.0f} s"
-             + (f" (CPU {data['cpu_s']:.0f} s)" if 'cpu_s' in data else ""), ""]
+    lines = [
+        f"# Speculative-decoding hook-(2) experiment: {len(data['corpora'])} corpus/corpora, gamma={cfg['gamma']}, "
+        f"seeds={cfg['seeds']}, {cfg['n_val_ctx']} val / {cfg['n_test_ctx']} test contexts, "
+        f"runtime {data.get('runtime_s', 0):.0f} s" + (f" (CPU {data['cpu_s']:.0f} s)" if "cpu_s" in data else ""),
+        "",
+    ]
     for tname, table in tables(data).items():
         lines += [f"## {tname}", "", markdown_table(table)]
     lines += ["## Verdict (pre-registered criterion)", "", data["verdict"]["text"], ""]
@@ -504,8 +673,9 @@ def render_report(doc: dict) -> str:
 def _write(data: dict, out_dir: Path) -> None:
     from v22sdk.evidence import write_result
 
-    doc = write_result(out_dir / "results.json", data, tables=tables(data), name=f"specdec-{EXPERIMENT}",
-                       criterion=CRITERION)
+    doc = write_result(
+        out_dir / "results.json", data, tables=tables(data), name=f"specdec-{EXPERIMENT}", criterion=CRITERION
+    )
     from v22sdk.evidence import read_result
 
     (out_dir / "report.md").write_text(render_report(read_result(doc)))

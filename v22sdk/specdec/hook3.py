@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -33,26 +33,26 @@ MIN_GAP = 0.02
 #: Fixed before the full run, in its own commit (docs/findings-hook3-4.md cites it).
 CRITERION: dict | None = {
     "question": "RFC section 7 hook 3: can the 3-tier memory (hybrid 0.6 cos + 0.4 Jaccard recall, written as the "
-                "document is read) stand in for a long context in a draft, i.e. recover most of what a full-context "
-                "draft gains over a short-window draft of the same size?",
+    "document is read) stand in for a long context in a draft, i.e. recover most of what a full-context "
+    "draft gains over a short-window draft of the same size?",
     "measure": "analytic tau (expected tokens per target call, bonus included, gamma = 7) of drafts (a) window, "
-               "(b) window + hybrid memory recall, (c) full context, (d) window + cosine-only recall, against a "
-               "target that reads the whole document; held-out documents at 16x the window (W = 8, 128 chars)",
+    "(b) window + hybrid memory recall, (c) full context, (d) window + cosine-only recall, against a "
+    "target that reads the whole document; held-out documents at 16x the window (W = 8, 128 chars)",
     "gap": "(c) - (a), paired over seeds; a cell is testable only if its 95% t-interval is above 0 and it is at least "
-           f"{100 * MIN_GAP:.0f}% of (a)",
+    f"{100 * MIN_GAP:.0f}% of (a)",
     "primary": f"(b) recovers more than {MIN_SHARE:.0%} of the gap: the per-seed contrast (b) - (a) - {MIN_SHARE} * "
-               "((c) - (a)) has a paired 95% t-interval above 0",
+    "((c) - (a)) has a paired 95% t-interval above 0",
     "cells": "every corpus x temperature (T = 0 and T = 1) at 16x the window",
     "supported": "every cell testable and passing",
     "inconsistent": "some cells pass, others do not (an untestable cell does not pass)",
     "not_supported": "no cell passes; 'recovers significantly less' is said where the contrast's interval is below 0",
     "untestable": "no cell has a gap: the claim cannot be tested on these data",
     "secondary": "(b) - (d), the Jaccard term: a direction is claimed only where its paired 95% interval excludes 0; "
-                 "1x and 4x and the costs are reported, not judged",
+    "1x and 4x and the costs are reported, not judged",
     "seeds": 5,
     "corpora": ["stdlib-source", "tang-song-poems"],
     "splits": "target and drafts trained on the train split; held-out documents from the validation + test splits "
-              "(nothing is tuned on them)",
+    "(nothing is tuned on them)",
 }
 
 
@@ -90,9 +90,26 @@ class Hook3Config:
 
 
 FULL = Hook3Config()
-QUICK = Hook3Config(window=8, stride=4, key=8, value=8, multiples=(1, 2, 4), target_d=32, target_layers=1,
-                    target_steps=15, target_batch=8, draft_d=32, draft_layers=1, draft_steps=6, draft_batch=8,
-                    n_train_docs=6, n_test_docs=6, seeds=2, gamma=3, cost_reps=2)
+QUICK = Hook3Config(
+    window=8,
+    stride=4,
+    key=8,
+    value=8,
+    multiples=(1, 2, 4),
+    target_d=32,
+    target_layers=1,
+    target_steps=15,
+    target_batch=8,
+    draft_d=32,
+    draft_layers=1,
+    draft_steps=6,
+    draft_batch=8,
+    n_train_docs=6,
+    n_test_docs=6,
+    seeds=2,
+    gamma=3,
+    cost_reps=2,
+)
 
 
 def _tkey(t: float) -> str:
@@ -104,8 +121,12 @@ def _mkey(m: int) -> str:
 
 
 def total_ticks(cfg: Hook3Config) -> int:
-    per = (cfg.target_steps + cfg.n_train_docs + cfg.n_test_docs
-           + cfg.seeds * len(ARMS) * (cfg.draft_steps + len(cfg.temperatures) * len(cfg.multiples)))
+    per = (
+        cfg.target_steps
+        + cfg.n_train_docs
+        + cfg.n_test_docs
+        + cfg.seeds * len(ARMS) * (cfg.draft_steps + len(cfg.temperatures) * len(cfg.multiples))
+    )
     return per * len(cfg.corpora)
 
 
@@ -206,8 +227,13 @@ def share_interval(a, b, c) -> dict:
             else:
                 r = math.sqrt(disc)
                 lo, hi = float((-qb - r) / (2 * qa)), float((-qb + r) / (2 * qa))
-    return {"share": share, "contrast": {"mean": con[0], "lo": con[1], "hi": con[2]}, "share_lo": lo,
-            "share_hi": hi, "empty": empty}
+    return {
+        "share": share,
+        "contrast": {"mean": con[0], "lo": con[1], "hi": con[2]},
+        "share_lo": lo,
+        "share_hi": hi,
+        "empty": empty,
+    }
 
 
 def _measure_view_ms(draft, view: str, contexts, passages, window: int, reps: int) -> float:
@@ -224,8 +250,9 @@ def _measure_view_ms(draft, view: str, contexts, passages, window: int, reps: in
         return _time_ms(lambda: draft(idx, seg), reps)
 
 
-def run_experiment(cfg: Hook3Config, out_dir: Path, tick: Callable[[int], None] | None = None,
-                   say: Callable[[str], None] | None = None) -> dict:
+def run_experiment(
+    cfg: Hook3Config, out_dir: Path, tick: Callable[[int], None] | None = None, say: Callable[[str], None] | None = None
+) -> dict:
     """Run everything in ``cfg``; write ``results.json`` and ``report.md`` to ``out_dir``."""
     import scipy.stats  # noqa: F401
     import torch  # noqa: F401
@@ -259,18 +286,25 @@ def _run(cfg: Hook3Config, out_dir: Path, tick, say) -> dict:
         ci = CORPORA.index(name)
         corpus = load_corpus(name)
         V = corpus.vocab.size
-        tcfg = TargetConfig(vocab=V, d=cfg.target_d, n_layer=cfg.target_layers, block=L + g + 1,
-                            feature_layers=(cfg.target_layers,))
+        tcfg = TargetConfig(
+            vocab=V, d=cfg.target_d, n_layer=cfg.target_layers, block=L + g + 1, feature_layers=(cfg.target_layers,)
+        )
         say(f"[{name}] training target (vocab {V}, block {tcfg.block})")
         c0 = time.process_time()
-        model = train_target(corpus.train, tcfg, cfg.target_steps, cfg.target_batch, cfg.target_lr, seed=0,
-                             tick=lambda: tick(1))
+        model = train_target(
+            corpus.train, tcfg, cfg.target_steps, cfg.target_batch, cfg.target_lr, seed=0, tick=lambda: tick(1)
+        )
         target = TransformerTarget(model)
         held = np.concatenate([corpus.val, corpus.test])
-        res: dict = {"info": corpus.info(), "target": {
-            "params": sum(p.numel() for p in model.parameters()), "block": tcfg.block,
-            "train_cpu_s": time.process_time() - c0,
-            "heldout_bits_per_char": bits_per_char(model, held, 64, seed=2)}}
+        res: dict = {
+            "info": corpus.info(),
+            "target": {
+                "params": sum(p.numel() for p in model.parameters()),
+                "block": tcfg.block,
+                "train_cpu_s": time.process_time() - c0,
+                "heldout_bits_per_char": bits_per_char(model, held, 64, seed=2),
+            },
+        }
         say(f"[{name}] target held-out bits/char {res['target']['heldout_bits_per_char']:.3f}; memory recalls")
         train_docs = _spans(corpus.train, cfg.n_train_docs, L + g + 1, np.random.default_rng(20 + ci))
         test_docs = _spans(held, cfg.n_test_docs, L, None)
@@ -281,9 +315,13 @@ def _run(cfg: Hook3Config, out_dir: Path, tick, say) -> dict:
         test_pass, test_ends = recalls_for(memory, test_docs, eval_pos, pad=V, tick=tick)
         st = memory.stats
         res["memory"] = {
-            "documents": st.documents, "writes": st.writes, "queries": st.queries, "hits": st.hits,
+            "documents": st.documents,
+            "writes": st.writes,
+            "queries": st.queries,
+            "hits": st.hits,
             "recall_cpu_s": time.process_time() - c0,
-            "encode_calls": encoder.calls, "encode_lookups": encoder.lookups,
+            "encode_calls": encoder.calls,
+            "encode_lookups": encoder.lookups,
             "encode_ms": 1000 * encoder.cpu_s / max(encoder.calls, 1),
             "write_ms": 1000 * st.write_cpu_s / max(st.writes, 1),
             "search_ms": 1000 * st.search_cpu_s / max(st.queries, 1),
@@ -303,23 +341,32 @@ def _run(cfg: Hook3Config, out_dir: Path, tick, say) -> dict:
                 per[arm] = {}
                 for ti, temp in enumerate(cfg.temperatures):
                     for mi, t in enumerate(eval_pos):
-                        runner.recalled = (torch.from_numpy(test_pass[arm][:, mi]) if arm in ("memory", "cosine")
-                                           else None)
-                        tau, alpha = analytic_tau(target, runner, contexts[t], g, temp,
-                                                  seed=9000 + 100 * seed + 10 * ti + mi)
+                        runner.recalled = (
+                            torch.from_numpy(test_pass[arm][:, mi]) if arm in ("memory", "cosine") else None
+                        )
+                        tau, alpha = analytic_tau(
+                            target, runner, contexts[t], g, temp, seed=9000 + 100 * seed + 10 * ti + mi
+                        )
                         per[arm][f"{_tkey(temp)}/{_mkey(cfg.multiples[mi])}"] = {
-                            "tau": float(tau.mean()), "alpha": alpha.mean(0).tolist()}
+                            "tau": float(tau.mean()),
+                            "alpha": alpha.mean(0).tolist(),
+                        }
                         tick(1)
                 if seed == 0:
                     costs[arm] = {"params": draft.n_params(), "view_ms": {}}
                     for mi, t in enumerate(eval_pos):
                         rec = torch.from_numpy(test_pass[arm][:, mi]) if arm in ("memory", "cosine") else None
                         costs[arm]["view_ms"][_mkey(cfg.multiples[mi])] = _measure_view_ms(
-                            draft, arm, contexts[t], rec, cfg.window, cfg.cost_reps)
+                            draft, arm, contexts[t], rec, cfg.window, cfg.cost_reps
+                        )
             seeds.append({"seed": seed, **per})
-            say(f"[{name}] seed {seed}: tau " + "; ".join(
-                f"{a} {per[a][f'{_tkey(cfg.temperatures[-1])}/{_mkey(cfg.multiples[-1])}']['tau']:.3f}"
-                for a in ARMS))
+            say(
+                f"[{name}] seed {seed}: tau "
+                + "; ".join(
+                    f"{a} {per[a][f'{_tkey(cfg.temperatures[-1])}/{_mkey(cfg.multiples[-1])}']['tau']:.3f}"
+                    for a in ARMS
+                )
+            )
             res["seeds"] = seeds
             res["costs"] = _cost_model(cfg, geo, costs, res["memory"])
             res["comparisons"] = _comparisons(seeds, cfg)
@@ -347,9 +394,12 @@ def _retrieval_quality(docs, ends, positions, geo, cfg, n: int = 6) -> dict:
 
         for view in ("memory", "cosine"):
             j = ends[view][:, mi]
-            row[view] = {"found": float(np.mean(j >= 0)),
-                         "holds_next": float(np.mean([holds(i, jj - geo.key, jj + geo.value) if jj >= 0 else False
-                                                      for i, jj in enumerate(j)]))}
+            row[view] = {
+                "found": float(np.mean(j >= 0)),
+                "holds_next": float(
+                    np.mean([holds(i, jj - geo.key, jj + geo.value) if jj >= 0 else False for i, jj in enumerate(j)])
+                ),
+            }
         row["full_holds_next"] = float(np.mean([holds(i, 0, t) for i in range(len(docs))]))
         row["window_holds_next"] = float(np.mean([holds(i, t - cfg.window, t) for i in range(len(docs))]))
         row["same_turn"] = float(np.mean(ends["memory"][:, mi] == ends["cosine"][:, mi]))
@@ -369,12 +419,14 @@ def _cost_model(cfg, geo, measured: dict, mem: dict) -> dict:
             t = cfg.window * m
             n_att = t if arm == "full" else cfg.window + (geo.recall_len if arm in ("memory", "cosine") else 0)
             turns = len(geo.turn_ends(t)) if arm in ("memory", "cosine") else 0
-            row = {"tokens_attended": n_att,
-                   "kv_bytes": 2 * cfg.draft_layers * cfg.draft_d * n_att * 4,
-                   "attention_macs_per_token": 2 * cfg.draft_layers * cfg.draft_d * n_att,
-                   "view_ms": measured.get(arm, {}).get("view_ms", {}).get(_mkey(m)),
-                   "store_turns": turns,
-                   "store_vector_bytes": turns * (256 + 384) * 4}
+            row = {
+                "tokens_attended": n_att,
+                "kv_bytes": 2 * cfg.draft_layers * cfg.draft_d * n_att * 4,
+                "attention_macs_per_token": 2 * cfg.draft_layers * cfg.draft_d * n_att,
+                "view_ms": measured.get(arm, {}).get("view_ms", {}).get(_mkey(m)),
+                "store_turns": turns,
+                "store_vector_bytes": turns * (256 + 384) * 4,
+            }
             if arm in ("memory", "cosine"):
                 row["retrieval_ms_per_query"] = mem["encode_ms"] + mem["search_ms"]
                 row["write_ms_per_turn"] = mem["encode_ms"] + mem["write_ms"]
@@ -393,11 +445,13 @@ def _comparisons(seeds: list[dict], cfg: Hook3Config) -> dict:
         for m in cfg.multiples:
             k = f"{_tkey(temp)}/{_mkey(m)}"
             v = {a: [s[a][k]["tau"] for s in seeds] for a in ARMS}
-            out[k] = {"full-window": paired_diff(v["full"], v["window"]).as_dict(),
-                      "memory-window": paired_diff(v["memory"], v["window"]).as_dict(),
-                      "cosine-window": paired_diff(v["cosine"], v["window"]).as_dict(),
-                      "memory-cosine": paired_diff(v["memory"], v["cosine"]).as_dict(),
-                      "share": share_interval(v["window"], v["memory"], v["full"])}
+            out[k] = {
+                "full-window": paired_diff(v["full"], v["window"]).as_dict(),
+                "memory-window": paired_diff(v["memory"], v["window"]).as_dict(),
+                "cosine-window": paired_diff(v["cosine"], v["window"]).as_dict(),
+                "memory-cosine": paired_diff(v["memory"], v["cosine"]).as_dict(),
+                "share": share_interval(v["window"], v["memory"], v["full"]),
+            }
     return out
 
 
@@ -414,19 +468,29 @@ def verdict(data: dict) -> dict:
             gap, sh = comp["full-window"], comp["share"]
             testable = gap["lo"] > 0 and gap["rel_gain"] >= MIN_GAP
             cells[f"{name}/{_tkey(temp)}"] = {
-                "testable": testable, "passes": testable and sh["contrast"]["lo"] > 0,
+                "testable": testable,
+                "passes": testable and sh["contrast"]["lo"] > 0,
                 "falls_short": testable and sh["contrast"]["hi"] < 0,
-                "gap": gap["diff"], "gap_rel": gap["rel_gain"], "gap_lo": gap["lo"], "share": sh["share"],
-                "share_lo": sh["share_lo"], "share_hi": sh["share_hi"],
-                "jaccard": comp["memory-cosine"]["diff"], "jaccard_lo": comp["memory-cosine"]["lo"],
-                "jaccard_hi": comp["memory-cosine"]["hi"]}
+                "gap": gap["diff"],
+                "gap_rel": gap["rel_gain"],
+                "gap_lo": gap["lo"],
+                "share": sh["share"],
+                "share_lo": sh["share_lo"],
+                "share_hi": sh["share_hi"],
+                "jaccard": comp["memory-cosine"]["diff"],
+                "jaccard_lo": comp["memory-cosine"]["lo"],
+                "jaccard_hi": comp["memory-cosine"]["hi"],
+            }
     if not cells:
         return {"text": "no results", "cells": {}}
     cfg = data["config"]
-    complete = (set(data["corpora"]) >= set(CRITERION["corpora"] if CRITERION else cfg["corpora"])
-                and all(len(r.get("seeds", [])) >= (CRITERION or {}).get("seeds", cfg["seeds"])
-                        for r in data["corpora"].values())
-                and len(cfg["temperatures"]) >= 2)
+    complete = (
+        set(data["corpora"]) >= set(CRITERION["corpora"] if CRITERION else cfg["corpora"])
+        and all(
+            len(r.get("seeds", [])) >= (CRITERION or {}).get("seeds", cfg["seeds"]) for r in data["corpora"].values()
+        )
+        and len(cfg["temperatures"]) >= 2
+    )
     testable = [k for k, c in cells.items() if c["testable"]]
     passing = [k for k in testable if cells[k]["passes"]]
     short = [k for k in testable if cells[k]["falls_short"]]
@@ -434,22 +498,33 @@ def verdict(data: dict) -> dict:
     def fmt_share(k, c):
         lo = "−∞" if c["share_lo"] is None else f"{c['share_lo']:.2f}"
         hi = "+∞" if c["share_hi"] is None else f"{c['share_hi']:.2f}"
-        return f"{k}: {c['share']:.2f} [{lo}, {hi}]" if c["share"] is not None and math.isfinite(c["share"]) \
+        return (
+            f"{k}: {c['share']:.2f} [{lo}, {hi}]"
+            if c["share"] is not None and math.isfinite(c["share"])
             else f"{k}: – (no gap)"
+        )
 
     shares = "; ".join(fmt_share(k, c) for k, c in cells.items())
     if not testable:
-        text = (f"UNTESTABLE: in no cell does the full-context draft beat the window-only draft by >= "
-                f"{100 * MIN_GAP:.0f}% with an interval above 0, so there is no gap for memory to recover")
+        text = (
+            f"UNTESTABLE: in no cell does the full-context draft beat the window-only draft by >= "
+            f"{100 * MIN_GAP:.0f}% with an interval above 0, so there is no gap for memory to recover"
+        )
     elif len(passing) == len(cells):
-        text = (f"hook (3) SUPPORTED: memory recall recovers more than {MIN_SHARE:.0%} of the window-to-full gap "
-                f"(contrast interval above 0) in all {len(cells)} cells")
+        text = (
+            f"hook (3) SUPPORTED: memory recall recovers more than {MIN_SHARE:.0%} of the window-to-full gap "
+            f"(contrast interval above 0) in all {len(cells)} cells"
+        )
     elif passing:
-        text = (f"INCONSISTENT: memory recall recovers more than {MIN_SHARE:.0%} of the gap in {len(passing)} of "
-                f"{len(cells)} cells only ({', '.join(passing)}), so the pre-registered criterion fails")
+        text = (
+            f"INCONSISTENT: memory recall recovers more than {MIN_SHARE:.0%} of the gap in {len(passing)} of "
+            f"{len(cells)} cells only ({', '.join(passing)}), so the pre-registered criterion fails"
+        )
     else:
-        text = (f"NOT SUPPORTED: in no cell does memory recall recover more than {MIN_SHARE:.0%} of the gap with "
-                f"an interval above 0" + (f"; it recovers significantly less in {', '.join(short)}" if short else ""))
+        text = (
+            f"NOT SUPPORTED: in no cell does memory recall recover more than {MIN_SHARE:.0%} of the gap with "
+            f"an interval above 0" + (f"; it recovers significantly less in {', '.join(short)}" if short else "")
+        )
     untest = [k for k in cells if k not in testable]
     if untest and testable:
         text += f" (no gap detected in {', '.join(untest)}: untestable there, which fails the criterion)"
@@ -493,66 +568,158 @@ def tables(data: dict) -> dict:
     tau_rows, rec_rows, cost_rows, ret_rows, setup_rows = [], [], [], [], []
     for name, r in data["corpora"].items():
         mem = r["memory"]
-        setup_rows.append([name, str(r["info"]["vocab_size"]), f"{r['target']['params']:,}",
-                           f"{r['target']['heldout_bits_per_char']:.2f}",
-                           f"{r['costs']['window']['params']:,}" if r.get("costs") else "–",
-                           f"{mem['turns_per_doc']}", f"{mem['encode_ms']:.1f}", f"{mem['write_ms']:.2f}",
-                           f"{mem['search_ms']:.2f}", _kb(mem["store_bytes_per_doc"])])
+        setup_rows.append(
+            [
+                name,
+                str(r["info"]["vocab_size"]),
+                f"{r['target']['params']:,}",
+                f"{r['target']['heldout_bits_per_char']:.2f}",
+                f"{r['costs']['window']['params']:,}" if r.get("costs") else "–",
+                f"{mem['turns_per_doc']}",
+                f"{mem['encode_ms']:.1f}",
+                f"{mem['write_ms']:.2f}",
+                f"{mem['search_ms']:.2f}",
+                _kb(mem["store_bytes_per_doc"]),
+            ]
+        )
         seeds = r.get("seeds", [])
         for temp in cfg["temperatures"]:
             for m in cfg["multiples"]:
                 k = f"{_tkey(temp)}/{_mkey(m)}"
                 if seeds:
-                    tau_rows.append([name, _tkey(temp), _mkey(m),
-                                     *[_mean_sd([s[a][k]["tau"] for s in seeds]) for a in ARMS]])
+                    tau_rows.append(
+                        [name, _tkey(temp), _mkey(m), *[_mean_sd([s[a][k]["tau"] for s in seeds]) for a in ARMS]]
+                    )
                 comp = r.get("comparisons", {}).get(k)
                 if comp:
-                    rec_rows.append([name, _tkey(temp), _mkey(m), _fmt_diff(comp["full-window"]),
-                                     _fmt_diff(comp["memory-window"]), _fmt_diff(comp["cosine-window"]),
-                                     _fmt_share(comp["share"]),
-                                     _fmt_diff({"diff": comp["share"]["contrast"]["mean"],
-                                                "lo": comp["share"]["contrast"]["lo"],
-                                                "hi": comp["share"]["contrast"]["hi"]}),
-                                     _fmt_diff(comp["memory-cosine"])])
+                    rec_rows.append(
+                        [
+                            name,
+                            _tkey(temp),
+                            _mkey(m),
+                            _fmt_diff(comp["full-window"]),
+                            _fmt_diff(comp["memory-window"]),
+                            _fmt_diff(comp["cosine-window"]),
+                            _fmt_share(comp["share"]),
+                            _fmt_diff(
+                                {
+                                    "diff": comp["share"]["contrast"]["mean"],
+                                    "lo": comp["share"]["contrast"]["lo"],
+                                    "hi": comp["share"]["contrast"]["hi"],
+                                }
+                            ),
+                            _fmt_diff(comp["memory-cosine"]),
+                        ]
+                    )
         for m in cfg["multiples"]:
             q = mem["retrieval"][_mkey(m)]
-            shares = ([f"{q['window_holds_next']:.3f}", f"{q['memory']['holds_next']:.3f}",
-                       f"{q['cosine']['holds_next']:.3f}", f"{q['full_holds_next']:.3f}"] if q.get("measurable", True)
-                      else ["– (document ends at t)"] * 4)
+            shares = (
+                [
+                    f"{q['window_holds_next']:.3f}",
+                    f"{q['memory']['holds_next']:.3f}",
+                    f"{q['cosine']['holds_next']:.3f}",
+                    f"{q['full_holds_next']:.3f}",
+                ]
+                if q.get("measurable", True)
+                else ["– (document ends at t)"] * 4
+            )
             ret_rows.append([name, _mkey(m), f"{q['memory']['found']:.2f}", *shares, f"{q['same_turn']:.2f}"])
         for arm in ARMS:
             for m in cfg["multiples"]:
                 c = r.get("costs", {}).get(arm, {}).get("by_length", {}).get(_mkey(m))
                 if not c:
                     continue
-                cost_rows.append([name, arm, _mkey(m), str(c["tokens_attended"]), _kb(c["kv_bytes"]),
-                                  f"{c['attention_macs_per_token']:,}",
-                                  "–" if c["view_ms"] is None else f"{c['view_ms']:.2f}",
-                                  str(c["store_turns"]) if arm in ("memory", "cosine") else "–",
-                                  _kb(c["store_vector_bytes"]) if arm in ("memory", "cosine") else "–",
-                                  f"{c['retrieval_ms_per_query']:.1f}" if "retrieval_ms_per_query" in c else "–",
-                                  f"{c['write_ms_per_turn']:.1f}" if "write_ms_per_turn" in c else "–"])
+                cost_rows.append(
+                    [
+                        name,
+                        arm,
+                        _mkey(m),
+                        str(c["tokens_attended"]),
+                        _kb(c["kv_bytes"]),
+                        f"{c['attention_macs_per_token']:,}",
+                        "–" if c["view_ms"] is None else f"{c['view_ms']:.2f}",
+                        str(c["store_turns"]) if arm in ("memory", "cosine") else "–",
+                        _kb(c["store_vector_bytes"]) if arm in ("memory", "cosine") else "–",
+                        f"{c['retrieval_ms_per_query']:.1f}" if "retrieval_ms_per_query" in c else "–",
+                        f"{c['write_ms_per_turn']:.1f}" if "write_ms_per_turn" in c else "–",
+                    ]
+                )
     return {
-        "setup": {"columns": ["corpus", "vocab", "target params", "target held-out bits/char", "draft params (each arm)",
-                              "memory turns / training document", "key encoding, ms", "memory write, ms", "memory search, ms",
-                              "SQLite store / document, KiB"],
-                  "align": "lrrrrrrrrr", "rows": setup_rows},
-        "tau": {"columns": ["corpus", "T", "document / window", "(a) window", "(b) window + memory (hybrid)",
-                            "(d) window + memory (cosine)", "(c) full context"],
-                "align": "lllrrrr", "rows": tau_rows},
-        "recovery": {"columns": ["corpus", "T", "document / window", "(c) − (a), 95% CI", "(b) − (a)", "(d) − (a)",
-                                 "share of gap recovered by (b) [95% set]",
-                                 f"(b) − (a) − {MIN_SHARE:g}·((c) − (a))", "(b) − (d): Jaccard term"],
-                     "align": "lllrrrrrr", "rows": rec_rows},
-        "retrieval": {"columns": ["corpus", "document / window", "queries that recalled a turn",
-                                  "true next 6 chars occur in: the window", "the hybrid recall",
-                                  "the cosine recall", "the document so far",
-                                  "hybrid and cosine recalled the same turn"],
-                      "align": "llrrrrrr", "rows": ret_rows},
-        "costs": {"columns": ["corpus", "arm", "document / window", "tokens attended", "KV cache, KiB",
-                              "attention MACs / drafted token", "read the view once, ms (batch 1, CPU)",
-                              "memory turns", "memory vectors, KiB", "retrieval / query, ms", "write / turn, ms"],
-                  "align": "lllrrrrrrrr", "rows": cost_rows},
+        "setup": {
+            "columns": [
+                "corpus",
+                "vocab",
+                "target params",
+                "target held-out bits/char",
+                "draft params (each arm)",
+                "memory turns / training document",
+                "key encoding, ms",
+                "memory write, ms",
+                "memory search, ms",
+                "SQLite store / document, KiB",
+            ],
+            "align": "lrrrrrrrrr",
+            "rows": setup_rows,
+        },
+        "tau": {
+            "columns": [
+                "corpus",
+                "T",
+                "document / window",
+                "(a) window",
+                "(b) window + memory (hybrid)",
+                "(d) window + memory (cosine)",
+                "(c) full context",
+            ],
+            "align": "lllrrrr",
+            "rows": tau_rows,
+        },
+        "recovery": {
+            "columns": [
+                "corpus",
+                "T",
+                "document / window",
+                "(c) − (a), 95% CI",
+                "(b) − (a)",
+                "(d) − (a)",
+                "share of gap recovered by (b) [95% set]",
+                f"(b) − (a) − {MIN_SHARE:g}·((c) − (a))",
+                "(b) − (d): Jaccard term",
+            ],
+            "align": "lllrrrrrr",
+            "rows": rec_rows,
+        },
+        "retrieval": {
+            "columns": [
+                "corpus",
+                "document / window",
+                "queries that recalled a turn",
+                "true next 6 chars occur in: the window",
+                "the hybrid recall",
+                "the cosine recall",
+                "the document so far",
+                "hybrid and cosine recalled the same turn",
+            ],
+            "align": "llrrrrrr",
+            "rows": ret_rows,
+        },
+        "costs": {
+            "columns": [
+                "corpus",
+                "arm",
+                "document / window",
+                "tokens attended",
+                "KV cache, KiB",
+                "attention MACs / drafted token",
+                "read the view once, ms (batch 1, CPU)",
+                "memory turns",
+                "memory vectors, KiB",
+                "retrieval / query, ms",
+                "write / turn, ms",
+            ],
+            "align": "lllrrrrrrrr",
+            "rows": cost_rows,
+        },
     }
 
 
@@ -562,9 +729,12 @@ def render_report(doc: dict) -> str:
 
     data = doc.get("data", doc)
     cfg = data["config"]
-    lines = [f"# Speculative-decoding hook-(3) experiment: window {cfg['window']}, documents up to "
-             f"{cfg['window'] * max(cfg['multiples'])} characters, gamma={cfg['gamma']}, seeds={cfg['seeds']}, "
-             f"{cfg['n_test_docs']} held-out documents, runtime {data.get('runtime_s', 0):.0f} s", ""]
+    lines = [
+        f"# Speculative-decoding hook-(3) experiment: window {cfg['window']}, documents up to "
+        f"{cfg['window'] * max(cfg['multiples'])} characters, gamma={cfg['gamma']}, seeds={cfg['seeds']}, "
+        f"{cfg['n_test_docs']} held-out documents, runtime {data.get('runtime_s', 0):.0f} s",
+        "",
+    ]
     for tname, table in tables(data).items():
         lines += [f"## {tname}", "", markdown_table(table)]
     lines += ["## Verdict (pre-registered criterion)", "", data["verdict"]["text"], ""]
@@ -586,6 +756,7 @@ def _write(data: dict, out_dir: Path) -> None:
     from v22sdk.evidence import read_result, write_result
 
     data = _finite(data)
-    doc = write_result(out_dir / "results.json", data, tables=tables(data), name=f"specdec-{EXPERIMENT}",
-                       criterion=CRITERION)
+    doc = write_result(
+        out_dir / "results.json", data, tables=tables(data), name=f"specdec-{EXPERIMENT}", criterion=CRITERION
+    )
     (out_dir / "report.md").write_text(render_report(read_result(doc)))

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -29,21 +29,21 @@ MIN_GAIN = 0.05
 #: Fixed before the full run, in its own commit (docs/findings-hook3-4.md cites it).
 CRITERION: dict | None = {
     "question": "RFC section 6 question 3 / section 7 hook 4: does a draft that reads the non-text input's unified "
-                "640-D tokens propose better for a target that writes text about that input, than a text-only "
-                "draft of the same size; and how does it compare with a modality-specific encoder's features?",
+    "640-D tokens propose better for a target that writes text about that input, than a text-only "
+    "draft of the same size; and how does it compare with a modality-specific encoder's features?",
     "measure": "analytic tau (gamma = 5) of distilled drafts against the frozen target, pooled over contexts = "
-               "BOS + the first k characters (k = 0, 5, 10, ...) of captions the target sampled (T = 1) for the "
-               "suite's test inputs, at T = 0 and T = 1",
+    "BOS + the first k characters (k = 0, 5, 10, ...) of captions the target sampled (T = 1) for the "
+    "suite's test inputs, at T = 0 and T = 1",
     "primary": f"unified - text-only: paired 95% t-interval over seeds above 0 and relative gain >= {100 * MIN_GAIN:.0f}%",
     "cells": "every part (handwriting images, speech recordings) x temperature (T = 0 and T = 1)",
     "supported": "the primary holds in every cell",
     "inconsistent": "it holds in some cells only",
     "not_supported": "it holds in no cell",
     "reported_either_way": "unified - modality-specific (ink pixels for images, MFCCs for speech), paired 95% "
-                           "intervals; a direction is claimed only where the interval excludes 0",
+    "intervals; a direction is claimed only where the interval excludes 0",
     "seeds": 5,
     "data": "v22sdk data suite, size small, seed 0, parts handwriting + speech; target and drafts trained on its train "
-            "split, every figure on its test split (speech test voices never heard in training)",
+    "split, every figure on its test split (speech test voices never heard in training)",
 }
 
 
@@ -74,8 +74,21 @@ class Hook4Config:
 
 
 FULL = Hook4Config()
-QUICK = Hook4Config(suite_size="tiny", limit=6, target_d=32, target_layers=1, target_steps=20, target_batch=8,
-                    draft_d=16, draft_layers=1, draft_steps=6, draft_batch=8, seeds=2, gamma=3, stride=8)
+QUICK = Hook4Config(
+    suite_size="tiny",
+    limit=6,
+    target_d=32,
+    target_layers=1,
+    target_steps=20,
+    target_batch=8,
+    draft_d=16,
+    draft_layers=1,
+    draft_steps=6,
+    draft_batch=8,
+    seeds=2,
+    gamma=3,
+    stride=8,
+)
 
 
 def _tkey(t: float) -> str:
@@ -217,8 +230,9 @@ def _digit_named(text: str, digit: int) -> bool:
     return found == {digit}
 
 
-def run_experiment(cfg: Hook4Config, out_dir: Path, tick: Callable[[int], None] | None = None,
-                   say: Callable[[str], None] | None = None) -> dict:
+def run_experiment(
+    cfg: Hook4Config, out_dir: Path, tick: Callable[[int], None] | None = None, say: Callable[[str], None] | None = None
+) -> dict:
     """Run everything in ``cfg``; write ``results.json`` and ``report.md`` to ``out_dir``."""
     import scipy.stats  # noqa: F401
     import torch  # noqa: F401
@@ -248,27 +262,34 @@ def _run(cfg: Hook4Config, out_dir: Path, tick, say) -> dict:
     test = [e for e in examples if e.split == "test"]
     uni_norm = _Norm(np.stack([e.unified for e in train]))
     spe_norm = _Norm(np.stack([e.specific for e in train]))
-    feats_train = {"unified": uni_norm(np.stack([e.unified for e in train])),
-                   "specific": spe_norm(np.stack([e.specific for e in train]))}
+    feats_train = {
+        "unified": uni_norm(np.stack([e.unified for e in train])),
+        "specific": spe_norm(np.stack([e.specific for e in train])),
+    }
     feats_train["text"] = np.zeros_like(feats_train["unified"])
-    feats_test = {"unified": uni_norm(np.stack([e.unified for e in test])),
-                  "specific": spe_norm(np.stack([e.specific for e in test]))}
+    feats_test = {
+        "unified": uni_norm(np.stack([e.unified for e in test])),
+        "specific": spe_norm(np.stack([e.specific for e in test])),
+    }
     feats_test["text"] = np.zeros_like(feats_test["unified"])
     say(f"{len(train)} training and {len(test)} test inputs; training the target")
     model = _train_target(cfg, train, feats_train["unified"], tick)
     target = CondTarget(model)
-    data: dict = {"experiment": EXPERIMENT, "config": asdict(cfg), "data": meta,
-                  "target": {"params": model.n_params()}}
+    data: dict = {"experiment": EXPERIMENT, "config": asdict(cfg), "data": meta, "target": {"params": model.n_params()}}
 
     # the target's own captions of the test inputs: greedy (does it name the digit?) and sampled
     uni_t = torch.from_numpy(feats_test["unified"])
     greedy, glen = _generate(model, uni_t, cfg.max_len - 1, 0.0, seed=0)
-    names = [_digit_named(ASCII_VOCAB.decode(greedy[i, 1 : glen[i] - 1].tolist()), e.props["digit"])
-             for i, e in enumerate(test)]
-    data["target"]["names_digit_greedy"] = {p: float(np.mean([n for n, e in zip(names, test) if e.part == p]))
-                                            for p in PARTS}
-    data["target"]["greedy_examples"] = [ASCII_VOCAB.decode(greedy[i, 1 : glen[i] - 1].tolist())
-                                         for i in range(min(6, len(test)))]
+    names = [
+        _digit_named(ASCII_VOCAB.decode(greedy[i, 1 : glen[i] - 1].tolist()), e.props["digit"])
+        for i, e in enumerate(test)
+    ]
+    data["target"]["names_digit_greedy"] = {
+        p: float(np.mean([n for n, e in zip(names, test) if e.part == p])) for p in PARTS
+    }
+    data["target"]["greedy_examples"] = [
+        ASCII_VOCAB.decode(greedy[i, 1 : glen[i] - 1].tolist()) for i in range(min(6, len(test)))
+    ]
     sampled, slen = _generate(model, uni_t, cfg.max_len - 1, 1.0, seed=1)
     # evaluation contexts: BOS + the first k sampled characters, k = 0, stride, ... with room for a round
     groups = []
@@ -277,9 +298,11 @@ def _run(cfg: Hook4Config, out_dir: Path, tick, say) -> dict:
         if len(rows):
             groups.append((k, rows))
     part_of = np.array([e.part for e in test])
-    data["contexts"] = {"n": int(sum(len(r) for _, r in groups)),
-                        "per_part": {p: int(sum(np.sum(part_of[r] == p) for _, r in groups)) for p in PARTS},
-                        "positions": [k for k, _ in groups]}
+    data["contexts"] = {
+        "n": int(sum(len(r) for _, r in groups)),
+        "per_part": {p: int(sum(np.sum(part_of[r] == p) for _, r in groups)) for p in PARTS},
+        "positions": [k for k, _ in groups],
+    }
     seeds = []
     params = {}
     for seed in range(cfg.seeds):
@@ -308,7 +331,8 @@ def _run(cfg: Hook4Config, out_dir: Path, tick, say) -> dict:
                 per[arm][_tkey(temp)] = {
                     "tau": float(taus.mean()),
                     "by_part": {p: float(taus[parts == p].mean()) for p in PARTS},
-                    "by_position": {str(k): float(taus[ks == k].mean()) for k, _ in groups}}
+                    "by_position": {str(k): float(taus[ks == k].mean()) for k, _ in groups},
+                }
                 tick(1)
         seeds.append({"seed": seed, **per})
         say(f"seed {seed}: tau T=1 " + "; ".join(f"{a} {per[a][_tkey(cfg.temperatures[-1])]['tau']:.3f}" for a in ARMS))
@@ -330,12 +354,15 @@ def _comparisons(seeds, cfg) -> dict:
     for temp in cfg.temperatures:
         k = _tkey(temp)
         for cell in ("all",) + PARTS:
+
             def v(arm):
                 return [s[arm][k]["tau"] if cell == "all" else s[arm][k]["by_part"][cell] for s in seeds]
 
-            out[f"{k}/{cell}"] = {"unified-text": paired_diff(v("unified"), v("text")).as_dict(),
-                                  "unified-specific": paired_diff(v("unified"), v("specific")).as_dict(),
-                                  "specific-text": paired_diff(v("specific"), v("text")).as_dict()}
+            out[f"{k}/{cell}"] = {
+                "unified-text": paired_diff(v("unified"), v("text")).as_dict(),
+                "unified-specific": paired_diff(v("unified"), v("specific")).as_dict(),
+                "specific-text": paired_diff(v("specific"), v("text")).as_dict(),
+            }
     return out
 
 
@@ -346,25 +373,36 @@ def verdict(data: dict) -> dict:
         if key.endswith("/all"):
             continue
         d, s = comp["unified-text"], comp["unified-specific"]
-        cells[key] = {"passes": d["lo"] > 0 and d["rel_gain"] >= MIN_GAIN, "rel_gain": d["rel_gain"],
-                      "lo_rel": d["lo"] / d["mean_b"], "hi_rel": d["hi"] / d["mean_b"],
-                      "vs_specific": s["rel_gain"], "vs_specific_lo": s["lo"] / s["mean_b"],
-                      "vs_specific_hi": s["hi"] / s["mean_b"]}
+        cells[key] = {
+            "passes": d["lo"] > 0 and d["rel_gain"] >= MIN_GAIN,
+            "rel_gain": d["rel_gain"],
+            "lo_rel": d["lo"] / d["mean_b"],
+            "hi_rel": d["hi"] / d["mean_b"],
+            "vs_specific": s["rel_gain"],
+            "vs_specific_lo": s["lo"] / s["mean_b"],
+            "vs_specific_hi": s["hi"] / s["mean_b"],
+        }
     if not cells:
         return {"text": "no results", "cells": {}}
     complete = len(data.get("seeds", [])) >= 5 and len(data["config"]["temperatures"]) >= 2
     n_pass = sum(c["passes"] for c in cells.values())
     if n_pass == len(cells):
-        text = (f"hook (4) {'SUPPORTED' if complete else 'PASSING SO FAR'}: the unified-token draft beats the "
-                f"text-only draft by >= {100 * MIN_GAIN:.0f}% tau (paired 95% interval above 0) in all "
-                f"{len(cells)} modality x temperature cells")
+        text = (
+            f"hook (4) {'SUPPORTED' if complete else 'PASSING SO FAR'}: the unified-token draft beats the "
+            f"text-only draft by >= {100 * MIN_GAIN:.0f}% tau (paired 95% interval above 0) in all "
+            f"{len(cells)} modality x temperature cells"
+        )
     elif n_pass:
-        text = (f"INCONSISTENT: the unified-token draft beats the text-only draft by >= {100 * MIN_GAIN:.0f}% in "
-                f"{n_pass} of {len(cells)} cells only")
+        text = (
+            f"INCONSISTENT: the unified-token draft beats the text-only draft by >= {100 * MIN_GAIN:.0f}% in "
+            f"{n_pass} of {len(cells)} cells only"
+        )
     else:
         text = f"NOT SUPPORTED: in no cell does the unified-token draft beat the text-only draft by >= {100 * MIN_GAIN:.0f}%"
     text += ". Unified - text-only: " + "; ".join(
-        f"{k} {100 * c['rel_gain']:+.1f}% [{100 * c['lo_rel']:+.1f}, {100 * c['hi_rel']:+.1f}]" for k, c in cells.items())
+        f"{k} {100 * c['rel_gain']:+.1f}% [{100 * c['lo_rel']:+.1f}, {100 * c['hi_rel']:+.1f}]"
+        for k, c in cells.items()
+    )
 
     def side(c):
         if c["vs_specific_lo"] > 0:
@@ -375,7 +413,9 @@ def verdict(data: dict) -> dict:
 
     text += ". Unified - modality-specific (reported either way): " + "; ".join(
         f"{k} {100 * c['vs_specific']:+.1f}% [{100 * c['vs_specific_lo']:+.1f}, {100 * c['vs_specific_hi']:+.1f}] "
-        f"({side(c)})" for k, c in cells.items())
+        f"({side(c)})"
+        for k, c in cells.items()
+    )
     if not complete:
         text += " [partial run: fewer seeds or temperatures than pre-registered]"
     return {"text": text, "cells": cells}
@@ -390,8 +430,10 @@ def _mean_sd(vals, digits: int = 3) -> str:
 def _pct(d: dict) -> str:
     if d["lo"] is None or d["hi"] is None:
         return f"{100 * d['rel_gain']:+.1f}% (no spread)"
-    return (f"{d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] "
-            f"({100 * d['rel_gain']:+.1f}% [{100 * d['lo'] / d['mean_b']:+.1f}, {100 * d['hi'] / d['mean_b']:+.1f}])")
+    return (
+        f"{d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] "
+        f"({100 * d['rel_gain']:+.1f}% [{100 * d['lo'] / d['mean_b']:+.1f}, {100 * d['hi'] / d['mean_b']:+.1f}])"
+    )
 
 
 def tables(data: dict) -> dict:
@@ -402,28 +444,67 @@ def tables(data: dict) -> dict:
         k = _tkey(temp)
         for cell in ("all",) + PARTS:
             if seeds:
-                tau_rows.append([k, cell, *[_mean_sd([s[a][k]["tau"] if cell == "all" else s[a][k]["by_part"][cell]
-                                                      for s in seeds]) for a in ARMS]])
+                tau_rows.append(
+                    [
+                        k,
+                        cell,
+                        *[
+                            _mean_sd([s[a][k]["tau"] if cell == "all" else s[a][k]["by_part"][cell] for s in seeds])
+                            for a in ARMS
+                        ],
+                    ]
+                )
             comp = data.get("comparisons", {}).get(f"{k}/{cell}")
             if comp:
-                diff_rows.append([k, cell, _pct(comp["unified-text"]), _pct(comp["unified-specific"]),
-                                  _pct(comp["specific-text"])])
+                diff_rows.append(
+                    [k, cell, _pct(comp["unified-text"]), _pct(comp["unified-specific"]), _pct(comp["specific-text"])]
+                )
         if seeds:
             for pos in data["contexts"]["positions"]:
-                pos_rows.append([k, str(pos), *[f"{np.mean([s[a][k]['by_position'][str(pos)] for s in seeds]):.3f}"
-                                                for a in ARMS]])
+                pos_rows.append(
+                    [k, str(pos), *[f"{np.mean([s[a][k]['by_position'][str(pos)] for s in seeds]):.3f}" for a in ARMS]]
+                )
     d, t = data["data"], data["target"]
-    setup_rows = [[p, str(d["counts"][f"{p}/train"]), str(d["counts"][f"{p}/test"]), f"{d['tokens_per_input'][p]:.1f}",
-                   f"{t['names_digit_greedy'][p]:.3f}", str(data["contexts"]["per_part"][p])] for p in PARTS]
+    setup_rows = [
+        [
+            p,
+            str(d["counts"][f"{p}/train"]),
+            str(d["counts"][f"{p}/test"]),
+            f"{d['tokens_per_input'][p]:.1f}",
+            f"{t['names_digit_greedy'][p]:.3f}",
+            str(data["contexts"]["per_part"][p]),
+        ]
+        for p in PARTS
+    ]
     return {
-        "setup": {"columns": ["part", "train inputs", "test inputs", "640-D tokens / input",
-                              "target's greedy caption names the right digit", "evaluation contexts"],
-                  "align": "lrrrrr", "rows": setup_rows},
-        "tau": {"columns": ["T", "test inputs", "unified 640-D tokens", "text only", "modality-specific features"],
-                "align": "llrrr", "rows": tau_rows},
-        "diffs": {"columns": ["T", "test inputs", "unified − text only, 95% CI (relative)",
-                              "unified − modality-specific", "modality-specific − text only"],
-                  "align": "llrrr", "rows": diff_rows},
+        "setup": {
+            "columns": [
+                "part",
+                "train inputs",
+                "test inputs",
+                "640-D tokens / input",
+                "target's greedy caption names the right digit",
+                "evaluation contexts",
+            ],
+            "align": "lrrrrr",
+            "rows": setup_rows,
+        },
+        "tau": {
+            "columns": ["T", "test inputs", "unified 640-D tokens", "text only", "modality-specific features"],
+            "align": "llrrr",
+            "rows": tau_rows,
+        },
+        "diffs": {
+            "columns": [
+                "T",
+                "test inputs",
+                "unified − text only, 95% CI (relative)",
+                "unified − modality-specific",
+                "modality-specific − text only",
+            ],
+            "align": "llrrr",
+            "rows": diff_rows,
+        },
         "positions": {"columns": ["T", "caption position", *ARMS], "align": "lrrrr", "rows": pos_rows},
     }
 
@@ -433,10 +514,13 @@ def render_report(doc: dict) -> str:
 
     data = doc.get("data", doc)
     cfg = data["config"]
-    lines = [f"# Speculative-decoding hook-(4) experiment: suite {cfg['suite_size']}, gamma={cfg['gamma']}, "
-             f"seeds={cfg['seeds']}, target params {data['target']['params']:,}, draft params "
-             f"{', '.join(f'{a} {n:,}' for a, n in data.get('draft_params', {}).items())}, "
-             f"runtime {data.get('runtime_s', 0):.0f} s", ""]
+    lines = [
+        f"# Speculative-decoding hook-(4) experiment: suite {cfg['suite_size']}, gamma={cfg['gamma']}, "
+        f"seeds={cfg['seeds']}, target params {data['target']['params']:,}, draft params "
+        f"{', '.join(f'{a} {n:,}' for a, n in data.get('draft_params', {}).items())}, "
+        f"runtime {data.get('runtime_s', 0):.0f} s",
+        "",
+    ]
     for tname, table in tables(data).items():
         lines += [f"## {tname}", "", markdown_table(table)]
     lines += ["Target's greedy captions (first test inputs): " + " | ".join(data["target"]["greedy_examples"]), ""]
@@ -458,6 +542,7 @@ def _write(data: dict, out_dir: Path) -> None:
     from v22sdk.evidence import read_result, write_result
 
     data = _finite(data)
-    doc = write_result(out_dir / "results.json", data, tables=tables(data), name=f"specdec-{EXPERIMENT}",
-                       criterion=CRITERION)
+    doc = write_result(
+        out_dir / "results.json", data, tables=tables(data), name=f"specdec-{EXPERIMENT}", criterion=CRITERION
+    )
     (out_dir / "report.md").write_text(render_report(read_result(doc)))

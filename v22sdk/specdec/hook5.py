@@ -17,9 +17,9 @@ every corpus) and ``report.md``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -31,27 +31,26 @@ WORTH_GAIN = 0.01
 #: Fixed before the full run, in its own commit (docs/findings-hook5-cold-start-expansion.md cites it).
 CRITERION: dict | None = {
     "question": "RFC hook 5: is additive injection with near-zero gain (0.01) and unit normalisation a "
-                "cold-start-safe way to give a trained draft a new feature source, and is the source, added "
-                "that way, worth having after a fixed fine-tuning budget?",
+    "cold-start-safe way to give a trained draft a new feature source, and is the source, added "
+    "that way, worth having after a fixed fine-tuning budget?",
     "source": "the target's top block (layer 3, new_layers (2,)) given to an rmsnorm draft trained on block 1 "
-              "(base_layers (0,)) for 1000 steps",
+    "(base_layers (0,)) for 1000 steps",
     "cold_start_safe": {
         "measure": "analytic tau on test contexts right after the change (step 0) minus the same draft's tau "
-                   "before it, paired over seeds",
+        "before it, paired over seeds",
         "rule": "the lower end of the paired 95% t-interval is above -1% of the before mean",
         "max_loss": SAFE_LOSS,
     },
     "worth_adding": {
         "measure": "tau after the fine-tuning budget (300 steps, all draft parameters, lr 3e-3 cosine, the same "
-                   "batches for every arm) minus tau of the unchanged draft fine-tuned the same way (control)",
+        "batches for every arm) minus tau of the unchanged draft fine-tuned the same way (control)",
         "rule": "paired 95% t-interval above 0 and mean gain >= +1%",
         "min_gain": WORTH_GAIN,
     },
-    "supported": "the RFC method (rfc-additive) is cold-start-safe and worth adding in every corpus x "
-                 "temperature cell",
+    "supported": "the RFC method (rfc-additive) is cold-start-safe and worth adding in every corpus x temperature cell",
     "reported_for_every_method": "rfc-additive, additive (ordinary init), zero-additive (zero init), concat "
-                                 "(widened input map): safe / worth per cell; rfc-additive against each after "
-                                 "the budget; a draft trained from scratch with all blocks as a reference",
+    "(widened input map): safe / worth per cell; rfc-additive against each after "
+    "the budget; a draft trained from scratch with all blocks as a reference",
     "seeds": 5,
     "corpora": ["pydoc-topics", "tang-song-poems"],
     "temperatures": [0.0, 1.0],
@@ -87,8 +86,20 @@ class Hook5Config:
 
 
 FULL = Hook5Config()
-QUICK = Hook5Config(corpora=("pydoc-topics", "stdlib-source"), target_steps=20, target_batch=16, n_distill_seq=12,
-                    ctx_new=8, n_test_ctx=16, base_steps=10, draft_batch=16, budget=6, curve=(2,), seeds=2, gamma=3)
+QUICK = Hook5Config(
+    corpora=("pydoc-topics", "stdlib-source"),
+    target_steps=20,
+    target_batch=16,
+    n_distill_seq=12,
+    ctx_new=8,
+    n_test_ctx=16,
+    base_steps=10,
+    draft_batch=16,
+    budget=6,
+    curve=(2,),
+    seeds=2,
+    gamma=3,
+)
 
 
 def _tkey(t: float) -> str:
@@ -109,8 +120,9 @@ def total_ticks(cfg: Hook5Config) -> int:
     return (cfg.target_steps + cfg.seeds * per_seed) * len(cfg.corpora)
 
 
-def run_experiment(cfg: Hook5Config, out_dir: Path, tick: Callable[[int], None] | None = None,
-                   say: Callable[[str], None] | None = None) -> dict:
+def run_experiment(
+    cfg: Hook5Config, out_dir: Path, tick: Callable[[int], None] | None = None, say: Callable[[str], None] | None = None
+) -> dict:
     """Run everything in ``cfg``; write ``results.json`` and ``report.md`` to ``out_dir``."""
     import torch  # noqa: F401  (loaded before the limit below, which covers loaded libraries only)
     from threadpoolctl import threadpool_limits
@@ -128,8 +140,15 @@ def _run(cfg: Hook5Config, out_dir: Path, tick, say) -> dict:
     from v22sdk.specdec.expansion import METHODS, AdditiveExpansion, expand
     from v22sdk.specdec.metrics import analytic_tau
     from v22sdk.specdec.models import EagleDraftRunner, TargetConfig, TransformerTarget
-    from v22sdk.specdec.train import (bits_per_char, build_distill_data, contexts_from, fit_draft, seed_everything,
-                                      train_draft, train_target)
+    from v22sdk.specdec.train import (
+        bits_per_char,
+        build_distill_data,
+        contexts_from,
+        fit_draft,
+        seed_everything,
+        train_draft,
+        train_target,
+    )
 
     torch.set_num_threads(cfg.threads)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -141,30 +160,49 @@ def _run(cfg: Hook5Config, out_dir: Path, tick, say) -> dict:
         corpus = load_corpus(name)
         tcfg = TargetConfig(vocab=corpus.vocab.size)
         say(f"[{name}] training target (vocab {tcfg.vocab})")
-        model = train_target(corpus.train, tcfg, cfg.target_steps, cfg.target_batch, cfg.target_lr, seed=0,
-                             tick=lambda: tick(1))
+        model = train_target(
+            corpus.train, tcfg, cfg.target_steps, cfg.target_batch, cfg.target_lr, seed=0, tick=lambda: tick(1)
+        )
         target = TransformerTarget(model)
-        res: dict = {"info": corpus.info(), "target": {
-            "params": sum(p.numel() for p in model.parameters()),
-            "test_bits_per_char": bits_per_char(model, corpus.test, 64, seed=2)}}
+        res: dict = {
+            "info": corpus.info(),
+            "target": {
+                "params": sum(p.numel() for p in model.parameters()),
+                "test_bits_per_char": bits_per_char(model, corpus.test, 64, seed=2),
+            },
+        }
         say(f"[{name}] target test bits/char {res['target']['test_bits_per_char']:.3f}; building data")
         dd = build_distill_data(model, corpus.train, cfg.n_distill_seq, cfg.prefix, seed=10 + ci)
         test_ctx = contexts_from(model, corpus.test, cfg.n_test_ctx, cfg.prefix, cfg.ctx_new, seed=30 + ci)
 
         def tau(draft, seed: int) -> dict:
             runner = EagleDraftRunner(draft)
-            return {_tkey(t): float(analytic_tau(target, runner, test_ctx, cfg.gamma, t, seed=2000 + 10 * seed)[0].mean())
-                    for t in cfg.temperatures}
+            return {
+                _tkey(t): float(analytic_tau(target, runner, test_ctx, cfg.gamma, t, seed=2000 + 10 * seed)[0].mean())
+                for t in cfg.temperatures
+            }
 
         def tau_t1(draft, seed: int) -> float:
-            return float(analytic_tau(target, EagleDraftRunner(draft), test_ctx, cfg.gamma, 1.0, seed=2000 + 10 * seed)[0].mean())
+            return float(
+                analytic_tau(target, EagleDraftRunner(draft), test_ctx, cfg.gamma, 1.0, seed=2000 + 10 * seed)[0].mean()
+            )
 
         seeds = []
         for seed in range(cfg.seeds):
             say(f"[{name}] seed {seed}: base draft on blocks {cfg.base_layers}")
-            base = train_draft(model, cfg.draft_arm, dd, gamma=cfg.gamma, steps=cfg.base_steps, batch=cfg.draft_batch,
-                               lr=cfg.base_lr, seed=seed, warmup=cfg.prefix, layers=cfg.base_layers,
-                               tick=lambda: tick(1))
+            base = train_draft(
+                model,
+                cfg.draft_arm,
+                dd,
+                gamma=cfg.gamma,
+                steps=cfg.base_steps,
+                batch=cfg.draft_batch,
+                lr=cfg.base_lr,
+                seed=seed,
+                warmup=cfg.prefix,
+                layers=cfg.base_layers,
+                tick=lambda: tick(1),
+            )
             row: dict = {"seed": seed, "before": tau(base, seed), "params": {"base": base.n_params()}, "arms": {}}
             for arm in ("control",) + METHODS:
                 seed_everything(100 + seed)  # the same fresh parameters for every method at this seed
@@ -176,18 +214,39 @@ def _run(cfg: Hook5Config, out_dir: Path, tick, say) -> dict:
                     if step in checkpoints:
                         rec["curve_T1"][str(step)] = tau_t1(d, seed)
 
-                fit_draft(draft, dd, gamma=cfg.gamma, steps=cfg.budget, batch=cfg.draft_batch, lr=cfg.finetune_lr,
-                          seed=1000 + seed, tick=lambda: tick(1), on_step=on_step)
+                fit_draft(
+                    draft,
+                    dd,
+                    gamma=cfg.gamma,
+                    steps=cfg.budget,
+                    batch=cfg.draft_batch,
+                    lr=cfg.finetune_lr,
+                    seed=1000 + seed,
+                    tick=lambda: tick(1),
+                    on_step=on_step,
+                )
                 rec["after"] = tau(draft, seed)
                 if arm == "rfc-additive" and isinstance(draft, AdditiveExpansion):
                     rec["gain_after"] = float(draft.new_gain.detach())
                 row["arms"][arm] = rec
-                say(f"[{name}] seed {seed} {arm}: tau T=1 before {row['before']['T=1']:.3f}, "
-                    f"step 0 {rec['step0']['T=1']:.3f}, after {rec['after']['T=1']:.3f}")
+                say(
+                    f"[{name}] seed {seed} {arm}: tau T=1 before {row['before']['T=1']:.3f}, "
+                    f"step 0 {rec['step0']['T=1']:.3f}, after {rec['after']['T=1']:.3f}"
+                )
             if cfg.scratch_reference:
-                scratch = train_draft(model, cfg.draft_arm, dd, gamma=cfg.gamma, steps=cfg.base_steps + cfg.budget,
-                                      batch=cfg.draft_batch, lr=cfg.base_lr, seed=seed, warmup=cfg.prefix,
-                                      layers=cfg.base_layers + cfg.new_layers, tick=lambda: tick(1))
+                scratch = train_draft(
+                    model,
+                    cfg.draft_arm,
+                    dd,
+                    gamma=cfg.gamma,
+                    steps=cfg.base_steps + cfg.budget,
+                    batch=cfg.draft_batch,
+                    lr=cfg.base_lr,
+                    seed=seed,
+                    warmup=cfg.prefix,
+                    layers=cfg.base_layers + cfg.new_layers,
+                    tick=lambda: tick(1),
+                )
                 row["scratch"] = tau(scratch, seed)
             seeds.append(row)
             if len(seeds) >= min(2, cfg.seeds):
@@ -231,42 +290,66 @@ def _comparisons(seeds: list[dict], cfg: Hook5Config) -> dict:
 def cell_status(comp: dict, method: str) -> dict:
     """Whether ``method`` is cold-start-safe and worth adding in one cell's comparisons."""
     s0, af = comp[f"step0 {method}-before"], comp[f"after {method}-control"]
-    return {"safe": s0["lo"] > -SAFE_LOSS * s0["mean_b"], "worth": af["lo"] > 0 and af["rel_gain"] >= WORTH_GAIN,
-            "step0_rel": s0["rel_gain"], "step0_lo_rel": s0["lo"] / s0["mean_b"],
-            "after_rel": af["rel_gain"], "after_lo_rel": af["lo"] / af["mean_b"], "after_hi_rel": af["hi"] / af["mean_b"]}
+    return {
+        "safe": s0["lo"] > -SAFE_LOSS * s0["mean_b"],
+        "worth": af["lo"] > 0 and af["rel_gain"] >= WORTH_GAIN,
+        "step0_rel": s0["rel_gain"],
+        "step0_lo_rel": s0["lo"] / s0["mean_b"],
+        "after_rel": af["rel_gain"],
+        "after_lo_rel": af["lo"] / af["mean_b"],
+        "after_hi_rel": af["hi"] / af["mean_b"],
+    }
 
 
 def verdict(data: dict) -> dict:
     """Apply :data:`CRITERION` to whatever corpora and temperatures ``data`` holds."""
     from v22sdk.specdec.expansion import METHODS
 
-    status = {m: {f"{c}/{k}": cell_status(comp, m) for c, r in data["corpora"].items()
-                  for k, comp in r["comparisons"].items()} for m in METHODS}
+    status = {
+        m: {
+            f"{c}/{k}": cell_status(comp, m) for c, r in data["corpora"].items() for k, comp in r["comparisons"].items()
+        }
+        for m in METHODS
+    }
     rfc = status["rfc-additive"]
     if not rfc:
         return {"text": "no results"}
-    complete = (len(data["corpora"]) >= 2 and all(len(r["comparisons"]) >= 2 for r in data["corpora"].values())
-                and all(len(r["seeds"]) >= 5 for r in data["corpora"].values()))
+    complete = (
+        len(data["corpora"]) >= 2
+        and all(len(r["comparisons"]) >= 2 for r in data["corpora"].values())
+        and all(len(r["seeds"]) >= 5 for r in data["corpora"].values())
+    )
     n = len(rfc)
     safe = sum(c["safe"] for c in rfc.values())
     worth = sum(c["worth"] for c in rfc.values())
     top = max(c["after_hi_rel"] for c in rfc.values())
     if safe == n and worth == n:
-        text = (f"hook (5) {'SUPPORTED' if complete else 'PASSING SO FAR'}: the RFC's additive 0.01-gain, unit-normalised "
-                f"injection is cold-start-safe (step-0 tau within {100 * SAFE_LOSS:.0f}%) and the new source beats "
-                f"continued training by >= {100 * WORTH_GAIN:.0f}% after the budget, in all {n} cells")
+        text = (
+            f"hook (5) {'SUPPORTED' if complete else 'PASSING SO FAR'}: the RFC's additive 0.01-gain, unit-normalised "
+            f"injection is cold-start-safe (step-0 tau within {100 * SAFE_LOSS:.0f}%) and the new source beats "
+            f"continued training by >= {100 * WORTH_GAIN:.0f}% after the budget, in all {n} cells"
+        )
     elif safe == n and worth == 0:
-        text = (f"NOT SUPPORTED: the RFC injection is cold-start-safe in all {n} cells, but the source added that way "
-                f"does not beat continued training by >= {100 * WORTH_GAIN:.0f}% with an interval above 0 in any cell "
-                f"(gains up to {100 * top:+.2f}% not excluded)")
+        text = (
+            f"NOT SUPPORTED: the RFC injection is cold-start-safe in all {n} cells, but the source added that way "
+            f"does not beat continued training by >= {100 * WORTH_GAIN:.0f}% with an interval above 0 in any cell "
+            f"(gains up to {100 * top:+.2f}% not excluded)"
+        )
     elif safe < n:
-        text = (f"NOT SUPPORTED: the RFC injection is not cold-start-safe in {n - safe} of {n} cells "
-                f"(worth adding in {worth} of {n})")
+        text = (
+            f"NOT SUPPORTED: the RFC injection is not cold-start-safe in {n - safe} of {n} cells "
+            f"(worth adding in {worth} of {n})"
+        )
     else:
-        text = (f"INCONSISTENT: the RFC injection is cold-start-safe in all {n} cells but worth adding in {worth} of "
-                f"{n} only, so the pre-registered criterion fails")
-    others = "; ".join(f"{m}: safe {sum(c['safe'] for c in status[m].values())}/{n}, worth "
-                       f"{sum(c['worth'] for c in status[m].values())}/{n}" for m in METHODS)
+        text = (
+            f"INCONSISTENT: the RFC injection is cold-start-safe in all {n} cells but worth adding in {worth} of "
+            f"{n} only, so the pre-registered criterion fails"
+        )
+    others = "; ".join(
+        f"{m}: safe {sum(c['safe'] for c in status[m].values())}/{n}, worth "
+        f"{sum(c['worth'] for c in status[m].values())}/{n}"
+        for m in METHODS
+    )
     text += f". All methods (cells safe / worth adding): {others}"
     if not complete:
         text += " [partial run: fewer corpora, temperatures or seeds than pre-registered]"
@@ -296,13 +379,26 @@ def tables(data: dict) -> dict:
                 step0 = "= before" if a == "control" else _mean_sd([s["arms"][a]["step0"][k] for s in seeds])
                 tau_rows.append([name, k, a, step0, _mean_sd([s["arms"][a]["after"][k] for s in seeds])])
             if "scratch" in seeds[0]:
-                tau_rows.append([name, k, "scratch (all blocks, base + budget steps)", "–",
-                                 _mean_sd([s["scratch"][k] for s in seeds])])
+                tau_rows.append(
+                    [
+                        name,
+                        k,
+                        "scratch (all blocks, base + budget steps)",
+                        "–",
+                        _mean_sd([s["scratch"][k] for s in seeds]),
+                    ]
+                )
             for m in METHODS:
                 diff_rows.append([name, k, m, _pct(comp[f"step0 {m}-before"]), _pct(comp[f"after {m}-control"])])
-            ref_rows.append([name, k, _pct(comp["after control-before"]),
-                             *[_pct(comp[f"after rfc-additive-{m}"]) for m in METHODS[1:]],
-                             _pct(comp["scratch-control"]) if "scratch-control" in comp else "–"])
+            ref_rows.append(
+                [
+                    name,
+                    k,
+                    _pct(comp["after control-before"]),
+                    *[_pct(comp[f"after rfc-additive-{m}"]) for m in METHODS[1:]],
+                    _pct(comp["scratch-control"]) if "scratch-control" in comp else "–",
+                ]
+            )
         for a in ("control",) + METHODS:
             steps = sorted({int(x) for s in seeds for x in s["arms"][a]["curve_T1"]})
             pts = [_mean_sd([s["arms"][a]["step0"]["T=1"] if a != "control" else s["before"]["T=1"] for s in seeds])]
@@ -312,15 +408,38 @@ def tables(data: dict) -> dict:
     cfg = data["config"]
     steps_txt = " → ".join(["0", *[str(c) for c in cfg["curve"]], str(cfg["budget"])])
     return {
-        "tau": {"columns": ["corpus", "T", "draft", "τ at step 0 (mean ± sd)", f"τ after {cfg['budget']} steps"],
-                "align": "lllrr", "rows": tau_rows},
-        "criterion_cells": {"columns": ["corpus", "T", "method", "step 0 vs before, paired 95% CI",
-                                        "after budget vs control, paired 95% CI"],
-                            "align": "lllrr", "rows": diff_rows},
-        "references": {"columns": ["corpus", "T", "control vs before", *[f"rfc-additive vs {m}" for m in METHODS[1:]],
-                                   "scratch vs control"], "align": "ll" + "r" * (len(METHODS) + 1), "rows": ref_rows},
-        "curve": {"columns": ["corpus", "draft", f"τ at T = 1 after steps {steps_txt}"], "align": "lll",
-                  "rows": curve_rows},
+        "tau": {
+            "columns": ["corpus", "T", "draft", "τ at step 0 (mean ± sd)", f"τ after {cfg['budget']} steps"],
+            "align": "lllrr",
+            "rows": tau_rows,
+        },
+        "criterion_cells": {
+            "columns": [
+                "corpus",
+                "T",
+                "method",
+                "step 0 vs before, paired 95% CI",
+                "after budget vs control, paired 95% CI",
+            ],
+            "align": "lllrr",
+            "rows": diff_rows,
+        },
+        "references": {
+            "columns": [
+                "corpus",
+                "T",
+                "control vs before",
+                *[f"rfc-additive vs {m}" for m in METHODS[1:]],
+                "scratch vs control",
+            ],
+            "align": "ll" + "r" * (len(METHODS) + 1),
+            "rows": ref_rows,
+        },
+        "curve": {
+            "columns": ["corpus", "draft", f"τ at T = 1 after steps {steps_txt}"],
+            "align": "lll",
+            "rows": curve_rows,
+        },
     }
 
 
@@ -330,10 +449,13 @@ def render_report(doc: dict) -> str:
 
     data = doc.get("data", doc)
     cfg = data["config"]
-    lines = [f"# Speculative-decoding hook-(5) experiment: {len(data['corpora'])} corpus/corpora, gamma={cfg['gamma']}, "
-             f"seeds={cfg['seeds']}, base blocks {cfg['base_layers']} + new {cfg['new_layers']}, "
-             f"budget {cfg['budget']} steps, runtime {data.get('runtime_s', 0):.0f} s"
-             + (f" (CPU {data['cpu_s']:.0f} s)" if 'cpu_s' in data else ""), ""]
+    lines = [
+        f"# Speculative-decoding hook-(5) experiment: {len(data['corpora'])} corpus/corpora, gamma={cfg['gamma']}, "
+        f"seeds={cfg['seeds']}, base blocks {cfg['base_layers']} + new {cfg['new_layers']}, "
+        f"budget {cfg['budget']} steps, runtime {data.get('runtime_s', 0):.0f} s"
+        + (f" (CPU {data['cpu_s']:.0f} s)" if "cpu_s" in data else ""),
+        "",
+    ]
     for tname, table in tables(data).items():
         lines += [f"## {tname}", "", markdown_table(table)]
     lines += ["## Verdict (pre-registered criterion)", "", data["verdict"]["text"], ""]
@@ -343,6 +465,7 @@ def render_report(doc: dict) -> str:
 def _write(data: dict, out_dir: Path) -> None:
     from v22sdk.evidence import read_result, write_result
 
-    path = write_result(out_dir / "results.json", data, tables=tables(data), name=f"specdec-{EXPERIMENT}",
-                        criterion=CRITERION)
+    path = write_result(
+        out_dir / "results.json", data, tables=tables(data), name=f"specdec-{EXPERIMENT}", criterion=CRITERION
+    )
     (out_dir / "report.md").write_text(render_report(read_result(path)))

@@ -24,8 +24,9 @@ from v22sdk.specdec.sampler import Draft, Target, sample_from, speculative_round
 
 
 @torch.no_grad()
-def analytic_tau(target: Target, draft: Draft, contexts: torch.Tensor, gamma: int, temperature: float,
-                 seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def analytic_tau(
+    target: Target, draft: Draft, contexts: torch.Tensor, gamma: int, temperature: float, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-context expected tau ``(B,)`` and acceptance probabilities ``alpha (B, G)`` (float64).
 
     ``alpha[:, i]`` is the acceptance probability at position ``i`` given the first ``i`` tokens
@@ -54,8 +55,9 @@ def analytic_tau(target: Target, draft: Draft, contexts: torch.Tensor, gamma: in
 
 
 @torch.no_grad()
-def empirical_tau(target: Target, draft: Draft, contexts: torch.Tensor, gamma: int, temperature: float,
-                  seed: int, repeats: int = 1) -> torch.Tensor:
+def empirical_tau(
+    target: Target, draft: Draft, contexts: torch.Tensor, gamma: int, temperature: float, seed: int, repeats: int = 1
+) -> torch.Tensor:
     """Tokens emitted by ``repeats`` real rounds per context: ``(repeats * B,)`` float64."""
     g = torch.Generator().manual_seed(seed)
     out = []

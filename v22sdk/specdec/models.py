@@ -107,9 +107,9 @@ class TransformerTarget:
 
     @torch.no_grad()
     def distributions(self, context: torch.Tensor, drafted: torch.Tensor, temperature: float) -> torch.Tensor:
-        seq = torch.cat([context, drafted.to(context.dtype)], dim=1)[:, -self.model.cfg.block:]
+        seq = torch.cat([context, drafted.to(context.dtype)], dim=1)[:, -self.model.cfg.block :]
         logits, _ = self.model(seq)
-        return probs_from_logits(logits[:, -(drafted.shape[1] + 1):].double(), temperature)
+        return probs_from_logits(logits[:, -(drafted.shape[1] + 1) :].double(), temperature)
 
 
 def _rms(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
@@ -119,8 +119,14 @@ def _rms(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
 class EagleDraft(nn.Module):
     """EAGLE-style draft head on top of a frozen target; ``arm`` picks the feature normalisation."""
 
-    def __init__(self, target: CharTransformer, arm: str, d_draft: int = 96, warmup: int = 16,
-                 layers: tuple[int, ...] | None = None):
+    def __init__(
+        self,
+        target: CharTransformer,
+        arm: str,
+        d_draft: int = 96,
+        warmup: int = 16,
+        layers: tuple[int, ...] | None = None,
+    ):
         super().__init__()
         if arm not in ARMS:
             raise SpecDecError(f"unknown draft arm {arm!r}; choose one of {', '.join(ARMS)}")
@@ -201,7 +207,7 @@ class EagleDraftRunner:
     @torch.no_grad()
     def begin(self, context: torch.Tensor) -> Any:
         tgt = self.draft.target
-        ctx = context[:, -tgt.cfg.block:]
+        ctx = context[:, -tgt.cfg.block :]
         _, feats = tgt(ctx)
         w = min(self.draft.warmup, ctx.shape[1])
         u = self.draft.inject(feats[:, -w:])

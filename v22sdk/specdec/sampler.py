@@ -23,8 +23,9 @@ Shapes: ``B`` batch, ``G`` = gamma, ``V`` vocabulary. All randomness enters as e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 
@@ -143,8 +144,9 @@ def verify(
     if check and bool(missing.any()):
         b, i = missing.nonzero()[0].tolist()
         raise DistributionError(
-            "draft_tokens", f"token {int(draft_tokens[b, i])} at round {b} position {i} has q = 0: "
-            "it cannot have been drawn from q (the draft must report the distribution it sampled)"
+            "draft_tokens",
+            f"token {int(draft_tokens[b, i])} at round {b} position {i} has q = 0: "
+            "it cannot have been drawn from q (the draft must report the distribution it sampled)",
         )
     # accept iff u < p/q; written as u*q < p to avoid dividing (p >= q accepts whatever u < 1 is).
     accepted = u_accept.to(dtype) * q_tok < p_tok
@@ -393,8 +395,9 @@ class RoundScheduler(Protocol):
 
     def start(self, contexts: torch.Tensor) -> None: ...
 
-    def keep(self, k: int, drafted: torch.Tensor, q_k: torch.Tensor, q1_k: torch.Tensor,
-             active: torch.Tensor) -> torch.Tensor: ...
+    def keep(
+        self, k: int, drafted: torch.Tensor, q_k: torch.Tensor, q1_k: torch.Tensor, active: torch.Tensor
+    ) -> torch.Tensor: ...
 
 
 class ConfidenceRoundScheduler:
@@ -489,8 +492,14 @@ def scheduled_round_batch(
     q = torch.stack(qs, dim=1) if qs else p.new_zeros((bsz, 0, p.shape[-1]))
     verdict = verify(p, q, drafted, u[gamma : gamma + g].T, u[2 * gamma], lengths=lengths)
     signals = torch.stack(sigs, dim=1) if sigs else torch.zeros((bsz, 0, 3), dtype=torch.float64)
-    return RoundRecord(drafted=drafted, lengths=lengths, n_accepted=verdict.n_accepted,
-                       next_token=verdict.next_token, draft_steps=steps, signals=signals)
+    return RoundRecord(
+        drafted=drafted,
+        lengths=lengths,
+        n_accepted=verdict.n_accepted,
+        next_token=verdict.next_token,
+        draft_steps=steps,
+        signals=signals,
+    )
 
 
 def speculative_generate_batch(

@@ -50,8 +50,15 @@ def paired_diff(a, b) -> PairedDiff:
     n = len(d)
     half = float(stats.t.ppf(0.975, n - 1) * d.std(ddof=1) / math.sqrt(n)) if n > 1 else float("inf")
     m = float(d.mean())
-    return PairedDiff(n=n, mean_a=float(a.mean()), mean_b=float(b.mean()), diff=m, lo=m - half, hi=m + half,
-                      rel_gain=m / float(b.mean()))
+    return PairedDiff(
+        n=n,
+        mean_a=float(a.mean()),
+        mean_b=float(b.mean()),
+        diff=m,
+        lo=m - half,
+        hi=m + half,
+        rel_gain=m / float(b.mean()),
+    )
 
 
 def mean_ci(x) -> tuple[float, float]:

@@ -34,7 +34,7 @@ class MarkovModel:
         self.vocab_size = transition.shape[0]
 
     @classmethod
-    def random(cls, vocab: int, seed: int, concentration: float = 1.0, dtype=torch.float64) -> "MarkovModel":
+    def random(cls, vocab: int, seed: int, concentration: float = 1.0, dtype=torch.float64) -> MarkovModel:
         """A chain whose rows are Dirichlet(``concentration``) draws from ``seed``."""
         g = torch.Generator().manual_seed(seed)
         gamma = torch.distributions.Gamma(torch.full((vocab,), float(concentration), dtype=dtype), 1.0)

@@ -8,8 +8,8 @@ features and next-token distributions cached once and shared by every arm and se
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -38,8 +38,9 @@ def _cosine_lr(step: int, total: int, lr: float, warmup: int) -> float:
     return 0.1 * lr + 0.9 * lr * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(total - warmup, 1)))
 
 
-def train_target(train_ids: np.ndarray, cfg: TargetConfig, steps: int, batch: int, lr: float, seed: int,
-                 tick: Progress | None = None) -> CharTransformer:
+def train_target(
+    train_ids: np.ndarray, cfg: TargetConfig, steps: int, batch: int, lr: float, seed: int, tick: Progress | None = None
+) -> CharTransformer:
     """Train the char transformer on random windows of ``train_ids``; returns it frozen (eval, no grad)."""
     seed_everything(seed)
     rng = np.random.default_rng(seed)
@@ -78,7 +79,7 @@ def continue_with_target(model: CharTransformer, prefixes: torch.Tensor, n_new: 
     g = torch.Generator().manual_seed(seed)
     seq = prefixes
     for _ in range(n_new):
-        logits, _ = model(seq[:, -model.cfg.block:])
+        logits, _ = model(seq[:, -model.cfg.block :])
         probs = torch.softmax(logits[:, -1].double(), dim=-1)
         nxt = sample_from(probs, torch.rand(seq.shape[0], generator=g, dtype=torch.float64))
         seq = torch.cat([seq, nxt.unsqueeze(1)], dim=1)
@@ -105,7 +106,9 @@ class DistillData:
 
 
 @torch.no_grad()
-def build_distill_data(model: CharTransformer, train_ids: np.ndarray, n_seq: int, prefix: int, seed: int) -> DistillData:
+def build_distill_data(
+    model: CharTransformer, train_ids: np.ndarray, n_seq: int, prefix: int, seed: int
+) -> DistillData:
     """Generate ``n_seq`` full-block sequences from train-split prefixes and cache the target's outputs."""
     seqs = contexts_from(model, train_ids, n_seq, prefix, model.cfg.block - prefix, seed)
     feats, probs = [], []
@@ -116,9 +119,20 @@ def build_distill_data(model: CharTransformer, train_ids: np.ndarray, n_seq: int
     return DistillData(tokens=seqs, feats=torch.cat(feats), probs=torch.cat(probs))
 
 
-def train_draft(target: CharTransformer, arm: str, data: DistillData, *, gamma: int, steps: int, batch: int,
-                lr: float, seed: int, warmup: int = 16, tick: Progress | None = None,
-                layers: tuple[int, ...] | None = None) -> EagleDraft:
+def train_draft(
+    target: CharTransformer,
+    arm: str,
+    data: DistillData,
+    *,
+    gamma: int,
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    warmup: int = 16,
+    tick: Progress | None = None,
+    layers: tuple[int, ...] | None = None,
+) -> EagleDraft:
     """Distil one draft arm on ``data`` with soft cross-entropy to the target distribution.
 
     Loss = mean over the ``gamma`` drafting positions + 0.5 x mean over the warm-up positions,
@@ -130,8 +144,18 @@ def train_draft(target: CharTransformer, arm: str, data: DistillData, *, gamma: 
     return fit_draft(draft, data, gamma=gamma, steps=steps, batch=batch, lr=lr, seed=seed, tick=tick)
 
 
-def fit_draft(draft: EagleDraft, data: DistillData, *, gamma: int, steps: int, batch: int, lr: float, seed: int,
-              tick: Progress | None = None, on_step: Callable[[int, EagleDraft], None] | None = None) -> EagleDraft:
+def fit_draft(
+    draft: EagleDraft,
+    data: DistillData,
+    *,
+    gamma: int,
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    tick: Progress | None = None,
+    on_step: Callable[[int, EagleDraft], None] | None = None,
+) -> EagleDraft:
     """Train ``draft`` (all its trainable parameters, a fresh AdamW) on ``data`` for ``steps`` steps;
     the loss of :func:`train_draft`. ``on_step(step, draft)`` runs before step ``step`` (0-based) and
     once more after the last one (``step == steps``); the draft is in eval mode there and in train

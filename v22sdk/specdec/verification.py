@@ -89,8 +89,9 @@ def _log_loss(p: np.ndarray, y: np.ndarray) -> float:
     return float(-(y * np.log(p) + (1 - y) * np.log1p(-p)).mean())
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None, folds: int = 5,
-                 l2_grid: tuple[float, ...] = L2_GRID) -> LogisticModel:
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None, folds: int = 5, l2_grid: tuple[float, ...] = L2_GRID
+) -> LogisticModel:
     """Fit on ``x (N, D)``, ``y (N,)`` in {0, 1}; the L2 penalty is chosen from ``l2_grid`` by
     ``folds``-fold cross-validated log-loss, folds made of whole ``groups`` (e.g. rounds, whose
     positions are correlated; default: each row its own group). Deterministic."""
@@ -198,8 +199,7 @@ class AcceptanceScheduler:
     its 384 attributes in the context ``context + drafted[:i+1]``. Nothing here sees token ``k``.
     """
 
-    def __init__(self, next_model: LogisticModel, past_model: LogisticModel, threshold: float,
-                 attributes=None):
+    def __init__(self, next_model: LogisticModel, past_model: LogisticModel, threshold: float, attributes=None):
         self.next_model, self.past_model = next_model, past_model
         self.log_threshold = math.log(threshold) if threshold > 0 else -math.inf
         self.attributes = attributes

@@ -42,6 +42,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ below imports on first use
+    from . import checks as checks
     from ._format import load_example as load_example
     from ._format import save_example as save_example
     from ._registry import CONTRACT_VERSION as CONTRACT_VERSION
@@ -51,7 +52,6 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__
     from ._settings import KitSettings as KitSettings
     from .catalog import get_check as get_check
     from .catalog import list_checks as list_checks
-    from . import checks as checks
     from .pytest_api import ModalityContractTests as ModalityContractTests
     from .pytest_api import configuration_id as configuration_id
     from .pytest_api import parametrize_with_checks as parametrize_with_checks
@@ -60,13 +60,22 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__
     from .report import check_modality as check_modality
 
 _NAMES = {
-    "CONTRACT_VERSION": "._registry", "CheckFailure": "._registry", "CheckSkipped": "._registry",
-    "ContractWarning": "._registry", "KitSettings": "._settings",
-    "get_check": ".catalog", "list_checks": ".catalog", "checks": ".checks",
-    "load_example": "._format", "save_example": "._format",
-    "ModalityContractTests": ".pytest_api", "parametrize_with_checks": ".pytest_api",
+    "CONTRACT_VERSION": "._registry",
+    "CheckFailure": "._registry",
+    "CheckSkipped": "._registry",
+    "ContractWarning": "._registry",
+    "KitSettings": "._settings",
+    "get_check": ".catalog",
+    "list_checks": ".catalog",
+    "checks": ".checks",
+    "load_example": "._format",
+    "save_example": "._format",
+    "ModalityContractTests": ".pytest_api",
+    "parametrize_with_checks": ".pytest_api",
     "configuration_id": ".pytest_api",
-    "CheckResult": ".report", "ContractReport": ".report", "check_modality": ".report",
+    "CheckResult": ".report",
+    "ContractReport": ".report",
+    "check_modality": ".report",
 }
 
 __all__ = sorted(_NAMES)

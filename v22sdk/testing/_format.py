@@ -45,8 +45,7 @@ def number(value: Any) -> str:
 def describe(value: Any, limit: int = 300) -> str:
     """A short, readable description of an example (arrays by dtype, shape, range and edges)."""
     if isinstance(value, Sample):
-        return (f"Sample(data={describe(value.data, limit)}, units={_units(value.units)}, "
-                f"source={value.source!r})")
+        return f"Sample(data={describe(value.data, limit)}, units={_units(value.units)}, source={value.source!r})"
     if isinstance(value, (list, tuple)):
         inner = ", ".join(describe(v, limit) for v in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner})"
@@ -78,9 +77,12 @@ def _units(units: Any) -> str:
 
 def author_traceback(exc: BaseException, limit: int = 12) -> str:
     """The traceback of an exception the plugin raised, without the kit's own frames."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if "/v22sdk/testing/" not in f.filename.replace(os.sep, "/")
-              and "/hypothesis/" not in f.filename.replace(os.sep, "/")]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if "/v22sdk/testing/" not in f.filename.replace(os.sep, "/")
+        and "/hypothesis/" not in f.filename.replace(os.sep, "/")
+    ]
     lines = traceback.format_list(frames[-limit:])
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines).rstrip()
@@ -123,8 +125,13 @@ def save_example(sample: Sample, path: str | os.PathLike[str], **meta: Any) -> P
     path.parent.mkdir(parents=True, exist_ok=True)
     data = sample.data
     arrays: dict[str, np.ndarray] = {}
-    header = {"format": "v22sdk.kit-example", "version": 1, "units": {k: float(v) for k, v in sample.units.items()},
-              "source": sample.source, **meta}
+    header = {
+        "format": "v22sdk.kit-example",
+        "version": 1,
+        "units": {k: float(v) for k, v in sample.units.items()},
+        "source": sample.source,
+        **meta,
+    }
     if isinstance(data, np.ndarray) and data.dtype.kind in "biufc":
         arrays["data"] = data
         header["kind"] = "array"
@@ -162,17 +169,26 @@ def load_example(path: str | os.PathLike[str]) -> Sample:
     return Sample(data, dict(header.get("units", {})), header.get("source"))
 
 
-def reproduction(example: Any, modality: Any, *, check: str, settings_dir: str | None,
-                 label: str | None = None) -> tuple[str, str | None]:
+def reproduction(
+    example: Any, modality: Any, *, check: str, settings_dir: str | None, label: str | None = None
+) -> tuple[str, str | None]:
     """Lines of Python that replay a falsifying input (a Sample, or several of them), and the file
     the first large one was saved to (or None)."""
     module, qualname = _class_path(modality)
     importable = "<locals>" not in qualname and module != "__main__"
-    lines = ["import numpy as np", "from v22sdk import Sample",
-             f"from {module} import {qualname.split('.')[0]}" if importable else f"# {module}.{qualname}",
-             f"modality = {qualname}.from_config({_config_literal(modality)})"]
-    samples = [example] if isinstance(example, Sample) else list(example) \
-        if isinstance(example, (list, tuple)) and all(isinstance(s, Sample) for s in example) else None
+    lines = [
+        "import numpy as np",
+        "from v22sdk import Sample",
+        f"from {module} import {qualname.split('.')[0]}" if importable else f"# {module}.{qualname}",
+        f"modality = {qualname}.from_config({_config_literal(modality)})",
+    ]
+    samples = (
+        [example]
+        if isinstance(example, Sample)
+        else list(example)
+        if isinstance(example, (list, tuple)) and all(isinstance(s, Sample) for s in example)
+        else None
+    )
     if not samples:
         return "\n".join(lines[2:] + [f"# falsifying example: {describe(example)}"]), None
     saved: str | None = None
@@ -184,12 +200,20 @@ def reproduction(example: Any, modality: Any, *, check: str, settings_dir: str |
         if literal is not None:
             lines.append(f"{name} = Sample({literal}, {dict(sample.units)!r}, {sample.source!r})")
             continue
-        digest = hashlib.sha256(repr((check, getattr(modality, "name", "?"), _config_literal(modality), i)).encode()
-                                + _digest(sample.data)).hexdigest()[:12]
+        digest = hashlib.sha256(
+            repr((check, getattr(modality, "name", "?"), _config_literal(modality), i)).encode() + _digest(sample.data)
+        ).hexdigest()[:12]
         target = failures_dir(settings_dir) / f"{getattr(modality, 'name', 'modality')}-{check}-{digest}.npz"
         try:
-            save_example(sample, target, check=check, modality=getattr(modality, "name", None), label=label,
-                         modality_class=f"{module}:{qualname}", config=_safe_config(modality))
+            save_example(
+                sample,
+                target,
+                check=check,
+                modality=getattr(modality, "name", None),
+                label=label,
+                modality_class=f"{module}:{qualname}",
+                config=_safe_config(modality),
+            )
         except (OSError, TypeError, ValueError) as exc:
             lines.append(f"# {name}: the input could not be saved ({type(exc).__name__}: {exc})")
             continue
@@ -198,13 +222,14 @@ def reproduction(example: Any, modality: Any, *, check: str, settings_dir: str |
             lines.insert(2, "from v22sdk.testing import load_example")
         lines.append(f"{name} = load_example({str(target)!r})")
     if check == "check_files" and len(samples) == 1:
-        lines += ["modality.save(sample, 'input.bin')   # then load it under another name:",
-                  "modality.load('input.bin'), modality.tokenize_file('input.bin')"]
+        lines += [
+            "modality.save(sample, 'input.bin')   # then load it under another name:",
+            "modality.load('input.bin'), modality.tokenize_file('input.bin')",
+        ]
     elif len(samples) == 1:
         lines.append(f"modality.tokenize(sample)   # the check: v22sdk.testing.checks.{check}")
     else:
-        lines.append(f"modality.tokenize_batch([{', '.join(names)}])   # the check: "
-                     f"v22sdk.testing.checks.{check}")
+        lines.append(f"modality.tokenize_batch([{', '.join(names)}])   # the check: v22sdk.testing.checks.{check}")
     return "\n".join(lines), saved
 
 

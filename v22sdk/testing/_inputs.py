@@ -37,25 +37,46 @@ if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
 #: Concrete dtypes tried for each dtype kind.
-KIND_DTYPES: dict[str, tuple[str, ...]] = {"u": ("uint8", "uint16"), "i": ("int8", "int16", "int32", "int64"),
-                                           "f": ("float16", "float32", "float64"), "b": ("bool",)}
+KIND_DTYPES: dict[str, tuple[str, ...]] = {
+    "u": ("uint8", "uint16"),
+    "i": ("int8", "int16", "int32", "int64"),
+    "f": ("float16", "float32", "float64"),
+    "b": ("bool",),
+}
 #: A long input is tiled to at least this many elements along its axis (and 16 times the base) ...
 LONG_LENGTH = 4096
 #: ... but never beyond this many elements in all.
-LONG_ELEMENTS = 2 ** 20
+LONG_ELEMENTS = 2**20
 #: A long text has at least this many characters.
 LONG_TEXT = 20_000
 
 #: Single characters (and tiny texts) that stress text tokenizers.
 TEXT_EDGES: tuple[tuple[str, str], ...] = (
-    ("one letter", "a"), ("one capital", "A"), ("one space", " "), ("one newline", "\n"), ("one digit", "0"),
-    ("precomposed é", "\u00e9"), ("decomposed é (NFD)", "e\u0301"), ("lone combining mark", "\u0301"),
-    ("stacked combining marks", "a\u0301\u0323\u0302"), ("one Han character", "\u4e2d"),
-    ("astral emoji", "\U0001f600"), ("emoji with skin tone", "\U0001f44d\U0001f3fd"),
-    ("zero-width joiner", "\u200d"), ("byte-order mark", "\ufeff"), ("NUL", "\x00"), ("CR LF", "\r\n"),
-    ("line separator", "\u2028"), ("lone surrogate", "\ud800"), ("right-to-left", "\u05e9\u05dc\u05d5\u05dd"),
-    ("whitespace only", " \t\n "), ("punctuation only", "!?.,;:"), ("digits only", "0123456789"),
-    ("Han punctuation", "\u3002\uff0c"), ("constant text", "a" * 1000), ("repeated words", "ab " * 300),
+    ("one letter", "a"),
+    ("one capital", "A"),
+    ("one space", " "),
+    ("one newline", "\n"),
+    ("one digit", "0"),
+    ("precomposed é", "\u00e9"),
+    ("decomposed é (NFD)", "e\u0301"),
+    ("lone combining mark", "\u0301"),
+    ("stacked combining marks", "a\u0301\u0323\u0302"),
+    ("one Han character", "\u4e2d"),
+    ("astral emoji", "\U0001f600"),
+    ("emoji with skin tone", "\U0001f44d\U0001f3fd"),
+    ("zero-width joiner", "\u200d"),
+    ("byte-order mark", "\ufeff"),
+    ("NUL", "\x00"),
+    ("CR LF", "\r\n"),
+    ("line separator", "\u2028"),
+    ("lone surrogate", "\ud800"),
+    ("right-to-left", "\u05e9\u05dc\u05d5\u05dd"),
+    ("whitespace only", " \t\n "),
+    ("punctuation only", "!?.,;:"),
+    ("digits only", "0123456789"),
+    ("Han punctuation", "\u3002\uff0c"),
+    ("constant text", "a" * 1000),
+    ("repeated words", "ab " * 300),
 )
 
 
@@ -85,8 +106,14 @@ def draw_examples(modality: Modality, strategy: SearchStrategy[Sample], count: i
         found.append(example)
 
     collect._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
-    run = settings(max_examples=count, deadline=None, database=None, derandomize=True, phases=[Phase.generate],
-                   suppress_health_check=list(HealthCheck))(given(strategy)(collect))
+    run = settings(
+        max_examples=count,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )(given(strategy)(collect))
     run = seed(int.from_bytes(key[-8:].ljust(8, b"\0"), "big"))(run)
     run()
     return found
@@ -133,8 +160,11 @@ def _dtype_patterns(dtype_name: str, base: np.ndarray) -> list[tuple[str, np.nda
     shape = base.shape
     out: list[tuple[str, np.ndarray]] = []
     if dtype.kind == "b":
-        out += [("all False", np.zeros(shape, dtype)), ("all True", np.ones(shape, dtype)),
-                ("alternating False/True", _alternating(shape, False, True, dtype))]
+        out += [
+            ("all False", np.zeros(shape, dtype)),
+            ("all True", np.ones(shape, dtype)),
+            ("alternating False/True", _alternating(shape, False, True, dtype)),
+        ]
     elif dtype.kind in "iu":
         info = np.iinfo(dtype)
         lo, hi = int(info.min), int(info.max)
@@ -147,18 +177,22 @@ def _dtype_patterns(dtype_name: str, base: np.ndarray) -> list[tuple[str, np.nda
                 out.append(("minimum everywhere", np.full(shape, lo, dtype)))
     else:
         info = np.finfo(dtype)
-        out += [("alternating 0/1", _alternating(shape, 0.0, 1.0, dtype)),
-                ("ramp 0..1", _ramp(shape, 0.0, 1.0, dtype))]
+        out += [("alternating 0/1", _alternating(shape, 0.0, 1.0, dtype)), ("ramp 0..1", _ramp(shape, 0.0, 1.0, dtype))]
         if dtype_name != "float16":
-            out += [("zeros", np.zeros(shape, dtype)), ("ones", np.ones(shape, dtype)),
-                    ("minus ones", np.full(shape, -1.0, dtype)),
-                    ("alternating -1/1", _alternating(shape, -1.0, 1.0, dtype)),
-                    ("ramp -1..1", _ramp(shape, -1.0, 1.0, dtype)),
-                    ("alternating ±1000", _alternating(shape, -1000.0, 1000.0, dtype)),
-                    ("constant 10", np.full(shape, 10.0, dtype)),
-                    ("subnormal values", _alternating(shape, 0.0, float(info.smallest_subnormal), dtype)),
-                    ("near the largest finite value", _alternating(shape, -float(info.max) / 2,
-                                                                   float(info.max) / 2, dtype))]
+            out += [
+                ("zeros", np.zeros(shape, dtype)),
+                ("ones", np.ones(shape, dtype)),
+                ("minus ones", np.full(shape, -1.0, dtype)),
+                ("alternating -1/1", _alternating(shape, -1.0, 1.0, dtype)),
+                ("ramp -1..1", _ramp(shape, -1.0, 1.0, dtype)),
+                ("alternating ±1000", _alternating(shape, -1000.0, 1000.0, dtype)),
+                ("constant 10", np.full(shape, 10.0, dtype)),
+                ("subnormal values", _alternating(shape, 0.0, float(info.smallest_subnormal), dtype)),
+                (
+                    "near the largest finite value",
+                    _alternating(shape, -float(info.max) / 2, float(info.max) / 2, dtype),
+                ),
+            ]
             if base.dtype.kind in "biuf":
                 with np.errstate(all="ignore"):
                     converted = base.astype(dtype)
@@ -187,18 +221,35 @@ def _long(x: np.ndarray, axis: int) -> np.ndarray | None:
     return tiled
 
 
-def _twins(out: list[KitInput], label: str, data: np.ndarray, units: dict[str, Any], src: Any, kind: str) -> list[KitInput]:
+def _twins(
+    out: list[KitInput], label: str, data: np.ndarray, units: dict[str, Any], src: Any, kind: str
+) -> list[KitInput]:
     """The same values (the input just added to ``out``) read-only and, for multi-byte dtypes, in
     non-native byte order: they must give the very same tokens."""
     ref = len(out) - 1
     frozen = data.copy()
     frozen.flags.writeable = False
-    twins = [KitInput(f"{label}, read-only (same values)", Sample(frozen, units, src), "layout", kind=kind,
-                      rank=data.ndim, same_as=ref)]
+    twins = [
+        KitInput(
+            f"{label}, read-only (same values)",
+            Sample(frozen, units, src),
+            "layout",
+            kind=kind,
+            rank=data.ndim,
+            same_as=ref,
+        )
+    ]
     if data.dtype.itemsize > 1:
-        twins.append(KitInput(f"{label} in non-native byte order (same values)",
-                              Sample(data.astype(data.dtype.newbyteorder()), units, src), "layout", kind=kind,
-                              rank=data.ndim, same_as=ref))
+        twins.append(
+            KitInput(
+                f"{label} in non-native byte order (same values)",
+                Sample(data.astype(data.dtype.newbyteorder()), units, src),
+                "layout",
+                kind=kind,
+                rank=data.ndim,
+                same_as=ref,
+            )
+        )
     return twins
 
 
@@ -214,69 +265,164 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
             for kind in kinds:
                 for dtype_name in KIND_DTYPES[kind]:
                     for what, data in _dtype_patterns(dtype_name, x):
-                        out.append(KitInput(f"{dtype_name} {what}, shape {data.shape}", Sample(data, units, src),
-                                            "dtype", kind=kind, rank=data.ndim))
+                        out.append(
+                            KitInput(
+                                f"{dtype_name} {what}, shape {data.shape}",
+                                Sample(data, units, src),
+                                "dtype",
+                                kind=kind,
+                                rank=data.ndim,
+                            )
+                        )
                         if what.startswith("ramp"):
                             out += _twins(out, f"{dtype_name} {what}", data, units, src, kind)
                     long = _long(_dtype_patterns(dtype_name, x)[0][1], 0) if dtype_name != x.dtype.name else None
                     if long is not None:
-                        out.append(KitInput(f"long: {dtype_name} {_dtype_patterns(dtype_name, x)[0][0]} tiled along "
-                                            f"axis 0, shape {long.shape}", Sample(long, units, src), "long",
-                                            kind=kind, rank=long.ndim))
+                        out.append(
+                            KitInput(
+                                f"long: {dtype_name} {_dtype_patterns(dtype_name, x)[0][0]} tiled along "
+                                f"axis 0, shape {long.shape}",
+                                Sample(long, units, src),
+                                "long",
+                                kind=kind,
+                                rank=long.ndim,
+                            )
+                        )
         for axis in range(x.ndim):
             for n in (0, 1, 2):
                 data = _take(x, axis, n)
-                out.append(KitInput(f"length {n} on axis {axis}: shape {data.shape}{tag}",
-                                    Sample(data, units, src), "shape", kind=x.dtype.kind, rank=data.ndim))
+                out.append(
+                    KitInput(
+                        f"length {n} on axis {axis}: shape {data.shape}{tag}",
+                        Sample(data, units, src),
+                        "shape",
+                        kind=x.dtype.kind,
+                        rank=data.ndim,
+                    )
+                )
         if x.ndim > 1:
             ones = x[tuple(slice(0, 1) for _ in range(x.ndim))]
-            out.append(KitInput(f"length 1 on every axis: shape {ones.shape}{tag}", Sample(ones.copy(), units, src),
-                                "shape", kind=x.dtype.kind, rank=x.ndim))
+            out.append(
+                KitInput(
+                    f"length 1 on every axis: shape {ones.shape}{tag}",
+                    Sample(ones.copy(), units, src),
+                    "shape",
+                    kind=x.dtype.kind,
+                    rank=x.ndim,
+                )
+            )
         for rank in spec.ndim:
             if rank == x.ndim + 1:
-                out.append(KitInput(f"rank {rank}: shape {x.shape + (1,)}{tag}",
-                                    Sample(x[..., None].copy(), units, src), "shape", kind=x.dtype.kind, rank=rank))
+                out.append(
+                    KitInput(
+                        f"rank {rank}: shape {x.shape + (1,)}{tag}",
+                        Sample(x[..., None].copy(), units, src),
+                        "shape",
+                        kind=x.dtype.kind,
+                        rank=rank,
+                    )
+                )
             elif rank == x.ndim - 1 and rank >= 1:
-                out.append(KitInput(f"rank {rank}: shape {x.shape[:-1]}{tag}",
-                                    Sample(np.ascontiguousarray(x[..., 0]), units, src), "shape",
-                                    kind=x.dtype.kind, rank=rank))
+                out.append(
+                    KitInput(
+                        f"rank {rank}: shape {x.shape[:-1]}{tag}",
+                        Sample(np.ascontiguousarray(x[..., 0]), units, src),
+                        "shape",
+                        kind=x.dtype.kind,
+                        rank=rank,
+                    )
+                )
         if x.size:
             middle = x.flat[x.size // 2]
-            out.append(KitInput(f"constant ({number(middle)}){tag}", Sample(np.full_like(x, middle), units, src),
-                                "content", kind=x.dtype.kind, rank=x.ndim))
-        out.append(KitInput(f"all zeros{tag}", Sample(np.zeros_like(x), units, src), "content",
-                            kind=x.dtype.kind, rank=x.ndim))
+            out.append(
+                KitInput(
+                    f"constant ({number(middle)}){tag}",
+                    Sample(np.full_like(x, middle), units, src),
+                    "content",
+                    kind=x.dtype.kind,
+                    rank=x.ndim,
+                )
+            )
+        out.append(
+            KitInput(f"all zeros{tag}", Sample(np.zeros_like(x), units, src), "content", kind=x.dtype.kind, rank=x.ndim)
+        )
         if b == 0:
             for axis in range(min(x.ndim, 2)):
                 long = _long(x, axis)
                 if long is not None:
-                    out.append(KitInput(f"long: the base tiled along axis {axis}, shape {long.shape}",
-                                        Sample(long, units, src), "long", kind=x.dtype.kind, rank=x.ndim))
+                    out.append(
+                        KitInput(
+                            f"long: the base tiled along axis {axis}, shape {long.shape}",
+                            Sample(long, units, src),
+                            "long",
+                            kind=x.dtype.kind,
+                            rank=x.ndim,
+                        )
+                    )
         for unit in spec.units:
             for end, value in (("minimum", unit.minimum), ("maximum", unit.maximum)):
                 if not np.isfinite(value):
                     continue
-                out.append(KitInput(f"{unit.name} at its {end} {value:g} {unit.symbol}{tag}",
-                                    Sample(x.copy(), {**units, unit.name: float(value)}, src), "units",
-                                    kind=x.dtype.kind, rank=x.ndim))
+                out.append(
+                    KitInput(
+                        f"{unit.name} at its {end} {value:g} {unit.symbol}{tag}",
+                        Sample(x.copy(), {**units, unit.name: float(value)}, src),
+                        "units",
+                        kind=x.dtype.kind,
+                        rank=x.ndim,
+                    )
+                )
         if b == 0 and x.size:
             ref = len(out)
-            out.append(KitInput(f"the base{tag}", Sample(x.copy(), units, src), "layout", kind=x.dtype.kind,
-                                rank=x.ndim))
+            out.append(
+                KitInput(f"the base{tag}", Sample(x.copy(), units, src), "layout", kind=x.dtype.kind, rank=x.ndim)
+            )
             strided = np.repeat(x, 2, axis=0)[::2]
-            out.append(KitInput("the base as a strided view (same values)", Sample(strided, units, src), "layout",
-                                kind=x.dtype.kind, rank=x.ndim, same_as=ref))
+            out.append(
+                KitInput(
+                    "the base as a strided view (same values)",
+                    Sample(strided, units, src),
+                    "layout",
+                    kind=x.dtype.kind,
+                    rank=x.ndim,
+                    same_as=ref,
+                )
+            )
             if x.ndim > 1:
-                out.append(KitInput("the base in Fortran order (same values)", Sample(np.asfortranarray(x), units, src),
-                                    "layout", kind=x.dtype.kind, rank=x.ndim, same_as=ref))
+                out.append(
+                    KitInput(
+                        "the base in Fortran order (same values)",
+                        Sample(np.asfortranarray(x), units, src),
+                        "layout",
+                        kind=x.dtype.kind,
+                        rank=x.ndim,
+                        same_as=ref,
+                    )
+                )
             if x.dtype.itemsize > 1 and x.dtype.kind in "iuf":
                 swapped = x.astype(x.dtype.newbyteorder())
-                out.append(KitInput("the base in non-native byte order (same values)", Sample(swapped, units, src),
-                                    "layout", kind=x.dtype.kind, rank=x.ndim, same_as=ref))
+                out.append(
+                    KitInput(
+                        "the base in non-native byte order (same values)",
+                        Sample(swapped, units, src),
+                        "layout",
+                        kind=x.dtype.kind,
+                        rank=x.ndim,
+                        same_as=ref,
+                    )
+                )
             frozen = x.copy()
             frozen.flags.writeable = False
-            out.append(KitInput("the base, read-only (same values)", Sample(frozen, units, src), "layout",
-                                kind=x.dtype.kind, rank=x.ndim, same_as=ref))
+            out.append(
+                KitInput(
+                    "the base, read-only (same values)",
+                    Sample(frozen, units, src),
+                    "layout",
+                    kind=x.dtype.kind,
+                    rank=x.ndim,
+                    same_as=ref,
+                )
+            )
     return out
 
 
@@ -289,7 +435,9 @@ def text_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
         if not isinstance(base.data, str) or not base.data:
             continue
         text = base.data
-        out.append(KitInput(f"base {b} decomposed (NFD)", Sample(unicodedata.normalize("NFD", text), units, src), "text"))
+        out.append(
+            KitInput(f"base {b} decomposed (NFD)", Sample(unicodedata.normalize("NFD", text), units, src), "text")
+        )
         out.append(KitInput(f"base {b} upper-cased", Sample(text.upper(), units, src), "text"))
         out.append(KitInput(f"base {b} with CR LF line ends", Sample(text.replace("\n", "\r\n"), units, src), "text"))
         if b == 0:
@@ -298,8 +446,13 @@ def text_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
     for unit in spec.units:
         for end, value in (("minimum", unit.minimum), ("maximum", unit.maximum)):
             if np.isfinite(value) and bases:
-                out.append(KitInput(f"{unit.name} at its {end} {value:g} {unit.symbol}",
-                                    Sample(bases[0].data, {**units, unit.name: float(value)}, src), "units"))
+                out.append(
+                    KitInput(
+                        f"{unit.name} at its {end} {value:g} {unit.symbol}",
+                        Sample(bases[0].data, {**units, unit.name: float(value)}, src),
+                        "units",
+                    )
+                )
     return out
 
 
@@ -317,13 +470,17 @@ def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
     units, src = dict(base.units), base.source
     cases: list[tuple[str, Sample]] = []
     if spec.kind == "text":
-        cases += [("bytes instead of text", Sample(b"abc", units, src)), ("None", Sample(None, units, src)),
-                  ("an int", Sample(12345, units, src)), ("a list of str", Sample(["a", "b"], units, src))]
+        cases += [
+            ("bytes instead of text", Sample(b"abc", units, src)),
+            ("None", Sample(None, units, src)),
+            ("an int", Sample(12345, units, src)),
+            ("a list of str", Sample(["a", "b"], units, src)),
+        ]
     elif isinstance(base.data, np.ndarray):
         x = base.data
         if "f" in spec.dtypes:
             for dtype_name in ("float16", "float32", "float64"):
-                for bad in ((np.nan,) if dtype_name == "float16" else (np.nan, np.inf, -np.inf)):
+                for bad in (np.nan,) if dtype_name == "float16" else (np.nan, np.inf, -np.inf):
                     with np.errstate(all="ignore"):
                         broken = np.zeros(x.shape, dtype=dtype_name)
                     broken.flat[broken.size // 2] = bad
@@ -331,8 +488,12 @@ def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
         others = {"b": np.bool_, "u": np.uint8, "i": np.int16, "f": np.float32, "c": np.complex64}
         for kind, dtype in others.items():
             if kind not in spec.dtypes:
-                cases.append((f"dtype kind {kind!r} ({np.dtype(dtype).name}), not declared",
-                              Sample(np.zeros(x.shape, dtype=dtype), units, src)))
+                cases.append(
+                    (
+                        f"dtype kind {kind!r} ({np.dtype(dtype).name}), not declared",
+                        Sample(np.zeros(x.shape, dtype=dtype), units, src),
+                    )
+                )
         cases.append(("a str array", Sample(np.full(x.shape, "x"), units, src)))
         cases.append(("an object array", Sample(np.full(x.shape, None, dtype=object), units, src)))
         cases.append(("a str, not an array", Sample("not an array", units, src)))
@@ -341,17 +502,20 @@ def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
             if rank in spec.ndim:
                 continue
             if rank < x.ndim:
-                data = np.asarray(x.flat[0]) if rank == 0 else x.reshape(x.shape[:rank - 1] + (-1,))
+                data = np.asarray(x.flat[0]) if rank == 0 else x.reshape(x.shape[: rank - 1] + (-1,))
             else:
                 data = x.reshape(x.shape + (1,) * (rank - x.ndim))
             cases.append((f"rank {rank}, not declared: shape {data.shape}", Sample(data, units, src)))
     for unit in spec.units:
         below = float(np.nextafter(unit.minimum, -np.inf))
-        cases.append((f"{unit.name} below its minimum ({below!r})", Sample(base.data, {**units, unit.name: below}, src)))
+        cases.append(
+            (f"{unit.name} below its minimum ({below!r})", Sample(base.data, {**units, unit.name: below}, src))
+        )
         if np.isfinite(unit.maximum):
             above = float(np.nextafter(unit.maximum, np.inf))
-            cases.append((f"{unit.name} above its maximum ({above!r})",
-                          Sample(base.data, {**units, unit.name: above}, src)))
+            cases.append(
+                (f"{unit.name} above its maximum ({above!r})", Sample(base.data, {**units, unit.name: above}, src))
+            )
         for wrong in (float("nan"), float("inf"), "fast"):
             wrong_units: dict[str, Any] = {**units, unit.name: wrong}  # "fast": not a number, on purpose
             cases.append((f"{unit.name} = {wrong!r}", Sample(base.data, wrong_units, src)))

@@ -13,7 +13,8 @@ rule's finding, and :func:`judge_all` runs the rules in an order where it is met
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Callable, Mapping, TypeGuard
+from collections.abc import Callable, Mapping
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -24,10 +25,16 @@ from ._format import number
 Rule = Callable[[Any, Sample, Modality], "str | None"]
 
 #: ContractViolation.rule (what ``tokenize`` raises) -> the check that owns the rule.
-VIOLATION_OWNER = {"dtype": "check_shape_dtype", "shape": "check_shape_dtype", "finite": "check_finite",
-                   "unit_norm_emb": "check_unit_norm_emb", "attr_bounds": "check_attr_bounds",
-                   "declared_slots": "check_declared_slots", "offsets": "check_offsets",
-                   "modality": "check_schema"}
+VIOLATION_OWNER = {
+    "dtype": "check_shape_dtype",
+    "shape": "check_shape_dtype",
+    "finite": "check_finite",
+    "unit_norm_emb": "check_unit_norm_emb",
+    "attr_bounds": "check_attr_bounds",
+    "declared_slots": "check_declared_slots",
+    "offsets": "check_offsets",
+    "modality": "check_schema",
+}
 
 
 def matrix(value: Any) -> np.ndarray | None:
@@ -163,12 +170,15 @@ def offset_problems(found: Mapping[str, Any], n: int, sample: Sample, modality: 
             # wrong as an empty box
             if (start < 0).any() or (end <= start).any():
                 i = int(np.argmax((start < 0) | (end <= start)))
-                out.append(f"offsets['time'][{i}] = [{number(value[i, 0])}, {number(value[i, 1])}] must satisfy "
-                           "0 ≤ start < end (a non-empty span)")
+                out.append(
+                    f"offsets['time'][{i}] = [{number(value[i, 0])}, {number(value[i, 1])}] must satisfy "
+                    "0 ≤ start < end (a non-empty span)"
+                )
             elif duration is not None and (end > duration * (1 + 1e-9) + 1e-12).any():
                 i = int(np.argmax(end > duration * (1 + 1e-9) + 1e-12))
-                out.append(f"offsets['time'][{i}] ends at {number(end[i])} s, after the input's end at "
-                           f"{number(duration)} s")
+                out.append(
+                    f"offsets['time'][{i}] ends at {number(end[i])} s, after the input's end at {number(duration)} s"
+                )
             if (np.diff(start) < 0).any():
                 out.append("offsets['time'] starts must be non-decreasing (tokens in input order)")
         elif key == "box":
@@ -182,9 +192,10 @@ def offset_problems(found: Mapping[str, Any], n: int, sample: Sample, modality: 
                 bad |= (x1 > array.shape[1]) | (y1 > array.shape[0])
             if bad.any():
                 i = int(np.argmax(bad))
-                out.append(f"offsets['box'][{i}] = {value[i].tolist()} is not a non-empty box inside the image"
-                           + (f" of {array.shape[1]}×{array.shape[0]} pixels" if array is not None and array.ndim >= 2
-                              else ""))
+                out.append(
+                    f"offsets['box'][{i}] = {value[i].tolist()} is not a non-empty box inside the image"
+                    + (f" of {array.shape[1]}×{array.shape[0]} pixels" if array is not None and array.ndim >= 2 else "")
+                )
         elif key == "item" and (value != 0).any():
             out.append("offsets['item'] of a single input must be all 0")
     return out

@@ -10,7 +10,8 @@ frames are hidden from it (``__tracebackhide__``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Container
+from collections.abc import Callable, Container
+from typing import TYPE_CHECKING, Any
 
 from ._format import describe, reproduction
 from ._registry import CheckFailure
@@ -34,9 +35,15 @@ def hypothesis_settings(settings: KitSettings, max_examples: int) -> Any:
     from hypothesis import HealthCheck
     from hypothesis import settings as hsettings
 
-    return hsettings(max_examples=max_examples, deadline=None, derandomize=settings.derandomize,
-                     database=None if settings.derandomize else settings.database,
-                     suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False)
+    return hsettings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=settings.derandomize,
+        database=None if settings.derandomize else settings.database,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
 
 
 def seeded(run: Any, inner: Any, settings: KitSettings, key: bytes) -> Any:
@@ -50,8 +57,16 @@ def seeded(run: Any, inner: Any, settings: KitSettings, key: bytes) -> Any:
     return run
 
 
-def for_all(strategy: SearchStrategy[Any], body: Callable[[Any], None], *, check: str, modality: Any,
-            max_examples: int | None = None, purpose: str = "", already: Container[str] = ()) -> None:
+def for_all(
+    strategy: SearchStrategy[Any],
+    body: Callable[[Any], None],
+    *,
+    check: str,
+    modality: Any,
+    max_examples: int | None = None,
+    purpose: str = "",
+    already: Container[str] = (),
+) -> None:
     """Run ``body(example)`` for examples of ``strategy``; raise :class:`CheckFailure` on the first
     rule broken, after shrinking, with the falsifying example and a reproduction in the message.
 
@@ -85,27 +100,36 @@ def for_all(strategy: SearchStrategy[Any], body: Callable[[Any], None], *, check
     try:
         run()
     except CheckFailure as exc:
-        raise finish(exc, failing.get("example"), check=check, modality=modality, settings=settings) \
-            from exc.__cause__
+        raise finish(exc, failing.get("example"), check=check, modality=modality, settings=settings) from exc.__cause__
     except Flaky as exc:
         # The rule broke once but not on replay: the output depends on earlier calls (state).
         if check != "check_determinism" and "check_determinism" in already:
             return
         inner_failures = [e for e in getattr(exc, "exceptions", ()) if isinstance(e, CheckFailure)]
         first = str(inner_failures[0]) if inner_failures else f"{type(exc).__name__}: {exc}"
-        raise CheckFailure(f"{first}\n  not reproducible on replay: the result depends on earlier calls "
-                           f"(hidden state or randomness)", rule="check_determinism", check=check) from None
+        raise CheckFailure(
+            f"{first}\n  not reproducible on replay: the result depends on earlier calls (hidden state or randomness)",
+            rule="check_determinism",
+            check=check,
+        ) from None
     except HypothesisException as exc:
-        raise CheckFailure(f"could not generate examples from sample_inputs(): {type(exc).__name__}: {exc}",
-                           rule=check, check=check) from None
+        raise CheckFailure(
+            f"could not generate examples from sample_inputs(): {type(exc).__name__}: {exc}", rule=check, check=check
+        ) from None
     except Exception as exc:
         example = failing.get("example")
-        raise finish(CheckFailure(f"the check crashed with {type(exc).__name__}: {exc}", rule=check),
-                     example, check=check, modality=modality, settings=settings) from exc
+        raise finish(
+            CheckFailure(f"the check crashed with {type(exc).__name__}: {exc}", rule=check),
+            example,
+            check=check,
+            modality=modality,
+            settings=settings,
+        ) from exc
 
 
-def finish(exc: CheckFailure, example: Any, *, check: str, modality: Any, settings: KitSettings,
-           label: str | None = None) -> CheckFailure:
+def finish(
+    exc: CheckFailure, example: Any, *, check: str, modality: Any, settings: KitSettings, label: str | None = None
+) -> CheckFailure:
     """``exc`` with the example, its reproduction and the finding check filled in."""
     rule = exc.rule or check
     lines = [exc.message]
@@ -115,12 +139,18 @@ def finish(exc: CheckFailure, example: Any, *, check: str, modality: Any, settin
         lines.append(f"  kit input: {label}")
     if example is not None:
         lines.append(f"  falsifying example: {describe(example)}")
-        code, saved = reproduction(example, modality, check=check, settings_dir=settings.failures_dir,
-                                   label=label)
+        code, saved = reproduction(example, modality, check=check, settings_dir=settings.failures_dir, label=label)
         if saved:
             lines.append(f"  saved to {saved}")
         lines.append("  reproduce:\n" + "\n".join(f"    {line}" for line in code.splitlines()))
     else:
         code, saved = None, None
-    return CheckFailure("\n".join(lines), rule=rule, check=check, example=example, reproduction=code,
-                        saved_to=saved, author_traceback=exc.author_traceback)
+    return CheckFailure(
+        "\n".join(lines),
+        rule=rule,
+        check=check,
+        example=example,
+        reproduction=code,
+        saved_to=saved,
+        author_traceback=exc.author_traceback,
+    )

@@ -12,7 +12,8 @@ The catalogue of checks (:mod:`.catalog`) sits above :mod:`.checks`, which sits 
 from __future__ import annotations
 
 import unittest
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: The newest contract version this kit knows. Bumped when a check is added or tightened;
 #: plugins pin a version with a ``contract_version`` class attribute (see docs/contract-kit.md).
@@ -40,9 +41,17 @@ class CheckFailure(AssertionError):
     the plugin crashed (the exception is also chained as ``__cause__``).
     """
 
-    def __init__(self, message: str = "", *, rule: str | None = None, check: str | None = None,
-                 example: Any = None, reproduction: str | None = None, saved_to: str | None = None,
-                 author_traceback: str | None = None):
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        rule: str | None = None,
+        check: str | None = None,
+        example: Any = None,
+        reproduction: str | None = None,
+        saved_to: str | None = None,
+        author_traceback: str | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.rule = rule
@@ -105,6 +114,8 @@ def resolve_version(contract_version: int | None, modality: Any = None) -> int:
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ValueError(f"contract_version must be a positive int, got {version!r}")
     if version > CONTRACT_VERSION:
-        raise ValueError(f"contract version {version} is newer than this v22sdk test kit "
-                         f"(which knows up to {CONTRACT_VERSION}); upgrade v22sdk")
+        raise ValueError(
+            f"contract version {version} is newer than this v22sdk test kit "
+            f"(which knows up to {CONTRACT_VERSION}); upgrade v22sdk"
+        )
     return version

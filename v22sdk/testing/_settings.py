@@ -21,7 +21,8 @@ import hashlib
 import json
 import os
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import attrs
 
@@ -58,10 +59,16 @@ class KitSettings:
 
     def describe(self) -> dict[str, Any]:
         """The settings as JSON-ready values (the database by its type)."""
-        return {"max_examples": self.max_examples, "derandomize": self.derandomize, "seed": self.seed,
-                "database": None if self.database is None else type(self.database).__name__,
-                "contract_version": self.contract_version, "strict_warnings": self.strict_warnings,
-                "fresh_process": self.fresh_process, "time_budget": self.time_budget}
+        return {
+            "max_examples": self.max_examples,
+            "derandomize": self.derandomize,
+            "seed": self.seed,
+            "database": None if self.database is None else type(self.database).__name__,
+            "contract_version": self.contract_version,
+            "strict_warnings": self.strict_warnings,
+            "fresh_process": self.fresh_process,
+            "time_budget": self.time_budget,
+        }
 
 
 _ACTIVE: contextvars.ContextVar[KitSettings | None] = contextvars.ContextVar("v22sdk_kit_settings", default=None)
@@ -77,8 +84,8 @@ def _author_profile() -> Any:
     """The hypothesis settings of a profile the author loaded, or None when the profile in force is
     hypothesis' own default, its automatic ``ci`` profile, or the kit's ``v22sdk`` profile."""
     try:
-        from hypothesis import settings
         from hypothesis import _settings as hypothesis_settings
+        from hypothesis import settings
     except ImportError:  # pragma: no cover - hypothesis is a dependency of v22sdk
         return None
     name = settings.get_current_profile_name()
@@ -102,14 +109,27 @@ def _forced_seed() -> int | None:
     """``--hypothesis-seed`` of the running session, if any."""
     core = sys.modules.get("hypothesis.core")
     seed = getattr(core, "global_force_seed", None) if core else None
-    return None if seed is None else int(seed) if isinstance(seed, int) else int.from_bytes(
-        hashlib.sha256(str(seed).encode()).digest()[:8], "big")
+    return (
+        None
+        if seed is None
+        else int(seed)
+        if isinstance(seed, int)
+        else int.from_bytes(hashlib.sha256(str(seed).encode()).digest()[:8], "big")
+    )
 
 
-def resolve(*, max_examples: int | None = None, seed: Any = _UNSET, derandomize: bool | None = None,
-            database: Any = _UNSET, contract_version: int | None = None, failures_dir: Any = _UNSET,
-            strict_warnings: bool | None = None, fresh_process: bool | None = None,
-            time_budget: float | None = None) -> KitSettings:
+def resolve(
+    *,
+    max_examples: int | None = None,
+    seed: Any = _UNSET,
+    derandomize: bool | None = None,
+    database: Any = _UNSET,
+    contract_version: int | None = None,
+    failures_dir: Any = _UNSET,
+    strict_warnings: bool | None = None,
+    fresh_process: bool | None = None,
+    time_budget: float | None = None,
+) -> KitSettings:
     """Settings from the arguments, then the active run, then pytest's options, the author's
     hypothesis profile and the defaults."""
     active = _ACTIVE.get()
@@ -118,8 +138,11 @@ def resolve(*, max_examples: int | None = None, seed: Any = _UNSET, derandomize:
     else:
         options = _pytest_options()
         author = _author_profile()
-        base_derandomize = author.derandomize if author is not None else (
-            options.get("derandomize") if options.get("derandomize") is not None else in_ci())
+        base_derandomize = (
+            author.derandomize
+            if author is not None
+            else (options.get("derandomize") if options.get("derandomize") is not None else in_ci())
+        )
         base_seed = options.get("seed")
         if base_seed is None:
             base_seed = _forced_seed()
@@ -133,11 +156,16 @@ def resolve(*, max_examples: int | None = None, seed: Any = _UNSET, derandomize:
                 default = hypothesis_settings.default  # None only while hypothesis loads its profiles
                 base_database = default.database if default is not None else None
         base = KitSettings(
-            max_examples=int(options.get("max_examples") or (author.max_examples if author is not None
-                                                             else DEFAULT_MAX_EXAMPLES)),
-            derandomize=bool(base_derandomize), seed=base_seed, database=base_database,
-            failures_dir=options.get("failures_dir"), strict_warnings=bool(options.get("strict_warnings")),
-            fresh_process=options.get("fresh_process", True) is not False)
+            max_examples=int(
+                options.get("max_examples") or (author.max_examples if author is not None else DEFAULT_MAX_EXAMPLES)
+            ),
+            derandomize=bool(base_derandomize),
+            seed=base_seed,
+            database=base_database,
+            failures_dir=options.get("failures_dir"),
+            strict_warnings=bool(options.get("strict_warnings")),
+            fresh_process=options.get("fresh_process", True) is not False,
+        )
     changes: dict[str, Any] = {}
     if max_examples is not None:
         if isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1:

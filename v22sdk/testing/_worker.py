@@ -20,8 +20,9 @@ import numpy as np
 from ..modality import Encoding, Sample
 
 
-def write_inputs(path: Path, samples: list[Sample], *, class_path: str, config: Any,
-                 thread_limits: dict[str, int]) -> None:
+def write_inputs(
+    path: Path, samples: list[Sample], *, class_path: str, config: Any, thread_limits: dict[str, int]
+) -> None:
     arrays: dict[str, np.ndarray] = {}
     items = []
     for i, sample in enumerate(samples):

@@ -12,8 +12,11 @@ from ._registry import Check, resolve_version
 
 def all_checks() -> dict[str, Check]:
     """Every check by name, in run order, whatever its version."""
-    found = {name: fn for name, fn in vars(checks).items()
-             if name.startswith("check_") and getattr(fn, "is_contract_check", False)}
+    found = {
+        name: fn
+        for name, fn in vars(checks).items()
+        if name.startswith("check_") and getattr(fn, "is_contract_check", False)
+    }
     return {**found, **_registry._EXTRA}
 
 
@@ -21,8 +24,11 @@ def list_checks(contract_version: int | None = None, *, level: str | None = None
     """Names of the checks in ``contract_version`` (default: the newest), in run order; ``level``
     ``"error"`` or ``"warning"`` keeps only the contract checks or only the quality checks."""
     version = resolve_version(contract_version)
-    return [name for name, fn in all_checks().items()
-            if fn.since <= version and (level is None or getattr(fn, "level", "error") == level)]  # type: ignore[attr-defined]
+    return [
+        name
+        for name, fn in all_checks().items()
+        if fn.since <= version and (level is None or getattr(fn, "level", "error") == level)  # type: ignore[attr-defined]
+    ]
 
 
 def get_check(name: str) -> Check:

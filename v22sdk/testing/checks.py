@@ -117,11 +117,14 @@ def _encode(modality: Modality, sample: Sample, data: Any = None) -> Encoding:
     try:
         enc = _raw_encode(modality, sample, data)
     except Exception as exc:
-        raise CheckFailure(f"encode raised {type(exc).__name__} on a valid input from sample_inputs(): {exc}",
-                           author_traceback=author_traceback(exc)) from exc
+        raise CheckFailure(
+            f"encode raised {type(exc).__name__} on a valid input from sample_inputs(): {exc}",
+            author_traceback=author_traceback(exc),
+        ) from exc
     if not is_encoding(enc):
-        raise CheckFailure(f"encode must return an Encoding (emb, attr, offsets), got {type(enc).__name__}",
-                           rule="check_shape_dtype")
+        raise CheckFailure(
+            f"encode must return an Encoding (emb, attr, offsets), got {type(enc).__name__}", rule="check_shape_dtype"
+        )
     return enc
 
 
@@ -202,8 +205,10 @@ def _encoding_difference(a: Any, b: Any) -> str | None:
             differs = (x != y) & ~(np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else x != y
             flat = int(np.argmax(differs.ravel())) if differs.any() else 0
             where = np.unravel_index(flat, x.shape) if x.ndim else ()
-            return (f"{field}{list(map(int, where))} is {number(x.ravel()[flat])} one time and "
-                    f"{number(y.ravel()[flat])} the other")
+            return (
+                f"{field}{list(map(int, where))} is {number(x.ravel()[flat])} one time and "
+                f"{number(y.ravel()[flat])} the other"
+            )
     ka, kb = dict(a.offsets), dict(b.offsets)
     if set(ka) != set(kb):
         return f"offset fields are {sorted(ka)} one time and {sorted(kb)} the other"
@@ -220,8 +225,10 @@ def _clone(modality: Modality) -> Modality:
     try:
         return type(modality).from_config(json.loads(json.dumps(modality.config())))
     except Exception as exc:
-        raise CheckSkipped(f"cannot build a fresh instance: from_config(config()) fails ({type(exc).__name__}: "
-                           f"{exc}); see check_config_roundtrip") from None
+        raise CheckSkipped(
+            f"cannot build a fresh instance: from_config(config()) fails ({type(exc).__name__}: "
+            f"{exc}); see check_config_roundtrip"
+        ) from None
 
 
 def _version() -> int:
@@ -305,15 +312,22 @@ def _judge_kit_inputs(modality: Modality, check: str) -> None:
             continue
         problem = rule(out.encoding, ki.sample, modality)
         if problem:
-            raise finish(CheckFailure(problem, rule=check), ki.sample, check=check, modality=modality,
-                         settings=current(), label=ki.label)
+            raise finish(
+                CheckFailure(problem, rule=check),
+                ki.sample,
+                check=check,
+                modality=modality,
+                settings=current(),
+                label=ki.label,
+            )
 
 
-def _for_all(strategy: SearchStrategy[Any], body: Any, check: str, modality: Modality, max_examples: int | None) -> None:
+def _for_all(
+    strategy: SearchStrategy[Any], body: Any, check: str, modality: Modality, max_examples: int | None
+) -> None:
     """:func:`for_all`, skipping examples that break only rules already reported in this run."""
     __tracebackhide__ = True
-    for_all(strategy, body, check=check, modality=modality, max_examples=max_examples,
-            already=reported(modality))
+    for_all(strategy, body, check=check, modality=modality, max_examples=max_examples, already=reported(modality))
 
 
 def _rule_check(modality: Modality, check: str, max_examples: int | None) -> None:
@@ -345,7 +359,8 @@ def check_schema(modality: Modality, *, max_examples: int | None = None) -> None
         problems.append(f"name {name!r} must be a lower-case identifier (a-z, 0-9, _)")
     extensions = getattr(modality, "extensions", ())
     if not isinstance(extensions, tuple) or not all(
-            isinstance(e, str) and e.startswith(".") and e == e.lower() for e in extensions):
+        isinstance(e, str) and e.startswith(".") and e == e.lower() for e in extensions
+    ):
         problems.append(f"extensions {extensions!r} must be a tuple of lower-case suffixes starting with '.'")
     spec = getattr(modality, "input_spec", None)
     if not isinstance(spec, InputSpec):
@@ -354,13 +369,17 @@ def check_schema(modality: Modality, *, max_examples: int | None = None) -> None
         if spec.kind not in ("text", "array"):
             problems.append(f"input_spec.kind {spec.kind!r} must be 'text' or 'array'")
         if spec.kind == "array" and (not spec.ndim or not set(spec.dtypes) <= set("biuf")):
-            problems.append(f"input_spec needs ranks and dtype kinds among b, i, u, f "
-                            f"(got ndim={spec.ndim}, dtypes={spec.dtypes})")
+            problems.append(
+                f"input_spec needs ranks and dtype kinds among b, i, u, f (got ndim={spec.ndim}, dtypes={spec.dtypes})"
+            )
         unit_names = [u.name for u in spec.units]
         if len(set(unit_names)) != len(unit_names):
             problems.append(f"unit names {unit_names} are not unique")
-        problems += [f"unit {u.name!r} has minimum {u.minimum} > maximum {u.maximum}"
-                     for u in spec.units if not u.minimum <= u.maximum]
+        problems += [
+            f"unit {u.name!r} has minimum {u.minimum} > maximum {u.maximum}"
+            for u in spec.units
+            if not u.minimum <= u.maximum
+        ]
     schema = getattr(modality, "schema", None)
     if not isinstance(schema, AttributeSchema):
         problems.append(f"schema must be an AttributeSchema, got {type(schema).__name__}")
@@ -469,14 +488,17 @@ def _batch_problem(modality: Modality, items: list[Sample]) -> CheckFailure | No
         except ContractViolation as exc:
             return _violation(exc, "tokenize of a single input", modality)
         except Exception as exc:
-            return CheckFailure(f"tokenize raised {type(exc).__name__} on a valid input: {exc}",
-                                author_traceback=author_traceback(exc))
+            return CheckFailure(
+                f"tokenize raised {type(exc).__name__} on a valid input: {exc}", author_traceback=author_traceback(exc)
+            )
     try:
         batch = modality.tokenize_batch([_sample_copy(i) for i in items])
     except ContractViolation as exc:
         return _violation(exc, "tokenize_batch", modality)
     except Exception as exc:
-        return CheckFailure(f"tokenize_batch raised {type(exc).__name__}: {exc}", author_traceback=author_traceback(exc))
+        return CheckFailure(
+            f"tokenize_batch raised {type(exc).__name__}: {exc}", author_traceback=author_traceback(exc)
+        )
     if not isinstance(batch, TokenBatch):
         return CheckFailure(f"tokenize_batch must return a TokenBatch, got {type(batch).__name__}")
     joined = TokenBatch.concat(singles)
@@ -489,13 +511,16 @@ def _batch_problem(modality: Modality, items: list[Sample]) -> CheckFailure | No
             if any(a != s for a, s in zip(again, singles)):
                 return CheckFailure("the single inputs tokenize differently each time", rule="check_determinism")
             i, j = first_row(x != y)
-            return CheckFailure(f"batch {field}[{i}, {j}] = {number(x[i, j])} but the single result has "
-                                f"{number(y[i, j])}")
+            return CheckFailure(
+                f"batch {field}[{i}, {j}] = {number(x[i, j])} but the single result has {number(y[i, j])}"
+            )
     expected_item = np.repeat(np.arange(len(items), dtype=np.int64), [len(b) for b in singles])
     item_offsets = batch.offsets.get("item")
     if item_offsets is None or not np.array_equal(item_offsets, expected_item):
-        return CheckFailure(f"offsets['item'] must be {expected_item.tolist()}, got "
-                            f"{None if item_offsets is None else item_offsets.tolist()}")
+        return CheckFailure(
+            f"offsets['item'] must be {expected_item.tolist()}, got "
+            f"{None if item_offsets is None else item_offsets.tolist()}"
+        )
     for key, value in joined.offsets.items():
         if key not in batch.offsets or not _data_equal(batch.offsets[key], value):
             return CheckFailure(f"batch offsets[{key!r}] differ from the concatenated single offsets")
@@ -516,8 +541,9 @@ def check_batch_equals_singles(modality: Modality, *, max_examples: int | None =
         if problem is not None:
             raise problem
 
-    _for_all(st.lists(_samples(modality), min_size=1, max_size=3), body, "check_batch_equals_singles", modality,
-             max_examples)
+    _for_all(
+        st.lists(_samples(modality), min_size=1, max_size=3), body, "check_batch_equals_singles", modality, max_examples
+    )
 
 
 def _rejection_problems(modality: Modality, cases: list[tuple[str, Any]]) -> list[str]:
@@ -558,8 +584,9 @@ def check_invalid_inputs(modality: Modality, *, max_examples: int | None = None)
             raise CheckFailure("invalid_inputs() returned no cases")
         failures = _rejection_problems(modality, cases)
         if failures:
-            raise CheckFailure(f"{len(failures)} of {len(cases)} bad inputs not rejected with InputError:\n  "
-                               + "\n  ".join(failures))
+            raise CheckFailure(
+                f"{len(failures)} of {len(cases)} bad inputs not rejected with InputError:\n  " + "\n  ".join(failures)
+            )
 
     for_all(_samples(modality), body, check="check_invalid_inputs", modality=modality, max_examples=max_examples)
 
@@ -574,23 +601,38 @@ def check_config_roundtrip(modality: Modality, *, max_examples: int | None = Non
         config = modality.config()
         text = json.dumps(config, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
-        raise CheckFailure(f"config() is not JSON-serialisable: {type(exc).__name__}: {exc}",
-                           rule="check_config_roundtrip", check="check_config_roundtrip") from None
+        raise CheckFailure(
+            f"config() is not JSON-serialisable: {type(exc).__name__}: {exc}",
+            rule="check_config_roundtrip",
+            check="check_config_roundtrip",
+        ) from None
     back = json.loads(text)
     if back != config:
-        changed = sorted(k for k in set(config) | set(back) if config.get(k, None) != back.get(k, None)) \
-            if isinstance(config, dict) and isinstance(back, dict) else ["<whole config>"]
-        raise CheckFailure(f"config() changes through JSON in {changed}: {config!r} -> {back!r}",
-                           rule="check_config_roundtrip", check="check_config_roundtrip")
+        changed = (
+            sorted(k for k in set(config) | set(back) if config.get(k, None) != back.get(k, None))
+            if isinstance(config, dict) and isinstance(back, dict)
+            else ["<whole config>"]
+        )
+        raise CheckFailure(
+            f"config() changes through JSON in {changed}: {config!r} -> {back!r}",
+            rule="check_config_roundtrip",
+            check="check_config_roundtrip",
+        )
     try:
         clone = type(modality).from_config(back)
         clone_config = clone.config()
     except Exception as exc:
-        raise CheckFailure(f"from_config(config()) raised {type(exc).__name__}: {exc}",
-                           rule="check_config_roundtrip", check="check_config_roundtrip") from exc
+        raise CheckFailure(
+            f"from_config(config()) raised {type(exc).__name__}: {exc}",
+            rule="check_config_roundtrip",
+            check="check_config_roundtrip",
+        ) from exc
     if clone_config != config:
-        raise CheckFailure(f"from_config(config()).config() is {clone_config!r}, not {config!r}",
-                           rule="check_config_roundtrip", check="check_config_roundtrip")
+        raise CheckFailure(
+            f"from_config(config()).config() is {clone_config!r}, not {config!r}",
+            rule="check_config_roundtrip",
+            check="check_config_roundtrip",
+        )
 
     def same_tokens(sample: Sample) -> None:
         __tracebackhide__ = True
@@ -620,9 +662,12 @@ def check_input_spec(modality: Modality, *, max_examples: int | None = None) -> 
     cases = _inputs.invalid_inputs(modality.input_spec, run.bases[0])
     failures = _rejection_problems(modality, cases)
     if failures:
-        raise CheckFailure(f"{len(failures)} of {len(cases)} inputs the input spec excludes were not rejected "
-                           f"with InputError:\n  " + "\n  ".join(failures), rule="check_input_spec",
-                           check="check_input_spec")
+        raise CheckFailure(
+            f"{len(failures)} of {len(cases)} inputs the input spec excludes were not rejected "
+            f"with InputError:\n  " + "\n  ".join(failures),
+            rule="check_input_spec",
+            check="check_input_spec",
+        )
     spec = modality.input_spec
     if spec.kind != "array":
         return
@@ -632,9 +677,11 @@ def check_input_spec(modality: Modality, *, max_examples: int | None = None) -> 
             tried = [(ki, out) for ki, out in zip(run.inputs, run.outcomes) if getattr(ki, attribute) == value]
             if tried and not any(out.encoding is not None for _, out in tried):
                 ki, out = tried[0]
-                problems.append(f"input_spec declares dtype {attribute} {value!r}, but none of the {len(tried)} "
-                                f"inputs of that {attribute} the kit made was accepted (first: {ki.label}: "
-                                f"{type(out.error).__name__}: {out.error})")
+                problems.append(
+                    f"input_spec declares dtype {attribute} {value!r}, but none of the {len(tried)} "
+                    f"inputs of that {attribute} the kit made was accepted (first: {ki.label}: "
+                    f"{type(out.error).__name__}: {out.error})"
+                )
     if problems:
         raise CheckFailure("; ".join(problems), rule="check_input_spec", check="check_input_spec")
 
@@ -659,8 +706,9 @@ def check_edge_inputs(modality: Modality, *, max_examples: int | None = None) ->
         except SkipExample:
             continue
         if problem is not None and (problem.rule in (None, check) or problem.rule not in known):
-            raise finish(problem, ki.sample, check=check, modality=modality, settings=current(),
-                         label=ki.label) from problem.__cause__
+            raise finish(
+                problem, ki.sample, check=check, modality=modality, settings=current(), label=ki.label
+            ) from problem.__cause__
         if problem is None and run.outcomes[index].encoding is not None and ki.family != "long":
             accepted.append(ki)
     # batches of two accepted inputs must equal their singles
@@ -673,8 +721,14 @@ def check_edge_inputs(modality: Modality, *, max_examples: int | None = None) ->
             problem.rule = problem.rule or "check_batch_equals_singles"
             if problem.rule in known:
                 continue
-            raise finish(problem, [a.sample, b.sample], check=check, modality=modality, settings=current(),
-                         label=f"a batch of '{a.label}' and '{b.label}'") from problem.__cause__
+            raise finish(
+                problem,
+                [a.sample, b.sample],
+                check=check,
+                modality=modality,
+                settings=current(),
+                label=f"a batch of '{a.label}' and '{b.label}'",
+            ) from problem.__cause__
 
 
 def _edge_problem(modality: Modality, run: KitRun, index: int) -> CheckFailure | None:
@@ -686,11 +740,16 @@ def _edge_problem(modality: Modality, run: KitRun, index: int) -> CheckFailure |
                 return CheckFailure("the InputError says nothing")
             ref = run.outcomes[ki.same_as] if ki.same_as is not None else None
             if ref is not None and ref.encoding is not None:
-                return CheckFailure(f"rejects values it tokenizes in another memory layout ({type(out.error).__name__}: "
-                                    f"{out.error}); convert the layout instead", rule="check_determinism")
+                return CheckFailure(
+                    f"rejects values it tokenizes in another memory layout ({type(out.error).__name__}: "
+                    f"{out.error}); convert the layout instead",
+                    rule="check_determinism",
+                )
             return None
-        failure = CheckFailure(f"encode raised {type(out.error).__name__} instead of InputError: {out.error}",
-                               author_traceback=author_traceback(out.error))
+        failure = CheckFailure(
+            f"encode raised {type(out.error).__name__} instead of InputError: {out.error}",
+            author_traceback=author_traceback(out.error),
+        )
         failure.__cause__ = out.error
         return failure
     if out.modified:
@@ -700,20 +759,24 @@ def _edge_problem(modality: Modality, run: KitRun, index: int) -> CheckFailure |
         return CheckFailure(broken[1], rule=broken[0])
     again = _outcome(modality, ki.sample, quiet=True)
     if again.encoding is None:
-        return CheckFailure(f"tokens the first time, {type(again.error).__name__} the second: {again.error}",
-                            rule="check_determinism")
+        return CheckFailure(
+            f"tokens the first time, {type(again.error).__name__} the second: {again.error}", rule="check_determinism"
+        )
     diff = _encoding_difference(out.encoding, again.encoding)
     if diff:
         return CheckFailure(f"tokenizing the same input twice differs: {diff}", rule="check_determinism")
     if ki.same_as is not None:
         ref = run.outcomes[ki.same_as]
         if ref.encoding is None:
-            return CheckFailure(f"gives tokens, but the same values in another layout were rejected: {ref.error}",
-                                rule="check_determinism")
+            return CheckFailure(
+                f"gives tokens, but the same values in another layout were rejected: {ref.error}",
+                rule="check_determinism",
+            )
         diff = _encoding_difference(ref.encoding, out.encoding)
         if diff:
-            return CheckFailure(f"the same values in another memory layout give other tokens: {diff}",
-                                rule="check_determinism")
+            return CheckFailure(
+                f"the same values in another memory layout give other tokens: {diff}", rule="check_determinism"
+            )
     return None
 
 
@@ -764,20 +827,32 @@ def check_fresh_instance(modality: Modality, *, max_examples: int | None = None)
         _require_rules(fresh_first, sample, modality)
         varied = _variant(sample.data)
         if varied is None:
-            same(fresh_first, _encode(modality, sample), sample,
-                 "the first call of a fresh instance differs from later calls")
+            same(
+                fresh_first,
+                _encode(modality, sample),
+                sample,
+                "the first call of a fresh instance differs from later calls",
+            )
             return
         other = Sample(varied, dict(sample.units), sample.source)
         try:
             warm_other = _raw_encode(modality, other)
         except InputError:
             warm_other = None
-        same(fresh_first, _encode(modality, sample), sample,
-             "the first call of a fresh instance and a call after other data of the same shape differ")
+        same(
+            fresh_first,
+            _encode(modality, sample),
+            sample,
+            "the first call of a fresh instance and a call after other data of the same shape differ",
+        )
         if warm_other is not None and is_encoding(warm_other):
             _require_rules(warm_other, other, modality)
-            same(_encode(_clone(modality), other), warm_other, other,
-                 "different data of the same shape: a fresh instance and a long-used one differ")
+            same(
+                _encode(_clone(modality), other),
+                warm_other,
+                other,
+                "different data of the same shape: a fresh instance and a long-used one differ",
+            )
 
     _for_all(_samples(modality), body, "check_fresh_instance", modality, max_examples)
 
@@ -798,8 +873,7 @@ def _reference_inputs(modality: Modality, run: KitRun, max_examples: int | None)
     (the richest examples first, so the first call of the new process is never a trivial input),
     then a few of the kit's own inputs that the modality accepts."""
     count = max(4, min(8, (max_examples or current().max_examples) // 3))
-    examples = _inputs.draw_examples(modality, _samples(modality), 3 * count,
-                                     stream_key("fresh-process", modality))
+    examples = _inputs.draw_examples(modality, _samples(modality), 3 * count, stream_key("fresh-process", modality))
     examples.sort(key=lambda s: (not _inputs._varied(s.data), -_inputs._size(s.data)))
     out: list[Sample] = []
     for sample in examples[:count]:
@@ -835,8 +909,10 @@ def check_fresh_process(modality: Modality, *, max_examples: int | None = None) 
         raise CheckSkipped("the fresh-process comparison is switched off for this run")
     path = _class_path(modality)
     if path is None:
-        raise CheckSkipped(f"{type(modality).__qualname__} is not importable from another process "
-                           "(defined in __main__ or inside a function)")
+        raise CheckSkipped(
+            f"{type(modality).__qualname__} is not importable from another process "
+            "(defined in __main__ or inside a function)"
+        )
     try:
         config = json.loads(json.dumps(modality.config()))
     except (TypeError, ValueError) as exc:
@@ -851,17 +927,24 @@ def check_fresh_process(modality: Modality, *, max_examples: int | None = None) 
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         try:
-            proc = subprocess.run([sys.executable, "-m", "v22sdk.testing._worker", str(job), str(result)],
-                                  capture_output=True, text=True, env=env, timeout=FRESH_PROCESS_TIMEOUT)
+            proc = subprocess.run(
+                [sys.executable, "-m", "v22sdk.testing._worker", str(job), str(result)],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=FRESH_PROCESS_TIMEOUT,
+            )
         except subprocess.TimeoutExpired:
             raise CheckSkipped(f"the fresh process did not finish within {FRESH_PROCESS_TIMEOUT:g} s") from None
         if proc.returncode == 3:
             raise CheckSkipped(f"a fresh process cannot build the modality: {proc.stderr.strip().splitlines()[-1:]}")
         if proc.returncode != 0 or not result.is_file():
             tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
-            raise CheckFailure(f"the fresh process that tokenizes the reference inputs failed "
-                               f"(exit code {proc.returncode}):\n{tail}", rule="check_fresh_process",
-                               check="check_fresh_process")
+            raise CheckFailure(
+                f"the fresh process that tokenizes the reference inputs failed (exit code {proc.returncode}):\n{tail}",
+                rule="check_fresh_process",
+                check="check_fresh_process",
+            )
         outputs = read_outputs(result)
     settings = current()
     for index in reversed(range(len(inputs))):
@@ -871,44 +954,89 @@ def check_fresh_process(modality: Modality, *, max_examples: int | None = None) 
         except InputError as exc:
             mine = exc
         except Exception as exc:
-            failure = CheckFailure(f"encode raised {type(exc).__name__} on a valid input: {exc}",
-                                   rule="check_fresh_process", author_traceback=author_traceback(exc))
-            raise finish(failure, sample, check="check_fresh_process", modality=modality,
-                         settings=settings) from exc
+            failure = CheckFailure(
+                f"encode raised {type(exc).__name__} on a valid input: {exc}",
+                rule="check_fresh_process",
+                author_traceback=author_traceback(exc),
+            )
+            raise finish(failure, sample, check="check_fresh_process", modality=modality, settings=settings) from exc
         if isinstance(theirs, str) or isinstance(mine, InputError):
             if isinstance(theirs, str) and isinstance(mine, InputError):
                 continue
-            what = (f"the fresh process raised {theirs}" if isinstance(theirs, str)
-                    else "the fresh process gave tokens")
-            here = f"this process raised {type(mine).__name__}: {mine}" if isinstance(mine, InputError) \
+            what = f"the fresh process raised {theirs}" if isinstance(theirs, str) else "the fresh process gave tokens"
+            here = (
+                f"this process raised {type(mine).__name__}: {mine}"
+                if isinstance(mine, InputError)
                 else "this process gave tokens"
-            raise finish(CheckFailure(f"{what}; {here}", rule="check_fresh_process"), sample,
-                         check="check_fresh_process", modality=modality, settings=settings)
+            )
+            raise finish(
+                CheckFailure(f"{what}; {here}", rule="check_fresh_process"),
+                sample,
+                check="check_fresh_process",
+                modality=modality,
+                settings=settings,
+            )
         try:
             broken = _unreported(mine, sample, modality)
         except SkipExample:
             continue
         if broken:
-            raise finish(CheckFailure(broken[1], rule=broken[0]), sample, check="check_fresh_process",
-                         modality=modality, settings=settings)
+            raise finish(
+                CheckFailure(broken[1], rule=broken[0]),
+                sample,
+                check="check_fresh_process",
+                modality=modality,
+                settings=settings,
+            )
         diff = _encoding_difference(theirs, mine)
         if diff:
             again = _encoding_difference(mine, _raw_encode(modality, sample))
             if again:  # not about processes: the modality is not deterministic at all
                 if "check_determinism" in reported(modality):
                     continue
-                raise finish(CheckFailure(f"tokenizing the same input twice differs: {again}",
-                                          rule="check_determinism"), sample, check="check_fresh_process",
-                             modality=modality, settings=settings)
+                raise finish(
+                    CheckFailure(f"tokenizing the same input twice differs: {again}", rule="check_determinism"),
+                    sample,
+                    check="check_fresh_process",
+                    modality=modality,
+                    settings=settings,
+                )
             position = f"call {index + 1} of {len(inputs)} in the fresh process"
-            raise finish(CheckFailure(f"a fresh process ({position}) and this one give different tokens: {diff}",
-                                      rule="check_fresh_process"), sample, check="check_fresh_process",
-                         modality=modality, settings=settings)
+            raise finish(
+                CheckFailure(
+                    f"a fresh process ({position}) and this one give different tokens: {diff}",
+                    rule="check_fresh_process",
+                ),
+                sample,
+                check="check_fresh_process",
+                modality=modality,
+                settings=settings,
+            )
 
 
 #: Words a file name may carry that look like metadata; a plugin's ``load`` must not read them.
-MISLEADING_WORDS = ("mono", "stereo", "gray", "rgb", "rgba", "bgr", "16bit", "8bit", "float", "int16",
-                    "rotated", "flipped", "le", "be", "utf16", "latin1", "big5", "x2", "small", "large")
+MISLEADING_WORDS = (
+    "mono",
+    "stereo",
+    "gray",
+    "rgb",
+    "rgba",
+    "bgr",
+    "16bit",
+    "8bit",
+    "float",
+    "int16",
+    "rotated",
+    "flipped",
+    "le",
+    "be",
+    "utf16",
+    "latin1",
+    "big5",
+    "x2",
+    "small",
+    "large",
+)
 
 
 def _misleading_names(modality: Modality, sample: Sample, suffix: str) -> list[str]:
@@ -916,12 +1044,19 @@ def _misleading_names(modality: Modality, sample: Sample, suffix: str) -> list[s
     names = [f"IMG_0001{suffix.upper()}", f"a name with spaces é 中{suffix}", f"no_extension_at_all{suffix}"]
     for unit in modality.input_spec.units:
         value = float(sample.units.get(unit.name, unit.minimum))
-        others = [v for v in (unit.minimum, 8000.0, 16000.0, 44100.0, 48000.0, 1.0, 0.001, 100.0, unit.maximum)
-                  if np.isfinite(v) and unit.minimum <= v <= unit.maximum and v != value]
+        others = [
+            v
+            for v in (unit.minimum, 8000.0, 16000.0, 44100.0, 48000.0, 1.0, 0.001, 100.0, unit.maximum)
+            if np.isfinite(v) and unit.minimum <= v <= unit.maximum and v != value
+        ]
         for other in others[:3]:
             text = f"{other:g}"
-            names += [f"{unit.name}_{text}{unit.symbol.lower()}{suffix}", f"{text}{suffix}",
-                      f"clip_{text}_{unit.symbol}{suffix}", f"{unit.name}={text}{suffix}"]
+            names += [
+                f"{unit.name}_{text}{unit.symbol.lower()}{suffix}",
+                f"{text}{suffix}",
+                f"clip_{text}_{unit.symbol}{suffix}",
+                f"{unit.name}={text}{suffix}",
+            ]
     names += [f"{word}_{i}{suffix}" for i, word in enumerate(MISLEADING_WORDS)]
     return names
 
@@ -965,11 +1100,15 @@ def check_files(modality: Modality, *, max_examples: int | None = None) -> None:
             except SkipExample:
                 return
         except Exception as exc:
-            raise CheckFailure(f"{what}: tokenize_file raised {type(exc).__name__} instead of InputError: {exc}",
-                               rule=check, author_traceback=author_traceback(exc)) from exc
+            raise CheckFailure(
+                f"{what}: tokenize_file raised {type(exc).__name__} instead of InputError: {exc}",
+                rule=check,
+                author_traceback=author_traceback(exc),
+            ) from exc
         if must_reject:
-            raise CheckFailure(f"{what}: tokenize_file returned {len(tokens)} tokens instead of raising InputError",
-                               rule=check)
+            raise CheckFailure(
+                f"{what}: tokenize_file returned {len(tokens)} tokens instead of raising InputError", rule=check
+            )
 
     with tempfile.TemporaryDirectory(prefix="v22sdk-kit-files-") as tmp:
         root = Path(tmp)
@@ -1007,30 +1146,45 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
     except InputError:
         return  # the format cannot hold this sample
     except Exception as exc:
-        raise CheckFailure(f"save() raised {type(exc).__name__} (raise InputError for a sample the format "
-                           f"cannot hold): {exc}", rule=check, author_traceback=author_traceback(exc)) from exc
+        raise CheckFailure(
+            f"save() raised {type(exc).__name__} (raise InputError for a sample the format cannot hold): {exc}",
+            rule=check,
+            author_traceback=author_traceback(exc),
+        ) from exc
 
     def load(path: Path) -> Sample:
         __tracebackhide__ = True
         try:
             loaded = modality.load(path)
         except Exception as exc:
-            raise CheckFailure(f"load() raised {type(exc).__name__} on a file save() wrote ({path.name}): {exc}",
-                               rule=check, author_traceback=author_traceback(exc)) from exc
+            raise CheckFailure(
+                f"load() raised {type(exc).__name__} on a file save() wrote ({path.name}): {exc}",
+                rule=check,
+                author_traceback=author_traceback(exc),
+            ) from exc
         if not isinstance(loaded, Sample):
             raise CheckFailure(f"load() must return a Sample, got {type(loaded).__name__}", rule=check)
         missing = [u.name for u in modality.input_spec.units if u.name not in loaded.units]
         if missing:
-            raise CheckFailure(f"load() of {path.name} gave no {', '.join(missing)}: a file must carry its units "
-                               "(or load raises UnitsError)", rule=check)
+            raise CheckFailure(
+                f"load() of {path.name} gave no {', '.join(missing)}: a file must carry its units "
+                "(or load raises UnitsError)",
+                rule=check,
+            )
         return loaded
 
     reference = load(first)
-    changed = {k: (v, reference.units.get(k)) for k, v in sample.units.items()
-               if not np.isclose(float(reference.units.get(k, np.nan)), float(v), rtol=1e-9, atol=0.0)}
+    changed = {
+        k: (v, reference.units.get(k))
+        for k, v in sample.units.items()
+        if not np.isclose(float(reference.units.get(k, np.nan)), float(v), rtol=1e-9, atol=0.0)
+    }
     if changed:
-        raise CheckFailure(f"save() wrote units {dict(sample.units)} but load() read {dict(reference.units)} "
-                           "(a file keeps its units; save raises InputError for units it cannot hold)", rule=check)
+        raise CheckFailure(
+            f"save() wrote units {dict(sample.units)} but load() read {dict(reference.units)} "
+            "(a file keeps its units; save raises InputError for units it cannot hold)",
+            rule=check,
+        )
     if reference.source is not None and reference.source != str(first):
         raise CheckFailure(f"load() set source={reference.source!r}, expected the path {str(first)!r}", rule=check)
     try:
@@ -1041,8 +1195,11 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
     except InputError:
         return  # a file the format holds but this configuration does not take
     except Exception as exc:
-        raise CheckFailure(f"tokenize_file raised {type(exc).__name__} on a file save() wrote: {exc}", rule=check,
-                           author_traceback=author_traceback(exc)) from exc
+        raise CheckFailure(
+            f"tokenize_file raised {type(exc).__name__} on a file save() wrote: {exc}",
+            rule=check,
+            author_traceback=author_traceback(exc),
+        ) from exc
     if tokens != direct:
         raise CheckFailure("tokenize_file(path) differs from tokenize(load(path))", rule=check)
     if tokens.source != str(first):
@@ -1055,11 +1212,16 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
         other = load(path)
         diff = _same_sample(reference, other)
         if diff:
-            raise CheckFailure(f"the same file bytes load differently as {name!r} and as {first.name!r}: {diff} "
-                               "(units and data come from a file's content, never its name)", rule=check)
-    for what, data in (("the file truncated to half", blob[: len(blob) // 2]),
-                       ("the file truncated to its first 16 bytes", blob[:16]),
-                       ("the file without its last byte", blob[:-1])):
+            raise CheckFailure(
+                f"the same file bytes load differently as {name!r} and as {first.name!r}: {diff} "
+                "(units and data come from a file's content, never its name)",
+                rule=check,
+            )
+    for what, data in (
+        ("the file truncated to half", blob[: len(blob) // 2]),
+        ("the file truncated to its first 16 bytes", blob[:16]),
+        ("the file without its last byte", blob[:-1]),
+    ):
         path = folder / f"damaged{suffix}"
         path.write_bytes(data)
         try:
@@ -1069,8 +1231,11 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
         except ContractViolation as exc:
             raise _violation(exc, f"tokenize_file of {what}", modality) from None
         except Exception as exc:
-            raise CheckFailure(f"{what}: tokenize_file raised {type(exc).__name__} instead of InputError: {exc}",
-                               rule=check, author_traceback=author_traceback(exc)) from exc
+            raise CheckFailure(
+                f"{what}: tokenize_file raised {type(exc).__name__} instead of InputError: {exc}",
+                rule=check,
+                author_traceback=author_traceback(exc),
+            ) from exc
 
 
 # -- quality (warning level) -----------------------------------------------------------------
@@ -1122,9 +1287,11 @@ def check_quality_embedding_spread(modality: Modality, *, max_examples: int | No
     cos = stack @ stack.T
     smallest = float(cos.min())
     if smallest > 0.99:
-        _warn("check_quality_embedding_spread",
-              f"embeddings collapse: all {len(means)} distinct inputs map within cosine {number(smallest)} of "
-              "each other (a constant vector, or a projection that ignores the input?)")
+        _warn(
+            "check_quality_embedding_spread",
+            f"embeddings collapse: all {len(means)} distinct inputs map within cosine {number(smallest)} of "
+            "each other (a constant vector, or a projection that ignores the input?)",
+        )
 
 
 @contract_check(since=2, level="warning")
@@ -1155,8 +1322,10 @@ def check_quality_token_rate(modality: Modality, *, max_examples: int | None = N
     if rates:
         low, high = min(rates, key=lambda r: r[0]), max(rates, key=lambda r: r[0])
         if high[0] > 4 * low[0]:
-            problems.append(f"tokens per second range from {number(low[0])} to {number(high[0])} "
-                            f"({describe(low[1], 100)} vs {describe(high[1], 100)})")
+            problems.append(
+                f"tokens per second range from {number(low[0])} to {number(high[0])} "
+                f"({describe(low[1], 100)} vs {describe(high[1], 100)})"
+            )
     base_out = None
     for ki, out in zip(run.inputs, run.outcomes):
         if ki.family == "layout" and ki.same_as is None:

@@ -15,8 +15,14 @@ from typing import Any
 
 import click
 
-_STYLE = {"passed": "green", "failed": "bold red", "xfailed": "yellow", "xpassed": "bold red",
-          "skipped": "dim", "warned": "yellow"}
+_STYLE = {
+    "passed": "green",
+    "failed": "bold red",
+    "xfailed": "yellow",
+    "xpassed": "bold red",
+    "skipped": "dim",
+    "warned": "yellow",
+}
 
 
 def _modality(name: str, config: dict[str, Any]) -> tuple[Any, str]:
@@ -59,25 +65,52 @@ def _expected(pairs: tuple[str, ...]) -> dict[str, str]:
 # this command is also invoked on its own (not only under the v22sdk group, which sets them)
 @click.command("check-plugin", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("name")
-@click.option("--config", "-c", "config", multiple=True, metavar="KEY=VALUE",
-              help="Modality configuration to check, e.g. -c grid=2 (repeatable).")
-@click.option("--max-examples", type=click.IntRange(min=1), default=None,
-              help="Examples per property check (default 20).")
+@click.option(
+    "--config",
+    "-c",
+    "config",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Modality configuration to check, e.g. -c grid=2 (repeatable).",
+)
+@click.option(
+    "--max-examples", type=click.IntRange(min=1), default=None, help="Examples per property check (default 20)."
+)
 @click.option("--seed", type=int, default=None, help="Base seed of every check's example stream (default: random).")
 @click.option("--derandomize", is_flag=True, help="Fixed examples, the same on every run (the default on CI).")
 @click.option("--check", "only", multiple=True, metavar="CHECK", help="Run only this check (repeatable).")
 @click.option("--xfail", multiple=True, metavar="CHECK=REASON", help="A check expected to fail, with the reason.")
-@click.option("--contract-version", type=click.IntRange(min=1), default=None,
-              help="Run the checks of this contract version (default: the plugin's pin, else the newest).")
+@click.option(
+    "--contract-version",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Run the checks of this contract version (default: the plugin's pin, else the newest).",
+)
 @click.option("--strict-warnings", is_flag=True, help="Quality warnings fail the run.")
-@click.option("--failures-dir", type=click.Path(file_okay=False), default=None,
-              help="Save large falsifying inputs here (default: the system's temp folder).")
+@click.option(
+    "--failures-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Save large falsifying inputs here (default: the system's temp folder).",
+)
 @click.option("--no-fresh-process", is_flag=True, help="Skip the comparison with a fresh Python process.")
 @click.option("--list", "list_only", is_flag=True, help="List the checks that would run, and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
-def check_plugin(name: str, config: tuple[str, ...], max_examples: int | None, seed: int | None, derandomize: bool,
-                 only: tuple[str, ...], xfail: tuple[str, ...], contract_version: int | None, strict_warnings: bool,
-                 failures_dir: str | None, no_fresh_process: bool, list_only: bool, as_json: bool) -> None:
+def check_plugin(
+    name: str,
+    config: tuple[str, ...],
+    max_examples: int | None,
+    seed: int | None,
+    derandomize: bool,
+    only: tuple[str, ...],
+    xfail: tuple[str, ...],
+    contract_version: int | None,
+    strict_warnings: bool,
+    failures_dir: str | None,
+    no_fresh_process: bool,
+    list_only: bool,
+    as_json: bool,
+) -> None:
     """Run the contract kit on an installed modality plugin and report every check.
 
     NAME is a registered modality (see 'v22sdk plugins list') or module:Class. Exit code 0 when the
@@ -99,8 +132,9 @@ def check_plugin(name: str, config: tuple[str, ...], max_examples: int | None, s
     known = all_checks()
     unknown = sorted(set(only) - set(known))
     if unknown:
-        raise click.BadParameter(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(known)}",
-                                 param_hint="--check")
+        raise click.BadParameter(
+            f"unknown check(s) {', '.join(unknown)}; known: {', '.join(known)}", param_hint="--check"
+        )
     expected = _expected(xfail)
     if list_only:
         selected = [c for c in list_checks(version) if not only or c in only]
@@ -116,11 +150,18 @@ def check_plugin(name: str, config: tuple[str, ...], max_examples: int | None, s
         try:
             # no example database: a command must not leave .hypothesis/ in the user's folder
             with active(resolve(database=None)):
-                return check_modality(modality, expected, contract_version=version, max_examples=max_examples,
-                                      seed=seed, derandomize=True if derandomize else None,
-                                      strict_warnings=strict_warnings, failures_dir=failures_dir,
-                                      fresh_process=False if no_fresh_process else None,
-                                      checks=list(only) or None)
+                return check_modality(
+                    modality,
+                    expected,
+                    contract_version=version,
+                    max_examples=max_examples,
+                    seed=seed,
+                    derandomize=True if derandomize else None,
+                    strict_warnings=strict_warnings,
+                    failures_dir=failures_dir,
+                    fresh_process=False if no_fresh_process else None,
+                    checks=list(only) or None,
+                )
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from None
 
@@ -148,8 +189,7 @@ def _exit(report: Any) -> None:
 def _console(stderr: bool = False) -> Any:
     from rich.console import Console
 
-    return Console(stderr=stderr, markup=False, emoji=False, highlight=False,
-                   no_color=bool(os.environ.get("NO_COLOR")))
+    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, no_color=bool(os.environ.get("NO_COLOR")))
 
 
 def _print(report: Any, origin: str) -> None:
@@ -158,8 +198,11 @@ def _print(report: Any, origin: str) -> None:
 
     out = _console()
     verdict = "OK" if report.ok else "FAILED"
-    out.print(Text(f"v22sdk contract v{report.contract_version} — modality {report.modality!r} ({origin}): ")
-              + Text(verdict, style="bold green" if report.ok else "bold red"), soft_wrap=True)
+    out.print(
+        Text(f"v22sdk contract v{report.contract_version} — modality {report.modality!r} ({origin}): ")
+        + Text(verdict, style="bold green" if report.ok else "bold red"),
+        soft_wrap=True,
+    )
     table = Table(box=None, pad_edge=False)
     for column, justify in (("check", "left"), ("status", "left"), ("seconds", "right"), ("detail", "left")):
         table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
@@ -179,9 +222,12 @@ def _print(report: Any, origin: str) -> None:
     c = report.counts()
     s = report.settings
     how = "derandomized" if s.get("derandomize") else f"seed {s.get('seed')} (rerun with --seed {s.get('seed')})"
-    out.print(f"\n{c['ran']} ran: {c['passed']} passed, {c['failed']} failed, {c['xfailed']} xfailed, "
-              f"{c['xpassed']} xpassed, {c['warned']} warned; {c['skipped']} skipped; "
-              f"{s.get('max_examples')} examples per check, {how}", soft_wrap=True)
+    out.print(
+        f"\n{c['ran']} ran: {c['passed']} passed, {c['failed']} failed, {c['xfailed']} xfailed, "
+        f"{c['xpassed']} xpassed, {c['warned']} warned; {c['skipped']} skipped; "
+        f"{s.get('max_examples')} examples per check, {how}",
+        soft_wrap=True,
+    )
     if report.broken_rules:
         out.print(f"broken rules: {', '.join(report.broken_rules)}", soft_wrap=True)
     sys.stdout.flush()

@@ -56,8 +56,9 @@ class Workload:
         self.popularity = pop / pop.sum()
         perm = rng.permutation(N_NAMES)  # which name is popular is random
         self.popular_names = perm
-        self.preferred = np.stack([perm[rng.choice(N_NAMES, PREFERRED, replace=False, p=self.popularity)]
-                                   for _ in range(topics)])
+        self.preferred = np.stack(
+            [perm[rng.choice(N_NAMES, PREFERRED, replace=False, p=self.popularity)] for _ in range(topics)]
+        )
         tsize = 1.0 / np.arange(1, topics + 1) ** 0.7
         self.topic_p = tsize / tsize.sum()
 
@@ -127,7 +128,9 @@ class Workload:
 
     # -- queries -------------------------------------------------------------------------------
 
-    def queries(self, kind: str, n: int, stored: int, seed: int = 0) -> tuple[np.ndarray, list[frozenset[str]], np.ndarray | None]:
+    def queries(
+        self, kind: str, n: int, stored: int, seed: int = 0
+    ) -> tuple[np.ndarray, list[frozenset[str]], np.ndarray | None]:
         """``n`` queries of ``kind`` (``near`` or ``fresh``) against a memory of the first ``stored``
         turns: ``(sent (n, 256) float32, attrs [frozenset], source turn ids or None)``."""
         rng = np.random.default_rng([self.seed, 3, seed, {"near": 0, "fresh": 1}[kind]])
@@ -143,7 +146,7 @@ class Workload:
             if b0 not in blocks:
                 blocks[b0] = self.block(b0, min(10_000, max(stored - b0, 1)))
             bs, _, ba = blocks[b0]
-            s, a = bs[j - b0:j - b0 + 1], ba[j - b0]
+            s, a = bs[j - b0 : j - b0 + 1], ba[j - b0]
             noise = _unit(rng.standard_normal(DIM))[None] * 0.45  # cos to the stored turn ~0.9
             sent[i] = _unit(s + noise)[0]
             a = sorted(a)

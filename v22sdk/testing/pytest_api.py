@@ -11,7 +11,8 @@ are noticed. A failure another check sees on an expected rule is an xfail too.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import pytest
 
@@ -71,8 +72,9 @@ def _marks(modality_name: str | None, check: str, expected: Mapping[str, str]) -
     return marks
 
 
-def parametrize_with_checks(modalities: Iterable[Any], expected_failed_checks: ExpectedFailures = None, *,
-                            contract_version: int | None = None) -> Any:
+def parametrize_with_checks(
+    modalities: Iterable[Any], expected_failed_checks: ExpectedFailures = None, *, contract_version: int | None = None
+) -> Any:
     """A ``pytest.mark.parametrize`` over ``(modality, check)`` for every modality and check.
 
     ``modalities`` are instances (classes are instantiated with no arguments).
@@ -95,8 +97,14 @@ def parametrize_with_checks(modalities: Iterable[Any], expected_failed_checks: E
             ident = f"{ident}#{seen[ident]}"
         version = resolve_version(contract_version, modality)
         for name in list_checks(version):
-            params.append(pytest.param(modality, KitCheck(get_check(name), expected, version), id=f"{ident}-{name}",
-                                       marks=_marks(modality.name, name, expected)))
+            params.append(
+                pytest.param(
+                    modality,
+                    KitCheck(get_check(name), expected, version),
+                    id=f"{ident}-{name}",
+                    marks=_marks(modality.name, name, expected),
+                )
+            )
     return pytest.mark.parametrize(("modality", "check"), params)
 
 
@@ -125,8 +133,10 @@ class ModalityContractTests:
         expected = validate_expected(self.expected_failed_checks)
         version = resolve_version(self.contract_version, self.modality_class)
         name = getattr(self.modality_class, "name", None)
-        metafunc.parametrize("contract_check_name", [
-            pytest.param(check, id=check, marks=_marks(name, check, expected)) for check in list_checks(version)])
+        metafunc.parametrize(
+            "contract_check_name",
+            [pytest.param(check, id=check, marks=_marks(name, check, expected)) for check in list_checks(version)],
+        )
 
     def test_contract(self, modality: Any, contract_check_name: str) -> None:
         __tracebackhide__ = True

@@ -41,18 +41,44 @@ _TALLY = pytest.StashKey[dict[str, Any]]()
 
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("v22sdk", "v22sdk contract test kit")
-    group.addoption("--v22sdk-max-examples", type=int, default=None, metavar="N",
-                    help="hypothesis examples per contract check (default 20)")
-    group.addoption("--v22sdk-xfails-file", default=None, metavar="FILE",
-                    help='JSON file {"check_name": "reason"} of contract checks expected to fail')
-    group.addoption("--v22sdk-seed", type=int, default=None, metavar="N",
-                    help="base seed of the contract checks' example streams (default: random, derandomized on CI)")
-    group.addoption("--v22sdk-derandomize", action="store_true", default=None,
-                    help="derandomize the contract checks (the default on CI machines)")
-    group.addoption("--v22sdk-strict-warnings", action="store_true", default=False,
-                    help="the contract kit's quality checks fail instead of warning")
-    group.addoption("--v22sdk-failures-dir", default=None, metavar="DIR",
-                    help="where the contract kit saves large falsifying inputs (default: the temp folder)")
+    group.addoption(
+        "--v22sdk-max-examples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="hypothesis examples per contract check (default 20)",
+    )
+    group.addoption(
+        "--v22sdk-xfails-file",
+        default=None,
+        metavar="FILE",
+        help='JSON file {"check_name": "reason"} of contract checks expected to fail',
+    )
+    group.addoption(
+        "--v22sdk-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="base seed of the contract checks' example streams (default: random, derandomized on CI)",
+    )
+    group.addoption(
+        "--v22sdk-derandomize",
+        action="store_true",
+        default=None,
+        help="derandomize the contract checks (the default on CI machines)",
+    )
+    group.addoption(
+        "--v22sdk-strict-warnings",
+        action="store_true",
+        default=False,
+        help="the contract kit's quality checks fail instead of warning",
+    )
+    group.addoption(
+        "--v22sdk-failures-dir",
+        default=None,
+        metavar="DIR",
+        help="where the contract kit saves large falsifying inputs (default: the temp folder)",
+    )
 
 
 def _read_xfails(path: str | None) -> dict[str, str]:
@@ -64,8 +90,7 @@ def _read_xfails(path: str | None) -> dict[str, str]:
     except (OSError, ValueError) as exc:
         raise pytest.UsageError(f"--v22sdk-xfails-file {path}: cannot read it as JSON: {exc}") from None
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
-        raise pytest.UsageError(f"--v22sdk-xfails-file {path}: must hold a JSON object "
-                                '{"check_name": "reason", ...}')
+        raise pytest.UsageError(f'--v22sdk-xfails-file {path}: must hold a JSON object {{"check_name": "reason", ...}}')
     return data
 
 
@@ -81,10 +106,13 @@ def pytest_configure(config: Any) -> None:
     previous_profile = _load_profile(config, chosen)
     config.stash[_PREVIOUS] = (active_max_examples, active_options, previous_profile)
     active_max_examples = chosen
-    active_options = {"max_examples": chosen, "seed": config.getoption("v22sdk_seed", None),
-                      "derandomize": config.getoption("v22sdk_derandomize", None),
-                      "strict_warnings": bool(config.getoption("v22sdk_strict_warnings", False)),
-                      "failures_dir": config.getoption("v22sdk_failures_dir", None)}
+    active_options = {
+        "max_examples": chosen,
+        "seed": config.getoption("v22sdk_seed", None),
+        "derandomize": config.getoption("v22sdk_derandomize", None),
+        "strict_warnings": bool(config.getoption("v22sdk_strict_warnings", False)),
+        "failures_dir": config.getoption("v22sdk_failures_dir", None),
+    }
 
 
 def _load_profile(config: Any, chosen: int | None) -> tuple[str, Any] | None:
@@ -103,8 +131,14 @@ def _load_profile(config: Any, chosen: int | None) -> tuple[str, Any] | None:
     parent = settings.get_profile("ci") if current == "ci" and automatic else None
     ci = _in_ci()
     extra = {"derandomize": True, "database": None} if ci else {}
-    settings.register_profile("v22sdk", parent, deadline=None, max_examples=chosen or 20,
-                              suppress_health_check=[HealthCheck.too_slow], **extra)
+    settings.register_profile(
+        "v22sdk",
+        parent,
+        deadline=None,
+        max_examples=chosen or 20,
+        suppress_health_check=[HealthCheck.too_slow],
+        **extra,
+    )
     if config.getoption("hypothesis_profile", None) or not automatic:
         # the user chose a profile (option, or settings.load_profile in a conftest): keep it
         if current == "v22sdk":

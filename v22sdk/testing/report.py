@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -116,26 +117,38 @@ class ContractReport:
         return {"ran": len(self.ran), **{s: len(self._named(s)) for s in STATUSES}}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"modality": self.modality, "contract_version": self.contract_version, "ok": self.ok,
-                "counts": self.counts(), "broken_rules": self.broken_rules, "settings": dict(self.settings),
-                "results": [r.to_dict() for r in self.results]}
+        return {
+            "modality": self.modality,
+            "contract_version": self.contract_version,
+            "ok": self.ok,
+            "counts": self.counts(),
+            "broken_rules": self.broken_rules,
+            "settings": dict(self.settings),
+            "results": [r.to_dict() for r in self.results],
+        }
 
     def __str__(self) -> str:
         width = max((len(r.name) for r in self.results), default=10)
-        lines = [f"v22sdk contract v{self.contract_version} — modality {self.modality!r}: "
-                 f"{'OK' if self.ok else 'FAILED'}"]
+        lines = [
+            f"v22sdk contract v{self.contract_version} — modality {self.modality!r}: {'OK' if self.ok else 'FAILED'}"
+        ]
         for r in self.results:
             reason = r.reason.splitlines()
             first = f"  {reason[0]}" if reason else ""
             lines.append(f"  {r.name:<{width}}  {r.status:<7} {r.seconds:6.2f}s{first}")
             lines += [f"  {'':<{width}}  {'':<7} {'':>7}   {more}" for more in reason[1:]]
         c = self.counts()
-        lines.append(f"  {c['ran']} ran: {c['passed']} passed, {c['failed']} failed, {c['xfailed']} xfailed, "
-                     f"{c['xpassed']} xpassed, {c['warned']} warned; {c['skipped']} skipped")
+        lines.append(
+            f"  {c['ran']} ran: {c['passed']} passed, {c['failed']} failed, {c['xfailed']} xfailed, "
+            f"{c['xpassed']} xpassed, {c['warned']} warned; {c['skipped']} skipped"
+        )
         if self.settings:
             s = self.settings
-            how = "derandomized" if s.get("derandomize") else (f"seed {s['seed']}" if s.get("seed") is not None
-                                                              else "random seed")
+            how = (
+                "derandomized"
+                if s.get("derandomize")
+                else (f"seed {s['seed']}" if s.get("seed") is not None else "random seed")
+            )
             lines.append(f"  {s.get('max_examples')} examples per check, {how}")
         return "\n".join(lines)
 
@@ -156,13 +169,20 @@ def validate_expected(expected_failed_checks: Mapping[str, str] | None) -> dict[
     expected = dict(expected_failed_checks or {})
     unknown = sorted(set(expected) - set(all_checks()))
     if unknown:
-        raise ValueError(f"expected_failed_checks names unknown check(s) {', '.join(unknown)}; "
-                         f"known: {', '.join(all_checks())}")
+        raise ValueError(
+            f"expected_failed_checks names unknown check(s) {', '.join(unknown)}; known: {', '.join(all_checks())}"
+        )
     return expected
 
 
-def run_check(name: str, modality: Modality, *, expected: Mapping[str, str] | None = None,
-              expected_reason: str | None = None, max_examples: int | None = None) -> CheckResult:
+def run_check(
+    name: str,
+    modality: Modality,
+    *,
+    expected: Mapping[str, str] | None = None,
+    expected_reason: str | None = None,
+    max_examples: int | None = None,
+) -> CheckResult:
     """Run one check and classify its outcome (never raises for a failing check).
 
     ``expected`` maps rules to the reason they are expected to fail; a failure attributed to an
@@ -189,8 +209,12 @@ def run_check(name: str, modality: Modality, *, expected: Mapping[str, str] | No
     seconds = time.perf_counter() - start
     if failure is not None:
         rule = failure.rule or name
-        extra = dict(rule=rule, reproduction=failure.reproduction or "", saved_to=failure.saved_to or "",
-                     traceback=failure.author_traceback or "")
+        extra = dict(
+            rule=rule,
+            reproduction=failure.reproduction or "",
+            saved_to=failure.saved_to or "",
+            traceback=failure.author_traceback or "",
+        )
         if rule in expected:
             first = str(failure).splitlines()[0] if str(failure) else ""
             return CheckResult(name, "xfailed", f"{expected[rule]} (failed: {first})", since, seconds, level, **extra)
@@ -205,11 +229,20 @@ def run_check(name: str, modality: Modality, *, expected: Mapping[str, str] | No
     return CheckResult(name, "passed", "", since, seconds, level)
 
 
-def check_modality(modality_or_class: Any, expected_failed_checks: Mapping[str, str] | None = None, *,
-                   contract_version: int | None = None, max_examples: int | None = None, seed: Any = _UNSET,
-                   derandomize: bool | None = None, strict_warnings: bool | None = None,
-                   failures_dir: Any = _UNSET, fresh_process: bool | None = None, time_budget: float | None = None,
-                   checks: Sequence[str] | None = None) -> ContractReport:
+def check_modality(
+    modality_or_class: Any,
+    expected_failed_checks: Mapping[str, str] | None = None,
+    *,
+    contract_version: int | None = None,
+    max_examples: int | None = None,
+    seed: Any = _UNSET,
+    derandomize: bool | None = None,
+    strict_warnings: bool | None = None,
+    failures_dir: Any = _UNSET,
+    fresh_process: bool | None = None,
+    time_budget: float | None = None,
+    checks: Sequence[str] | None = None,
+) -> ContractReport:
     """Run every check of the contract version on a modality and return the report.
 
     ``expected_failed_checks`` maps check names to the reason they are expected to fail;
@@ -227,9 +260,17 @@ def check_modality(modality_or_class: Any, expected_failed_checks: Mapping[str, 
         unknown = sorted(set(checks) - set(all_checks()))
         if unknown:
             raise ValueError(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(all_checks())}")
-    settings = resolve(max_examples=max_examples, seed=seed, derandomize=derandomize, database=_UNSET,
-                       contract_version=version, failures_dir=failures_dir, strict_warnings=strict_warnings,
-                       fresh_process=fresh_process, time_budget=time_budget)
+    settings = resolve(
+        max_examples=max_examples,
+        seed=seed,
+        derandomize=derandomize,
+        database=_UNSET,
+        contract_version=version,
+        failures_dir=failures_dir,
+        strict_warnings=strict_warnings,
+        fresh_process=fresh_process,
+        time_budget=time_budget,
+    )
     if settings.seed is None and not settings.derandomize:
         # a random run still says which seed it used, so a failure can be replayed with seed=...
         import random
@@ -243,25 +284,41 @@ def check_modality(modality_or_class: Any, expected_failed_checks: Mapping[str, 
             if checks is not None and name not in checks:
                 continue
             if name not in selected:
-                results.append(CheckResult(name, "skipped", f"added in contract version {check.since}; "  # type: ignore[attr-defined]
-                                           f"this run uses version {version}", check.since,  # type: ignore[attr-defined]
-                                           level=getattr(check, "level", "error")))
+                results.append(
+                    CheckResult(
+                        name,
+                        "skipped",
+                        f"added in contract version {check.since}; "  # type: ignore[attr-defined]
+                        f"this run uses version {version}",
+                        check.since,  # type: ignore[attr-defined]
+                        level=getattr(check, "level", "error"),
+                    )
+                )
                 continue
             results.append(run_check(name, modality, expected=expected))
     results = _attribute(results, expected)
-    return ContractReport(getattr(modality, "name", type(modality).__name__), version, tuple(results),
-                          settings.describe(), settings.strict_warnings)
+    return ContractReport(
+        getattr(modality, "name", type(modality).__name__),
+        version,
+        tuple(results),
+        settings.describe(),
+        settings.strict_warnings,
+    )
 
 
 def _attribute(results: list[CheckResult], expected: Mapping[str, str]) -> list[CheckResult]:
     """An expected failure whose own check passed while its rule failed elsewhere is xfailed."""
-    broken_elsewhere = {r.rule: r.name for r in results if r.status in ("failed", "xfailed") and r.rule
-                        and r.rule != r.name}
+    broken_elsewhere = {
+        r.rule: r.name for r in results if r.status in ("failed", "xfailed") and r.rule and r.rule != r.name
+    }
     out = []
     for r in results:
         if r.status == "xpassed" and r.name in broken_elsewhere:
-            r = attrs.evolve(r, status="xfailed", reason=f"{expected[r.name]} (the rule failed in "
-                                                         f"{broken_elsewhere[r.name]})", rule=r.name)
+            r = attrs.evolve(
+                r,
+                status="xfailed",
+                reason=f"{expected[r.name]} (the rule failed in {broken_elsewhere[r.name]})",
+                rule=r.name,
+            )
         out.append(r)
     return out
-

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-
 from v22sdk_depth import synthetic
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "depth-data")

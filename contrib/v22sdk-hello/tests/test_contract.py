@@ -5,9 +5,9 @@ The kit's pytest plugin is active as soon as v22sdk is installed: nothing to cop
 
 import json
 
-from v22sdk.testing import ModalityContractTests, list_checks, parametrize_with_checks
-
 from v22sdk_hello import HelloModality
+
+from v22sdk.testing import ModalityContractTests, list_checks, parametrize_with_checks
 
 
 # 1. One pytest item per check and configuration: "hello-check_unit_norm_emb",

@@ -4,10 +4,9 @@ import wave
 
 import numpy as np
 import pytest
+from v22sdk_hello import SCHEMA, HelloModality
 
 from v22sdk import InputError, UnitsError, get_registry
-
-from v22sdk_hello import SCHEMA, HelloModality
 
 
 def test_registered_through_the_entry_point():

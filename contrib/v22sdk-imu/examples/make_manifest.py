@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 from v22sdk_imu import synthetic
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "imu-data")

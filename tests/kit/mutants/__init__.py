@@ -74,8 +74,10 @@ def mutated_source(target: Target, mutant: Mutant) -> dict[str, str]:
         text = texts.get(e.file, path.read_text(encoding="utf-8"))
         count = text.count(e.old)
         if count != 1:
-            raise MutantDoesNotApply(f"mutant {mutant.name!r}: the text to replace occurs {count} times in "
-                                     f"{path.relative_to(ROOT)} (expected once): {e.old[:80]!r}")
+            raise MutantDoesNotApply(
+                f"mutant {mutant.name!r}: the text to replace occurs {count} times in "
+                f"{path.relative_to(ROOT)} (expected once): {e.old[:80]!r}"
+            )
         texts[e.file] = text.replace(e.old, e.new)
     return texts
 

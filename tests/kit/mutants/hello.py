@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from . import ROOT, Mutant, Target, edit
 
-TARGET = Target(name="hello", package="v22sdk_hello", folder=ROOT / "contrib" / "v22sdk-hello" / "v22sdk_hello",
-                cls="v22sdk_hello.modality:HelloModality", configs=({}, {"frame_seconds": 0.2}))
+TARGET = Target(
+    name="hello",
+    package="v22sdk_hello",
+    folder=ROOT / "contrib" / "v22sdk-hello" / "v22sdk_hello",
+    cls="v22sdk_hello.modality:HelloModality",
+    configs=({}, {"frame_seconds": 0.2}),
+)
 
 M = "modality.py"
 ENCODE = "    def encode(self, data: Any, *, sample_rate: float) -> Encoding:\n"
-COLUMNS_LOOP = ("        for slot, values in columns.items():\n"
-                "            attr[:, SCHEMA.index(slot)] = values\n")
-TIME = '        time = np.stack([starts / sample_rate, ends], axis=1)\n'
+COLUMNS_LOOP = "        for slot, values in columns.items():\n            attr[:, SCHEMA.index(slot)] = values\n"
+TIME = "        time = np.stack([starts / sample_rate, ends], axis=1)\n"
 FLOAT_PATH = "    x = data.astype(np.float64)\n    bad = ~np.isfinite(x)\n"
 
 
@@ -27,250 +31,571 @@ def method(code: str) -> tuple:
 
 MUTANTS: tuple[Mutant, ...] = (
     # -- finite --------------------------------------------------------------------------------
-    Mutant("zcr_no_guard", "check_finite",
-           (edit(M, '"hello.shape.zcr": crossings / np.maximum(lengths - 1, 1),',
-                 '"hello.shape.zcr": crossings / (lengths - 1),'),),
-           "a frame of one sample (a one-sample signal, or a last frame of one sample): 0/0"),
-    Mutant("centroid_no_silence_guard", "check_finite",
-           (edit(M, "centroid = np.where(silent | (total <= 0), 0.0, (power @ freq) / np.where(total > 0, total, 1.0))",
-                 "centroid = (power @ freq) / total"),),
-           "a silent frame: 0/0"),
-    Mutant("nan_check_float32_only", "check_input_spec",
-           (edit(M, "    bad = ~np.isfinite(x)\n    if bad.any():",
-                 "    bad = ~np.isfinite(x)\n    if bad.any() and data.dtype == np.float32:"),),
-           "NaN or inf in float64 or float16 samples pass into the tokens", rare=True),
+    Mutant(
+        "zcr_no_guard",
+        "check_finite",
+        (
+            edit(
+                M,
+                '"hello.shape.zcr": crossings / np.maximum(lengths - 1, 1),',
+                '"hello.shape.zcr": crossings / (lengths - 1),',
+            ),
+        ),
+        "a frame of one sample (a one-sample signal, or a last frame of one sample): 0/0",
+    ),
+    Mutant(
+        "centroid_no_silence_guard",
+        "check_finite",
+        (
+            edit(
+                M,
+                "centroid = np.where(silent | (total <= 0), 0.0, (power @ freq) / np.where(total > 0, total, 1.0))",
+                "centroid = (power @ freq) / total",
+            ),
+        ),
+        "a silent frame: 0/0",
+    ),
+    Mutant(
+        "nan_check_float32_only",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                "    bad = ~np.isfinite(x)\n    if bad.any():",
+                "    bad = ~np.isfinite(x)\n    if bad.any() and data.dtype == np.float32:",
+            ),
+        ),
+        "NaN or inf in float64 or float16 samples pass into the tokens",
+        rare=True,
+    ),
     # -- unit norm -----------------------------------------------------------------------------
-    Mutant("emb_l1_norm", "check_unit_norm_emb",
-           (edit(M, "norm = np.linalg.norm(bands, axis=1, keepdims=True)", "norm = np.abs(bands).sum(axis=1, keepdims=True)"),
-            edit(M, "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n", "")),
-           "every non-silent frame: the band vector is divided by its L1 norm, not its L2 norm"),
+    Mutant(
+        "emb_l1_norm",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                "norm = np.linalg.norm(bands, axis=1, keepdims=True)",
+                "norm = np.abs(bands).sum(axis=1, keepdims=True)",
+            ),
+            edit(
+                M,
+                "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n",
+                "",
+            ),
+        ),
+        "every non-silent frame: the band vector is divided by its L1 norm, not its L2 norm",
+    ),
     # -- attribute bounds ----------------------------------------------------------------------
-    Mutant("peak_unclipped", "check_attr_bounds",
-           (edit(M, '"hello.level.peak": np.clip(np.abs(frames).max(axis=1), 0.0, 1.0),',
-                 '"hello.level.peak": np.abs(frames).max(axis=1),'),),
-           "float samples beyond full scale (1 < |x| <= 1000), which the strategy never draws", rare=True),
-    Mutant("rms_db_floor_unclipped", "check_attr_bounds",
-           (edit(M, '"hello.level.rms_db": np.clip(db / 30.0 + 1.0, -1.0, 1.0),',
-                 '"hello.level.rms_db": np.minimum(db / 30.0 + 1.0, 1.0),'),),
-           "any frame quieter than -60 dBFS, silence included"),
-    Mutant("centroid_off_by_one", "check_attr_bounds",
-           (edit(M, "freq = np.arange(power.shape[1]) / max(power.shape[1] - 1, 1)",
-                 "freq = np.arange(power.shape[1]) / max(power.shape[1] - 2, 1)"),
-            edit(M, '"hello.spec.centroid": np.clip(centroid, 0.0, 1.0),', '"hello.spec.centroid": centroid,')),
-           "a frame whose energy sits at the Nyquist frequency (an alternating signal)", rare=True),
+    Mutant(
+        "peak_unclipped",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                '"hello.level.peak": np.clip(np.abs(frames).max(axis=1), 0.0, 1.0),',
+                '"hello.level.peak": np.abs(frames).max(axis=1),',
+            ),
+        ),
+        "float samples beyond full scale (1 < |x| <= 1000), which the strategy never draws",
+        rare=True,
+    ),
+    Mutant(
+        "rms_db_floor_unclipped",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                '"hello.level.rms_db": np.clip(db / 30.0 + 1.0, -1.0, 1.0),',
+                '"hello.level.rms_db": np.minimum(db / 30.0 + 1.0, 1.0),',
+            ),
+        ),
+        "any frame quieter than -60 dBFS, silence included",
+    ),
+    Mutant(
+        "centroid_off_by_one",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                "freq = np.arange(power.shape[1]) / max(power.shape[1] - 1, 1)",
+                "freq = np.arange(power.shape[1]) / max(power.shape[1] - 2, 1)",
+            ),
+            edit(M, '"hello.spec.centroid": np.clip(centroid, 0.0, 1.0),', '"hello.spec.centroid": centroid,'),
+        ),
+        "a frame whose energy sits at the Nyquist frequency (an alternating signal)",
+        rare=True,
+    ),
     # -- declared slots ------------------------------------------------------------------------
-    Mutant("hires_flag_undeclared", "check_declared_slots",
-           (edit(M, COLUMNS_LOOP, COLUMNS_LOOP + "        if sample_rate > 96_000:  # hi-res audio\n"
-                                                 "            attr[:, 300] = 1.0\n"),),
-           "sample rates above 96 kHz (the strategy draws up to 48 kHz)", rare=True),
+    Mutant(
+        "hires_flag_undeclared",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                COLUMNS_LOOP,
+                COLUMNS_LOOP + "        if sample_rate > 96_000:  # hi-res audio\n            attr[:, 300] = 1.0\n",
+            ),
+        ),
+        "sample rates above 96 kHz (the strategy draws up to 48 kHz)",
+        rare=True,
+    ),
     # -- shape and dtype -----------------------------------------------------------------------
-    Mutant("attr_follows_float_dtype", "check_shape_dtype",
-           (edit(M, "attr = np.zeros((count, 384), dtype=np.float32)",
-                 "attr = np.zeros((count, 384), dtype=data.dtype if data.dtype.kind == 'f' else np.float32)"),),
-           "float64 and float16 input (attr gets the input's dtype)", rare=True),
-    Mutant("frames_floor", "check_shape_dtype",
-           (edit(M, "count = -(-n // size)", "count = n // size"),
-            edit(M, "frames = np.zeros(count * size)\n        frames[:n] = x\n",
-                 "frames = x[: count * size].copy()\n")),
-           "a signal shorter than one frame gives no token"),
+    Mutant(
+        "attr_follows_float_dtype",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                "attr = np.zeros((count, 384), dtype=np.float32)",
+                "attr = np.zeros((count, 384), dtype=data.dtype if data.dtype.kind == 'f' else np.float32)",
+            ),
+        ),
+        "float64 and float16 input (attr gets the input's dtype)",
+        rare=True,
+    ),
+    Mutant(
+        "frames_floor",
+        "check_shape_dtype",
+        (
+            edit(M, "count = -(-n // size)", "count = n // size"),
+            edit(M, "frames = np.zeros(count * size)\n        frames[:n] = x\n", "frames = x[: count * size].copy()\n"),
+        ),
+        "a signal shorter than one frame gives no token",
+    ),
     # -- offsets -------------------------------------------------------------------------------
-    Mutant("padded_end", "check_offsets",
-           (edit(M, "ends = (starts + lengths) / sample_rate", "ends = (starts + size) / sample_rate"),),
-           "a signal whose length is not a multiple of the frame"),
-    Mutant("inclusive_end", "check_offsets",
-           (edit(M, "ends = (starts + lengths) / sample_rate", "ends = (starts + lengths - 1) / sample_rate"),),
-           "a frame of one sample gets end == start"),
-    Mutant("time_ms_ceil_long", "check_offsets",
-           (edit(M, TIME, TIME + "        if n > 20_000:  # long signals: whole milliseconds, never shorter than the frame\n"
-                                 "            time = np.ceil(time * 1000.0) / 1000.0\n"),),
-           "signals longer than 20000 samples (the strategy draws up to 2000): the last end rounds past "
-           "the signal's end", rare=True),
+    Mutant(
+        "padded_end",
+        "check_offsets",
+        (edit(M, "ends = (starts + lengths) / sample_rate", "ends = (starts + size) / sample_rate"),),
+        "a signal whose length is not a multiple of the frame",
+    ),
+    Mutant(
+        "inclusive_end",
+        "check_offsets",
+        (edit(M, "ends = (starts + lengths) / sample_rate", "ends = (starts + lengths - 1) / sample_rate"),),
+        "a frame of one sample gets end == start",
+    ),
+    Mutant(
+        "time_ms_ceil_long",
+        "check_offsets",
+        (
+            edit(
+                M,
+                TIME,
+                TIME + "        if n > 20_000:  # long signals: whole milliseconds, never shorter than the frame\n"
+                "            time = np.ceil(time * 1000.0) / 1000.0\n",
+            ),
+        ),
+        "signals longer than 20000 samples (the strategy draws up to 2000): the last end rounds past the signal's end",
+        rare=True,
+    ),
     # -- determinism ---------------------------------------------------------------------------
-    Mutant("dither", "check_determinism",
-           (edit(M, "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n",
-                 "        emb = emb + np.random.default_rng().normal(0.0, 1e-6, emb.shape)\n"
-                 "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n"),),
-           "every input: unseeded dither"),
-    Mutant("clip_in_place_float64", "check_determinism",
-           (edit(M, FLOAT_PATH, "    x = data if data.dtype == np.float64 else data.astype(np.float64)\n"
-                                "    bad = ~np.isfinite(x)\n"),
-            edit(M, "        x = as_signal(data)\n", "        x = as_signal(data)\n"
-                                                    "        np.clip(x, -1.0, 1.0, out=x)  # limit to full scale\n")),
-           "float64 input: clipped in the caller's own array (and a crash on a read-only one)", rare=True),
+    Mutant(
+        "dither",
+        "check_determinism",
+        (
+            edit(
+                M,
+                "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n",
+                "        emb = emb + np.random.default_rng().normal(0.0, 1e-6, emb.shape)\n"
+                "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n",
+            ),
+        ),
+        "every input: unseeded dither",
+    ),
+    Mutant(
+        "clip_in_place_float64",
+        "check_determinism",
+        (
+            edit(
+                M,
+                FLOAT_PATH,
+                "    x = data if data.dtype == np.float64 else data.astype(np.float64)\n    bad = ~np.isfinite(x)\n",
+            ),
+            edit(
+                M,
+                "        x = as_signal(data)\n",
+                "        x = as_signal(data)\n        np.clip(x, -1.0, 1.0, out=x)  # limit to full scale\n",
+            ),
+        ),
+        "float64 input: clipped in the caller's own array (and a crash on a read-only one)",
+        rare=True,
+    ),
     # -- batches -------------------------------------------------------------------------------
-    Mutant("batch_concatenates", "check_batch_equals_singles",
-           method("    def tokenize_batch(self, items):\n"
-                  "        # fast path: one signal, one FFT pass\n"
-                  "        samples = [i if isinstance(i, Sample) else Sample(i) for i in items]\n"
-                  "        if len({s.units.get('sample_rate') for s in samples}) == 1 and len(samples) > 1:\n"
-                  "            joined = np.concatenate([as_signal(s.data) for s in samples])\n"
-                  "            tokens = self.tokenize(joined, **samples[0].units)\n"
-                  "            counts = [-(-np.asarray(s.data).size // max(1, int(round(self.frame_seconds\n"
-                  "                      * samples[0].units['sample_rate'])))) for s in samples]\n"
-                  "            from v22sdk import TokenBatch\n"
-                  "            item = np.repeat(np.arange(len(samples)), counts)[: len(tokens)]\n"
-                  "            return TokenBatch(tokens.emb, tokens.attr, self.name, {**tokens.offsets, 'item': item})\n"
-                  "        return super().tokenize_batch(items)\n"),
-           "two or more signals of the same rate in one batch"),
+    Mutant(
+        "batch_concatenates",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        # fast path: one signal, one FFT pass\n"
+            "        samples = [i if isinstance(i, Sample) else Sample(i) for i in items]\n"
+            "        if len({s.units.get('sample_rate') for s in samples}) == 1 and len(samples) > 1:\n"
+            "            joined = np.concatenate([as_signal(s.data) for s in samples])\n"
+            "            tokens = self.tokenize(joined, **samples[0].units)\n"
+            "            counts = [-(-np.asarray(s.data).size // max(1, int(round(self.frame_seconds\n"
+            "                      * samples[0].units['sample_rate'])))) for s in samples]\n"
+            "            from v22sdk import TokenBatch\n"
+            "            item = np.repeat(np.arange(len(samples)), counts)[: len(tokens)]\n"
+            "            return TokenBatch(tokens.emb, tokens.attr, self.name, {**tokens.offsets, 'item': item})\n"
+            "        return super().tokenize_batch(items)\n"
+        ),
+        "two or more signals of the same rate in one batch",
+    ),
     # -- invalid inputs ------------------------------------------------------------------------
-    Mutant("empty_accepted", "check_invalid_inputs",
-           (edit(M, '    if data.size == 0:\n        raise InputError(source, "the signal is empty")\n', ""),),
-           "an empty signal gives zero tokens instead of an InputError"),
-    Mutant("column_vector_accepted", "check_invalid_inputs",
-           (edit(M, "    if data.ndim != 1:\n",
-                 "    if data.ndim == 2 and 1 in data.shape:\n        data = data.reshape(-1)\n"
-                 "    if data.ndim != 1:\n"),),
-           "a (T, 1) or (1, T) array is read as mono instead of rejected"),
+    Mutant(
+        "empty_accepted",
+        "check_invalid_inputs",
+        (edit(M, '    if data.size == 0:\n        raise InputError(source, "the signal is empty")\n', ""),),
+        "an empty signal gives zero tokens instead of an InputError",
+    ),
+    Mutant(
+        "column_vector_accepted",
+        "check_invalid_inputs",
+        (
+            edit(
+                M,
+                "    if data.ndim != 1:\n",
+                "    if data.ndim == 2 and 1 in data.shape:\n        data = data.reshape(-1)\n    if data.ndim != 1:\n",
+            ),
+        ),
+        "a (T, 1) or (1, T) array is read as mono instead of rejected",
+    ),
     # -- config --------------------------------------------------------------------------------
-    Mutant("from_config_ignores_frame", "check_config_roundtrip",
-           method("    @classmethod\n    def from_config(cls, config):\n        return cls()\n"),
-           "only a configuration other than the default (frame_seconds=0.2)", rare=True),
+    Mutant(
+        "from_config_ignores_frame",
+        "check_config_roundtrip",
+        method("    @classmethod\n    def from_config(cls, config):\n        return cls()\n"),
+        "only a configuration other than the default (frame_seconds=0.2)",
+        rare=True,
+    ),
     # -- fresh instances and processes ----------------------------------------------------------
-    Mutant("cache_keyed_on_shape", "check_fresh_process",
-           (edit(M, "        x = as_signal(data)\n",
-                 "        key = (np.shape(data), str(getattr(data, 'dtype', '')), float(sample_rate), self.frame_seconds)\n"
-                 "        if key in _CACHE:  # tokenizing is pure, so cache it\n"
-                 "            return _CACHE[key]\n"
-                 "        _CACHE[key] = self._encode(data, sample_rate=sample_rate)\n"
-                 "        return _CACHE[key]\n\n"
-                 "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n"
-                 "        x = as_signal(data)\n"),
-            edit(M, "SOURCE = \"<hello signal>\"\n", "SOURCE = \"<hello signal>\"\n_CACHE: dict = {}\n")),
-           "a second, different signal of the same length, dtype and rate (consistent within a process)"),
-    Mutant("first_call_float32", "check_fresh_process",
-           (edit(M, "        power = np.abs(np.fft.rfft(frames, axis=1)) ** 2           # (N, size // 2 + 1)\n",
-                 "        first = not _WARM  # the first call warms up with a cheaper single-precision FFT\n"
-                 "        _WARM.append(True)\n"
-                 "        power = np.abs(np.fft.rfft(frames.astype(np.float32) if first else frames, axis=1)) ** 2\n"),
-            edit(M, "SOURCE = \"<hello signal>\"\n", "SOURCE = \"<hello signal>\"\n_WARM: list = []\n")),
-           "the first call in a process"),
+    Mutant(
+        "cache_keyed_on_shape",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                "        x = as_signal(data)\n",
+                "        key = (np.shape(data), str(getattr(data, 'dtype', '')), float(sample_rate), self.frame_seconds)\n"
+                "        if key in _CACHE:  # tokenizing is pure, so cache it\n"
+                "            return _CACHE[key]\n"
+                "        _CACHE[key] = self._encode(data, sample_rate=sample_rate)\n"
+                "        return _CACHE[key]\n\n"
+                "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n"
+                "        x = as_signal(data)\n",
+            ),
+            edit(M, 'SOURCE = "<hello signal>"\n', 'SOURCE = "<hello signal>"\n_CACHE: dict = {}\n'),
+        ),
+        "a second, different signal of the same length, dtype and rate (consistent within a process)",
+    ),
+    Mutant(
+        "first_call_float32",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                "        power = np.abs(np.fft.rfft(frames, axis=1)) ** 2           # (N, size // 2 + 1)\n",
+                "        first = not _WARM  # the first call warms up with a cheaper single-precision FFT\n"
+                "        _WARM.append(True)\n"
+                "        power = np.abs(np.fft.rfft(frames.astype(np.float32) if first else frames, axis=1)) ** 2\n",
+            ),
+            edit(M, 'SOURCE = "<hello signal>"\n', 'SOURCE = "<hello signal>"\n_WARM: list = []\n'),
+        ),
+        "the first call in a process",
+    ),
     # -- files ---------------------------------------------------------------------------------
-    Mutant("rate_from_file_name", "check_files",
-           (edit(M, "        return Sample(np.ascontiguousarray(mono), {\"sample_rate\": float(rate)}, str(path))\n",
-                 "        import re\n"
-                 "        named = re.search(r'(\\d+)\\s*hz', os.path.basename(str(path)).lower())\n"
-                 "        if named:  # recordings are often named by their rate\n"
-                 "            rate = int(named.group(1))\n"
-                 "        return Sample(np.ascontiguousarray(mono), {\"sample_rate\": float(rate)}, str(path))\n"),),
-           "a file whose name carries a rate", rare=True),
-    Mutant("rate_header_ignored", "check_files",
-           (edit(M, "        return Sample(np.ascontiguousarray(mono), {\"sample_rate\": float(rate)}, str(path))\n",
-                 "        return Sample(np.ascontiguousarray(mono), {\"sample_rate\": 16000.0}, str(path))  # our recorders\n"),),
-           "any file not recorded at 16 kHz: the rate in the header is ignored", rare=True),
-    Mutant("empty_file_eof", "check_files",
-           (edit(M, "        except (OSError, EOFError, wave.Error) as exc:", "        except (OSError, wave.Error) as exc:"),),
-           "an empty file: EOFError escapes", rare=True),
+    Mutant(
+        "rate_from_file_name",
+        "check_files",
+        (
+            edit(
+                M,
+                '        return Sample(np.ascontiguousarray(mono), {"sample_rate": float(rate)}, str(path))\n',
+                "        import re\n"
+                "        named = re.search(r'(\\d+)\\s*hz', os.path.basename(str(path)).lower())\n"
+                "        if named:  # recordings are often named by their rate\n"
+                "            rate = int(named.group(1))\n"
+                '        return Sample(np.ascontiguousarray(mono), {"sample_rate": float(rate)}, str(path))\n',
+            ),
+        ),
+        "a file whose name carries a rate",
+        rare=True,
+    ),
+    Mutant(
+        "rate_header_ignored",
+        "check_files",
+        (
+            edit(
+                M,
+                '        return Sample(np.ascontiguousarray(mono), {"sample_rate": float(rate)}, str(path))\n',
+                '        return Sample(np.ascontiguousarray(mono), {"sample_rate": 16000.0}, str(path))  # our recorders\n',
+            ),
+        ),
+        "any file not recorded at 16 kHz: the rate in the header is ignored",
+        rare=True,
+    ),
+    Mutant(
+        "empty_file_eof",
+        "check_files",
+        (
+            edit(
+                M,
+                "        except (OSError, EOFError, wave.Error) as exc:",
+                "        except (OSError, wave.Error) as exc:",
+            ),
+        ),
+        "an empty file: EOFError escapes",
+        rare=True,
+    ),
     # -- controls: must survive ------------------------------------------------------------------
-    Mutant("ctl_no_float64_renorm", None,
-           (edit(M, "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n",
-                 ""),),
-           "the embedding is already unit norm (orthonormal projection of a unit direction)"),
-    Mutant("ctl_cache_keyed_on_data", None,
-           (edit(M, "        x = as_signal(data)\n",
-                 "        import hashlib\n"
-                 "        if isinstance(data, np.ndarray):\n"
-                 "            key = (hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest(), data.dtype.str,\n"
-                 "                   data.shape, float(sample_rate), self.frame_seconds)\n"
-                 "            if key not in _CACHE:\n"
-                 "                _CACHE[key] = self._encode(data, sample_rate=sample_rate)\n"
-                 "            hit = _CACHE[key]\n"
-                 "            return Encoding(hit.emb.copy(), hit.attr.copy(), {k: v.copy() for k, v in hit.offsets.items()})\n"
-                 "        return self._encode(data, sample_rate=sample_rate)\n\n"
-                 "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n"
-                 "        x = as_signal(data)\n"),
-            edit(M, "SOURCE = \"<hello signal>\"\n", "SOURCE = \"<hello signal>\"\n_CACHE: dict = {}\n")),
-           "a correct cache, keyed on the data's bytes, dtype, shape, rate and configuration"),
-    Mutant("ctl_rejects_one_sample", None,
-           (edit(M, '    if data.size == 0:\n        raise InputError(source, "the signal is empty")\n',
-                 '    if data.size < 2:\n        raise InputError(source, "a signal needs at least 2 samples")\n'),
-            edit(M, "n = draw(st.integers(1, 2000))", "n = draw(st.integers(2, 2000))")),
-           "a stricter plugin: one-sample signals are refused with InputError (and not drawn)"),
-    Mutant("ctl_batch_loop", None,
-           method("    def tokenize_batch(self, items):\n"
-                  "        from v22sdk import TokenBatch\n"
-                  "        if not items:\n"
-                  "            return super().tokenize_batch(items)\n"
-                  "        parts = [self.tokenize(i) for i in items]\n"
-                  "        joined = TokenBatch.concat(parts)\n"
-                  "        item = np.concatenate([np.full(len(p), k, dtype=np.int64) for k, p in enumerate(parts)])\n"
-                  "        return TokenBatch(joined.emb, joined.attr, self.name, {**joined.offsets, 'item': item})\n"),
-           "a hand-written tokenize_batch that gives the singles' tokens"),
-    Mutant("ctl_collapsed_embedding", None,
-           (edit(M, "        emb = direction @ q[:, :N_BANDS].T + silent[:, None] * q[:, N_BANDS]\n",
-                 "        emb = np.tile(q[:, N_BANDS], (count, 1))  # every frame the same vector\n"),),
-           "contract-valid but uninformative: a quality warning, not a failure"),
+    Mutant(
+        "ctl_no_float64_renorm",
+        None,
+        (
+            edit(
+                M,
+                "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n",
+                "",
+            ),
+        ),
+        "the embedding is already unit norm (orthonormal projection of a unit direction)",
+    ),
+    Mutant(
+        "ctl_cache_keyed_on_data",
+        None,
+        (
+            edit(
+                M,
+                "        x = as_signal(data)\n",
+                "        import hashlib\n"
+                "        if isinstance(data, np.ndarray):\n"
+                "            key = (hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest(), data.dtype.str,\n"
+                "                   data.shape, float(sample_rate), self.frame_seconds)\n"
+                "            if key not in _CACHE:\n"
+                "                _CACHE[key] = self._encode(data, sample_rate=sample_rate)\n"
+                "            hit = _CACHE[key]\n"
+                "            return Encoding(hit.emb.copy(), hit.attr.copy(), {k: v.copy() for k, v in hit.offsets.items()})\n"
+                "        return self._encode(data, sample_rate=sample_rate)\n\n"
+                "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n"
+                "        x = as_signal(data)\n",
+            ),
+            edit(M, 'SOURCE = "<hello signal>"\n', 'SOURCE = "<hello signal>"\n_CACHE: dict = {}\n'),
+        ),
+        "a correct cache, keyed on the data's bytes, dtype, shape, rate and configuration",
+    ),
+    Mutant(
+        "ctl_rejects_one_sample",
+        None,
+        (
+            edit(
+                M,
+                '    if data.size == 0:\n        raise InputError(source, "the signal is empty")\n',
+                '    if data.size < 2:\n        raise InputError(source, "a signal needs at least 2 samples")\n',
+            ),
+            edit(M, "n = draw(st.integers(1, 2000))", "n = draw(st.integers(2, 2000))"),
+        ),
+        "a stricter plugin: one-sample signals are refused with InputError (and not drawn)",
+    ),
+    Mutant(
+        "ctl_batch_loop",
+        None,
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        from v22sdk import TokenBatch\n"
+            "        if not items:\n"
+            "            return super().tokenize_batch(items)\n"
+            "        parts = [self.tokenize(i) for i in items]\n"
+            "        joined = TokenBatch.concat(parts)\n"
+            "        item = np.concatenate([np.full(len(p), k, dtype=np.int64) for k, p in enumerate(parts)])\n"
+            "        return TokenBatch(joined.emb, joined.attr, self.name, {**joined.offsets, 'item': item})\n"
+        ),
+        "a hand-written tokenize_batch that gives the singles' tokens",
+    ),
+    Mutant(
+        "ctl_collapsed_embedding",
+        None,
+        (
+            edit(
+                M,
+                "        emb = direction @ q[:, :N_BANDS].T + silent[:, None] * q[:, N_BANDS]\n",
+                "        emb = np.tile(q[:, N_BANDS], (count, 1))  # every frame the same vector\n",
+            ),
+        ),
+        "contract-valid but uninformative: a quality warning, not a failure",
+    ),
 )
 
 # -- held out: written after the kit's version-2 checks were frozen, committed before their first run --
 HELD_OUT: tuple[Mutant, ...] = (
-    Mutant("dc_unclipped", "check_attr_bounds",
-           (edit(M, '"hello.shape.dc": np.clip(frames.sum(axis=1) / lengths, -1.0, 1.0),',
-                 '"hello.shape.dc": frames.sum(axis=1) / lengths,'),),
-           "float samples with a mean beyond full scale", rare=True, held_out=True),
-    Mutant("zero_touch_crossings", "check_attr_bounds",
-           (edit(M, "crossings = (frames[:, 1:] * frames[:, :-1] < 0).sum(axis=1)",
-                 "crossings = (frames[:, 1:] * frames[:, :-1] <= 0).sum(axis=1)"),),
-           "a partial last frame: the zero padding counts as crossings, zcr above 1", held_out=True),
-    Mutant("missing_rate_defaults", "check_invalid_inputs",
-           method("    def check_units(self, units, source):\n"
-                  "        units = dict(units)\n"
-                  "        units.setdefault('sample_rate', 16000.0)  # the usual rate\n"
-                  "        return super().check_units(units, source)\n"),
-           "a signal without its sample rate is tokenized at a guessed 16 kHz", held_out=True),
-    Mutant("batch_item_all_zero", "check_batch_equals_singles",
-           method("    def tokenize_batch(self, items):\n"
-                  "        from v22sdk import TokenBatch\n"
-                  "        joined = TokenBatch.concat([self.tokenize(i) for i in items])\n"
-                  "        return TokenBatch(joined.emb, joined.attr, self.name,\n"
-                  "                          {**joined.offsets, 'item': np.zeros(len(joined), dtype=np.int64)})\n"),
-           "a batch of two or more signals: every token says it is from the first", held_out=True),
-    Mutant("cache_per_instance", "check_fresh_instance",
-           (edit(M, "        x = as_signal(data)\n",
-                 "        key = (id(self), np.shape(data), str(getattr(data, 'dtype', '')), float(sample_rate))\n"
-                 "        if key not in _BY_INSTANCE:  # each instance remembers its last result per shape\n"
-                 "            _BY_INSTANCE[key] = self._encode(data, sample_rate=sample_rate)\n"
-                 "        return _BY_INSTANCE[key]\n\n"
-                 "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n"
-                 "        x = as_signal(data)\n"),
-            edit(M, "SOURCE = \"<hello signal>\"\n", "SOURCE = \"<hello signal>\"\n_BY_INSTANCE: dict = {}\n")),
-           "a second, different signal of the same length given to the same instance", held_out=True),
-    Mutant("long_offsets_in_ms", "check_offsets",
-           (edit(M, TIME, TIME + "        if n > 20_000:  # long recordings: offsets in milliseconds\n"
-                                 "            time = time * 1000.0\n"),),
-           "signals longer than 20000 samples", rare=True, held_out=True),
-    Mutant("bool_read_as_pcm", "check_input_spec",
-           (edit(M, '    if data.dtype.kind not in "if":\n',
-                 '    if data.dtype.kind == "b":  # a gate signal: read it as 8-bit PCM\n'
-                 '        data = data.astype(np.int8)\n'
-                 '    if data.dtype.kind not in "if":\n'),),
-           "a bool array, which the input spec does not declare, is accepted", rare=True, held_out=True),
-    Mutant("band_matrix_size_limit", "check_edge_inputs",
-           (edit(M, '    """(bins, 16) one-hot map from rfft bin to band, bands of equal width up to Nyquist."""\n',
-                 '    """(bins, 16) one-hot map from rfft bin to band, bands of equal width up to Nyquist."""\n'
-                 '    if bins > 8193:\n'
-                 '        raise ValueError(f"no band matrix for {bins} bins (frames up to 16384 samples)")\n'),),
-           "frames longer than 16384 samples (above about 330 kHz at 0.05 s): a ValueError, not an InputError",
-           rare=True, held_out=True),
-    Mutant("pcm_minimum_clipped_in_place", "check_determinism",
-           (edit(M, '    if data.dtype.kind == "i":\n        return data.astype',
-                 '    if data.dtype.kind == "i":\n'
-                 '        np.maximum(data, -np.iinfo(data.dtype).max, out=data)  # symmetric PCM\n'
-                 '        return data.astype'),),
-           "integer samples at the dtype's minimum are changed in the caller's array; a read-only array crashes",
-           rare=True, held_out=True),
-    Mutant("ctl_float32_level", None,
-           (edit(M, "rms = np.sqrt((frames ** 2).sum(axis=1) / lengths)",
-                 "rms = np.sqrt((frames.astype(np.float32) ** 2).sum(axis=1) / lengths).astype(np.float64)"),),
-           "the level computed in single precision: other values, the same rules", held_out=True),
-    Mutant("ctl_accepts_unsigned_declared", None,
-           (edit(M, 'input_spec = InputSpec(kind="array", dtypes=("i", "f"), ndim=(1,),',
-                 'input_spec = InputSpec(kind="array", dtypes=("u", "i", "f"), ndim=(1,),'),
-            edit(M, '    if data.dtype.kind not in "if":\n',
-                 '    if data.dtype.kind == "u":  # unsigned PCM: zero at mid-scale\n'
-                 '        half = float(np.iinfo(data.dtype).max) / 2.0 + 0.5\n'
-                 '        return (data.astype(np.float64) - half) / half\n'
-                 '    if data.dtype.kind not in "if":\n')),
-           "unsigned PCM declared in the input spec and read correctly", held_out=True),
+    Mutant(
+        "dc_unclipped",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                '"hello.shape.dc": np.clip(frames.sum(axis=1) / lengths, -1.0, 1.0),',
+                '"hello.shape.dc": frames.sum(axis=1) / lengths,',
+            ),
+        ),
+        "float samples with a mean beyond full scale",
+        rare=True,
+        held_out=True,
+    ),
+    Mutant(
+        "zero_touch_crossings",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                "crossings = (frames[:, 1:] * frames[:, :-1] < 0).sum(axis=1)",
+                "crossings = (frames[:, 1:] * frames[:, :-1] <= 0).sum(axis=1)",
+            ),
+        ),
+        "a partial last frame: the zero padding counts as crossings, zcr above 1",
+        held_out=True,
+    ),
+    Mutant(
+        "missing_rate_defaults",
+        "check_invalid_inputs",
+        method(
+            "    def check_units(self, units, source):\n"
+            "        units = dict(units)\n"
+            "        units.setdefault('sample_rate', 16000.0)  # the usual rate\n"
+            "        return super().check_units(units, source)\n"
+        ),
+        "a signal without its sample rate is tokenized at a guessed 16 kHz",
+        held_out=True,
+    ),
+    Mutant(
+        "batch_item_all_zero",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        from v22sdk import TokenBatch\n"
+            "        joined = TokenBatch.concat([self.tokenize(i) for i in items])\n"
+            "        return TokenBatch(joined.emb, joined.attr, self.name,\n"
+            "                          {**joined.offsets, 'item': np.zeros(len(joined), dtype=np.int64)})\n"
+        ),
+        "a batch of two or more signals: every token says it is from the first",
+        held_out=True,
+    ),
+    Mutant(
+        "cache_per_instance",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                "        x = as_signal(data)\n",
+                "        key = (id(self), np.shape(data), str(getattr(data, 'dtype', '')), float(sample_rate))\n"
+                "        if key not in _BY_INSTANCE:  # each instance remembers its last result per shape\n"
+                "            _BY_INSTANCE[key] = self._encode(data, sample_rate=sample_rate)\n"
+                "        return _BY_INSTANCE[key]\n\n"
+                "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n"
+                "        x = as_signal(data)\n",
+            ),
+            edit(M, 'SOURCE = "<hello signal>"\n', 'SOURCE = "<hello signal>"\n_BY_INSTANCE: dict = {}\n'),
+        ),
+        "a second, different signal of the same length given to the same instance",
+        held_out=True,
+    ),
+    Mutant(
+        "long_offsets_in_ms",
+        "check_offsets",
+        (
+            edit(
+                M,
+                TIME,
+                TIME + "        if n > 20_000:  # long recordings: offsets in milliseconds\n"
+                "            time = time * 1000.0\n",
+            ),
+        ),
+        "signals longer than 20000 samples",
+        rare=True,
+        held_out=True,
+    ),
+    Mutant(
+        "bool_read_as_pcm",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                '    if data.dtype.kind not in "if":\n',
+                '    if data.dtype.kind == "b":  # a gate signal: read it as 8-bit PCM\n'
+                "        data = data.astype(np.int8)\n"
+                '    if data.dtype.kind not in "if":\n',
+            ),
+        ),
+        "a bool array, which the input spec does not declare, is accepted",
+        rare=True,
+        held_out=True,
+    ),
+    Mutant(
+        "band_matrix_size_limit",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                '    """(bins, 16) one-hot map from rfft bin to band, bands of equal width up to Nyquist."""\n',
+                '    """(bins, 16) one-hot map from rfft bin to band, bands of equal width up to Nyquist."""\n'
+                "    if bins > 8193:\n"
+                '        raise ValueError(f"no band matrix for {bins} bins (frames up to 16384 samples)")\n',
+            ),
+        ),
+        "frames longer than 16384 samples (above about 330 kHz at 0.05 s): a ValueError, not an InputError",
+        rare=True,
+        held_out=True,
+    ),
+    Mutant(
+        "pcm_minimum_clipped_in_place",
+        "check_determinism",
+        (
+            edit(
+                M,
+                '    if data.dtype.kind == "i":\n        return data.astype',
+                '    if data.dtype.kind == "i":\n'
+                "        np.maximum(data, -np.iinfo(data.dtype).max, out=data)  # symmetric PCM\n"
+                "        return data.astype",
+            ),
+        ),
+        "integer samples at the dtype's minimum are changed in the caller's array; a read-only array crashes",
+        rare=True,
+        held_out=True,
+    ),
+    Mutant(
+        "ctl_float32_level",
+        None,
+        (
+            edit(
+                M,
+                "rms = np.sqrt((frames ** 2).sum(axis=1) / lengths)",
+                "rms = np.sqrt((frames.astype(np.float32) ** 2).sum(axis=1) / lengths).astype(np.float64)",
+            ),
+        ),
+        "the level computed in single precision: other values, the same rules",
+        held_out=True,
+    ),
+    Mutant(
+        "ctl_accepts_unsigned_declared",
+        None,
+        (
+            edit(
+                M,
+                'input_spec = InputSpec(kind="array", dtypes=("i", "f"), ndim=(1,),',
+                'input_spec = InputSpec(kind="array", dtypes=("u", "i", "f"), ndim=(1,),',
+            ),
+            edit(
+                M,
+                '    if data.dtype.kind not in "if":\n',
+                '    if data.dtype.kind == "u":  # unsigned PCM: zero at mid-scale\n'
+                "        half = float(np.iinfo(data.dtype).max) / 2.0 + 0.5\n"
+                "        return (data.astype(np.float64) - half) / half\n"
+                '    if data.dtype.kind not in "if":\n',
+            ),
+        ),
+        "unsigned PCM declared in the input spec and read correctly",
+        held_out=True,
+    ),
 )
 
 MUTANTS = MUTANTS + HELD_OUT

@@ -10,159 +10,371 @@ from __future__ import annotations
 
 from . import ROOT, Mutant, Target, edit
 
-TARGET = Target(name="vision", package="v22sdk_vision", folder=ROOT / "plugins" / "v22sdk_vision",
-                cls="v22sdk_vision.modality:VisionModality", configs=({}, {"grid": 2}))
+TARGET = Target(
+    name="vision",
+    package="v22sdk_vision",
+    folder=ROOT / "plugins" / "v22sdk_vision",
+    cls="v22sdk_vision.modality:VisionModality",
+    configs=({}, {"grid": 2}),
+)
 
 M, P, E = "modality.py", "pixels.py", "embed.py"
-ENCODE = ("    def encode(self, data: Any, **units: float) -> Encoding:\n"
-          "        from .embed import embed\n")
+ENCODE = "    def encode(self, data: Any, **units: float) -> Encoding:\n        from .embed import embed\n"
 
 MUTANTS: tuple[Mutant, ...] = (
-    Mutant("global_box_hw_swapped", "check_offsets",
-           (edit(M, "crops = [(rgb, np.array([0, 0, width, height], dtype=np.int64))]",
-                 "crops = [(rgb, np.array([0, 0, height, width], dtype=np.int64))]"),),
-           "a non-square image: the box reaches past the narrow side"),
-    Mutant("grid_box_swapped", "check_offsets",
-           (edit(M, "box = np.array([xs[c, 0], ys[r, 0], xs[c, 1], ys[r, 1]], dtype=np.int64)",
-                 "box = np.array([ys[r, 0], xs[c, 0], ys[r, 1], xs[c, 1]], dtype=np.int64)"),),
-           "the grid configuration only, on non-square images", rare=True),
-    Mutant("kmeans_unseeded", "check_determinism",
-           (edit("colour.py", "    cv2.setRNGSeed(KMEANS_SEED)", "    pass"),),
-           "images with several colours: k-means++ draws from OpenCV's unseeded RNG"),
-    Mutant("hue_histogram_unguarded", "check_finite",
-           (edit("colour.py", "    if n_col:\n        # truncation to uint8", "    if True:\n        # truncation to uint8"),),
-           "an image without a saturated pixel (grey): the hue histogram divides 0 by 0"),
-    Mutant("int16_accepted", "check_input_spec",
-           (edit(P, "_SCALE = {np.dtype(np.uint8): 255.0, np.dtype(np.uint16): 65535.0}",
-                 "_SCALE = {np.dtype(np.uint8): 255.0, np.dtype(np.uint16): 65535.0, np.dtype(np.int16): 32767.0}"),),
-           "int16 pixels, which the input spec does not declare, are accepted (and negative ones scaled below 0)",
-           rare=True),
-    Mutant("black_unguarded", "check_finite",
-           (edit(E, "    if norm < 1e-12:\n        v = blank_direction()\n    else:\n        v = v / norm\n",
-                 "    v = v / norm\n"),),
-           "an all-black image: 0/0"),
-    Mutant("float32_bytes_viewed", "check_determinism",
-           (edit(P, "        x = array.astype(np.float32, copy=False)\n",
-                 "        # float32 already: view it, no copy\n"
-                 "        x = array.view(np.float32) if array.dtype.itemsize == 4 else array.astype(np.float32, copy=False)\n"),),
-           "float32 pixels in non-native byte order are read as garbage", rare=True,
-           equivalent="since the pre-registered run, check_array converts every array to native byte order before "
-                      "this view, so the bytes it views are native: no input gives other tokens"),
-    Mutant("attr_float64", "check_shape_dtype",
-           (edit(M, "attr = np.zeros((n, ATTR_DIM), dtype=np.float32)", "attr = np.zeros((n, ATTR_DIM))"),),
-           "every input"),
-    Mutant("cache_keyed_on_shape", "check_fresh_process",
-           (edit(M, ENCODE, "    def encode(self, data: Any, **units: float) -> Encoding:\n"
-                            "        key = (np.shape(data), str(getattr(data, 'dtype', '')), self.grid)\n"
-                            "        if key not in _CACHE:  # tokenizing is pure, so cache it\n"
-                            "            _CACHE[key] = self._encode(data)\n"
-                            "        return _CACHE[key]\n\n"
-                            "    def _encode(self, data: Any) -> Encoding:\n"
-                            "        from .embed import embed\n"),
-            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_CACHE: dict = {}\n")),
-           "a second, different image of the same shape and dtype (consistent within a process)"),
-    Mutant("from_config_ignores_grid", "check_config_roundtrip",
-           (edit(M, "    def load(self, path", "    @classmethod\n    def from_config(cls, config):\n"
-                                           "        return cls()\n\n    def load(self, path"),),
-           "the grid configuration only", rare=True),
-    Mutant("rotated_by_file_name", "check_files",
-           (edit(M, "        return Sample(data=load_image(path), units={}, source=str(path))\n",
-                 "        image = load_image(path)\n"
-                 "        if 'rotated' in os.path.basename(str(path)).lower():  # phone exports say so in the name\n"
-                 "            image = np.ascontiguousarray(np.rot90(image))\n"
-                 "        return Sample(data=image, units={}, source=str(path))\n"),),
-           "a file whose name says 'rotated'", rare=True),
-    Mutant("empty_image_accepted", "check_invalid_inputs",
-           (edit(P, "    if array.shape[0] == 0 or array.shape[1] == 0:\n", "    if False:\n"),),
-           "an empty image crashes in OpenCV instead of raising InputError"),
-    Mutant("five_channels_accepted", "check_invalid_inputs",
-           (edit(P, "    if array.ndim == 3 and array.shape[2] not in (1, 2, 3, 4):\n",
-                 "    if array.ndim == 3 and array.shape[2] not in (1, 2, 3, 4, 5):\n"),),
-           "a 5-channel array is not rejected"),
+    Mutant(
+        "global_box_hw_swapped",
+        "check_offsets",
+        (
+            edit(
+                M,
+                "crops = [(rgb, np.array([0, 0, width, height], dtype=np.int64))]",
+                "crops = [(rgb, np.array([0, 0, height, width], dtype=np.int64))]",
+            ),
+        ),
+        "a non-square image: the box reaches past the narrow side",
+    ),
+    Mutant(
+        "grid_box_swapped",
+        "check_offsets",
+        (
+            edit(
+                M,
+                "box = np.array([xs[c, 0], ys[r, 0], xs[c, 1], ys[r, 1]], dtype=np.int64)",
+                "box = np.array([ys[r, 0], xs[c, 0], ys[r, 1], xs[c, 1]], dtype=np.int64)",
+            ),
+        ),
+        "the grid configuration only, on non-square images",
+        rare=True,
+    ),
+    Mutant(
+        "kmeans_unseeded",
+        "check_determinism",
+        (edit("colour.py", "    cv2.setRNGSeed(KMEANS_SEED)", "    pass"),),
+        "images with several colours: k-means++ draws from OpenCV's unseeded RNG",
+    ),
+    Mutant(
+        "hue_histogram_unguarded",
+        "check_finite",
+        (
+            edit(
+                "colour.py",
+                "    if n_col:\n        # truncation to uint8",
+                "    if True:\n        # truncation to uint8",
+            ),
+        ),
+        "an image without a saturated pixel (grey): the hue histogram divides 0 by 0",
+    ),
+    Mutant(
+        "int16_accepted",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                "_SCALE = {np.dtype(np.uint8): 255.0, np.dtype(np.uint16): 65535.0}",
+                "_SCALE = {np.dtype(np.uint8): 255.0, np.dtype(np.uint16): 65535.0, np.dtype(np.int16): 32767.0}",
+            ),
+        ),
+        "int16 pixels, which the input spec does not declare, are accepted (and negative ones scaled below 0)",
+        rare=True,
+    ),
+    Mutant(
+        "black_unguarded",
+        "check_finite",
+        (
+            edit(
+                E,
+                "    if norm < 1e-12:\n        v = blank_direction()\n    else:\n        v = v / norm\n",
+                "    v = v / norm\n",
+            ),
+        ),
+        "an all-black image: 0/0",
+    ),
+    Mutant(
+        "float32_bytes_viewed",
+        "check_determinism",
+        (
+            edit(
+                P,
+                "        x = array.astype(np.float32, copy=False)\n",
+                "        # float32 already: view it, no copy\n"
+                "        x = array.view(np.float32) if array.dtype.itemsize == 4 else array.astype(np.float32, copy=False)\n",
+            ),
+        ),
+        "float32 pixels in non-native byte order are read as garbage",
+        rare=True,
+        equivalent="since the pre-registered run, check_array converts every array to native byte order before "
+        "this view, so the bytes it views are native: no input gives other tokens",
+    ),
+    Mutant(
+        "attr_float64",
+        "check_shape_dtype",
+        (edit(M, "attr = np.zeros((n, ATTR_DIM), dtype=np.float32)", "attr = np.zeros((n, ATTR_DIM))"),),
+        "every input",
+    ),
+    Mutant(
+        "cache_keyed_on_shape",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                ENCODE,
+                "    def encode(self, data: Any, **units: float) -> Encoding:\n"
+                "        key = (np.shape(data), str(getattr(data, 'dtype', '')), self.grid)\n"
+                "        if key not in _CACHE:  # tokenizing is pure, so cache it\n"
+                "            _CACHE[key] = self._encode(data)\n"
+                "        return _CACHE[key]\n\n"
+                "    def _encode(self, data: Any) -> Encoding:\n"
+                "        from .embed import embed\n",
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_CACHE: dict = {}\n"),
+        ),
+        "a second, different image of the same shape and dtype (consistent within a process)",
+    ),
+    Mutant(
+        "from_config_ignores_grid",
+        "check_config_roundtrip",
+        (
+            edit(
+                M,
+                "    def load(self, path",
+                "    @classmethod\n    def from_config(cls, config):\n        return cls()\n\n    def load(self, path",
+            ),
+        ),
+        "the grid configuration only",
+        rare=True,
+    ),
+    Mutant(
+        "rotated_by_file_name",
+        "check_files",
+        (
+            edit(
+                M,
+                "        return Sample(data=load_image(path), units={}, source=str(path))\n",
+                "        image = load_image(path)\n"
+                "        if 'rotated' in os.path.basename(str(path)).lower():  # phone exports say so in the name\n"
+                "            image = np.ascontiguousarray(np.rot90(image))\n"
+                "        return Sample(data=image, units={}, source=str(path))\n",
+            ),
+        ),
+        "a file whose name says 'rotated'",
+        rare=True,
+    ),
+    Mutant(
+        "empty_image_accepted",
+        "check_invalid_inputs",
+        (edit(P, "    if array.shape[0] == 0 or array.shape[1] == 0:\n", "    if False:\n"),),
+        "an empty image crashes in OpenCV instead of raising InputError",
+    ),
+    Mutant(
+        "five_channels_accepted",
+        "check_invalid_inputs",
+        (
+            edit(
+                P,
+                "    if array.ndim == 3 and array.shape[2] not in (1, 2, 3, 4):\n",
+                "    if array.ndim == 3 and array.shape[2] not in (1, 2, 3, 4, 5):\n",
+            ),
+        ),
+        "a 5-channel array is not rejected",
+    ),
     # -- controls: must survive ------------------------------------------------------------------
-    Mutant("ctl_cache_keyed_on_data", None,
-           (edit(M, ENCODE, "    def encode(self, data: Any, **units: float) -> Encoding:\n"
-                            "        import hashlib\n"
-                            "        if isinstance(data, np.ndarray) and data.dtype.kind in 'biuf':\n"
-                            "            key = (hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest(),\n"
-                            "                   data.dtype.str, data.shape, self.grid)\n"
-                            "            if key not in _CACHE:\n"
-                            "                _CACHE[key] = self._encode(data)\n"
-                            "            hit = _CACHE[key]\n"
-                            "            return Encoding(hit.emb.copy(), hit.attr.copy(), {'box': hit.offsets['box'].copy()})\n"
-                            "        return self._encode(data)\n\n"
-                            "    def _encode(self, data: Any) -> Encoding:\n"
-                            "        from .embed import embed\n"),
-            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_CACHE: dict = {}\n")),
-           "a correct cache keyed on the pixels' bytes, dtype, shape and configuration"),
-    Mutant("ctl_refuses_huge", None,
-           (edit(P, "    if array.shape[0] == 0 or array.shape[1] == 0:\n",
-                 "    if max(array.shape[:2]) > 3000:\n"
-                 "        raise InputError(source, f'images up to 3000 pixels a side, got shape {array.shape}')\n"
-                 "    if array.shape[0] == 0 or array.shape[1] == 0:\n"),),
-           "a stricter plugin: images over 3000 pixels a side are refused with InputError"),
-    Mutant("ctl_copy_crops", None,
-           (edit(M, "crops.append((np.ascontiguousarray(crop), box))", "crops.append((crop.copy(), box))"),),
-           "an equivalent copy of each crop"),
+    Mutant(
+        "ctl_cache_keyed_on_data",
+        None,
+        (
+            edit(
+                M,
+                ENCODE,
+                "    def encode(self, data: Any, **units: float) -> Encoding:\n"
+                "        import hashlib\n"
+                "        if isinstance(data, np.ndarray) and data.dtype.kind in 'biuf':\n"
+                "            key = (hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest(),\n"
+                "                   data.dtype.str, data.shape, self.grid)\n"
+                "            if key not in _CACHE:\n"
+                "                _CACHE[key] = self._encode(data)\n"
+                "            hit = _CACHE[key]\n"
+                "            return Encoding(hit.emb.copy(), hit.attr.copy(), {'box': hit.offsets['box'].copy()})\n"
+                "        return self._encode(data)\n\n"
+                "    def _encode(self, data: Any) -> Encoding:\n"
+                "        from .embed import embed\n",
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_CACHE: dict = {}\n"),
+        ),
+        "a correct cache keyed on the pixels' bytes, dtype, shape and configuration",
+    ),
+    Mutant(
+        "ctl_refuses_huge",
+        None,
+        (
+            edit(
+                P,
+                "    if array.shape[0] == 0 or array.shape[1] == 0:\n",
+                "    if max(array.shape[:2]) > 3000:\n"
+                "        raise InputError(source, f'images up to 3000 pixels a side, got shape {array.shape}')\n"
+                "    if array.shape[0] == 0 or array.shape[1] == 0:\n",
+            ),
+        ),
+        "a stricter plugin: images over 3000 pixels a side are refused with InputError",
+    ),
+    Mutant(
+        "ctl_copy_crops",
+        None,
+        (edit(M, "crops.append((np.ascontiguousarray(crop), box))", "crops.append((crop.copy(), box))"),),
+        "an equivalent copy of each crop",
+    ),
 )
 
 # -- held out: written after the kit's version-2 checks were frozen, committed before their first run --
 HELD_OUT: tuple[Mutant, ...] = (
-    Mutant("big_float16_not_converted", "check_edge_inputs",
-           (edit(P, "        elif array.dtype == np.float16:  # OpenCV cannot resize float16\n"
-                    "            array = array.astype(np.float32)\n", ""),),
-           "a float16 image larger than 1024 pixels: OpenCV cannot resize float16", rare=True, held_out=True),
-    Mutant("big_bool_not_converted", "check_edge_inputs",
-           (edit(P, '        if array.dtype.kind == "b":\n            array = array.astype(np.uint8) * np.uint8(255)\n'
-                    '        elif array.dtype == np.float16:',
-                 '        if array.dtype == np.float16:'),),
-           "a bool image larger than 1024 pixels: OpenCV cannot resize bool", rare=True, held_out=True),
-    Mutant("grid_empty_patches", "check_offsets",
-           (edit(M, "    stops = np.maximum(stops, starts + 1)\n", ""),),
-           "the grid configuration on an image narrower or lower than the grid", rare=True, held_out=True),
-    Mutant("boxes_float", "check_offsets",
-           (edit(M, "boxes = np.stack([box for _crop, box in crops])",
-                 "boxes = np.stack([box for _crop, box in crops]).astype(np.float64)"),),
-           "every input: boxes in float", held_out=True),
-    Mutant("uint_bytes_reinterpreted", "check_determinism",
-           (edit(P, "        x = array.astype(np.float32)\n        x *= np.float32(1.0 / _SCALE[array.dtype])",
-                 "        x = np.frombuffer(array.tobytes(), dtype=array.dtype.name).reshape(array.shape).astype(np.float32)\n"
-                 "        x *= np.float32(1.0 / _SCALE[array.dtype])"),),
-           "uint16 pixels in non-native byte order are read as native", rare=True, held_out=True,
-           equivalent="since the pre-registered run, check_array converts every array to native byte order before "
-                      "this line, so the bytes it reads are native: no input gives other tokens"),
-    Mutant("two_channel_alpha_ignored", "check_shape_dtype",
-           (edit(P, "    if channels in (2, 4):  # colour + alpha: composite over the background\n",
-                 "    if channels == 4:  # colour + alpha: composite over the background\n"),),
-           "a grey + alpha image: two channels reach OpenCV's colour conversion", held_out=True),
-    Mutant("float_clipped_in_place", "check_determinism",
-           (edit(P, "        x = array.astype(np.float32, copy=False)\n",
-                 "        x = array.astype(np.float32, copy=False)\n"
-                 "        np.clip(x, 0.0, 1.0, out=x)  # guard the range\n"),),
-           "float32 pixels are clipped in the caller's own array: a read-only array crashes", rare=True,
-           held_out=True),
-    Mutant("float16_nan_unchecked", "check_input_spec",
-           (edit(P, '    if kind == "f":\n        if not np.isfinite(array).all():',
-                 '    if kind == "f" and array.dtype != np.float16:\n        if not np.isfinite(array).all():'),),
-           "NaN in a float16 image is not rejected", rare=True, held_out=True),
+    Mutant(
+        "big_float16_not_converted",
+        "check_edge_inputs",
+        (
+            edit(
+                P,
+                "        elif array.dtype == np.float16:  # OpenCV cannot resize float16\n"
+                "            array = array.astype(np.float32)\n",
+                "",
+            ),
+        ),
+        "a float16 image larger than 1024 pixels: OpenCV cannot resize float16",
+        rare=True,
+        held_out=True,
+    ),
+    Mutant(
+        "big_bool_not_converted",
+        "check_edge_inputs",
+        (
+            edit(
+                P,
+                '        if array.dtype.kind == "b":\n            array = array.astype(np.uint8) * np.uint8(255)\n'
+                "        elif array.dtype == np.float16:",
+                "        if array.dtype == np.float16:",
+            ),
+        ),
+        "a bool image larger than 1024 pixels: OpenCV cannot resize bool",
+        rare=True,
+        held_out=True,
+    ),
+    Mutant(
+        "grid_empty_patches",
+        "check_offsets",
+        (edit(M, "    stops = np.maximum(stops, starts + 1)\n", ""),),
+        "the grid configuration on an image narrower or lower than the grid",
+        rare=True,
+        held_out=True,
+    ),
+    Mutant(
+        "boxes_float",
+        "check_offsets",
+        (
+            edit(
+                M,
+                "boxes = np.stack([box for _crop, box in crops])",
+                "boxes = np.stack([box for _crop, box in crops]).astype(np.float64)",
+            ),
+        ),
+        "every input: boxes in float",
+        held_out=True,
+    ),
+    Mutant(
+        "uint_bytes_reinterpreted",
+        "check_determinism",
+        (
+            edit(
+                P,
+                "        x = array.astype(np.float32)\n        x *= np.float32(1.0 / _SCALE[array.dtype])",
+                "        x = np.frombuffer(array.tobytes(), dtype=array.dtype.name).reshape(array.shape).astype(np.float32)\n"
+                "        x *= np.float32(1.0 / _SCALE[array.dtype])",
+            ),
+        ),
+        "uint16 pixels in non-native byte order are read as native",
+        rare=True,
+        held_out=True,
+        equivalent="since the pre-registered run, check_array converts every array to native byte order before "
+        "this line, so the bytes it reads are native: no input gives other tokens",
+    ),
+    Mutant(
+        "two_channel_alpha_ignored",
+        "check_shape_dtype",
+        (
+            edit(
+                P,
+                "    if channels in (2, 4):  # colour + alpha: composite over the background\n",
+                "    if channels == 4:  # colour + alpha: composite over the background\n",
+            ),
+        ),
+        "a grey + alpha image: two channels reach OpenCV's colour conversion",
+        held_out=True,
+    ),
+    Mutant(
+        "float_clipped_in_place",
+        "check_determinism",
+        (
+            edit(
+                P,
+                "        x = array.astype(np.float32, copy=False)\n",
+                "        x = array.astype(np.float32, copy=False)\n"
+                "        np.clip(x, 0.0, 1.0, out=x)  # guard the range\n",
+            ),
+        ),
+        "float32 pixels are clipped in the caller's own array: a read-only array crashes",
+        rare=True,
+        held_out=True,
+    ),
+    Mutant(
+        "float16_nan_unchecked",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                '    if kind == "f":\n        if not np.isfinite(array).all():',
+                '    if kind == "f" and array.dtype != np.float16:\n        if not np.isfinite(array).all():',
+            ),
+        ),
+        "NaN in a float16 image is not rejected",
+        rare=True,
+        held_out=True,
+    ),
     # The pre-registered control tested `array.dtype == np.float16`, False for big-endian float16: it
     # refused float16 in one byte order and tokenized it in the other, and the kit killed it (rightly).
     # Corrected after the run: it now refuses float16 in any byte order.
-    Mutant("ctl_refuses_float16", None,
-           (edit(P, '    if kind == "f" and array.dtype.itemsize > 8:',
-                 '    if kind == "f" and array.dtype.itemsize == 2:\n'
-                 '        raise InputError(source, "float16 pixels are not supported; use float32")\n'
-                 '    if kind == "f" and array.dtype.itemsize > 8:'),),
-           "a stricter plugin: float16 refused with InputError (float32 and float64 still taken)", held_out=True),
+    Mutant(
+        "ctl_refuses_float16",
+        None,
+        (
+            edit(
+                P,
+                '    if kind == "f" and array.dtype.itemsize > 8:',
+                '    if kind == "f" and array.dtype.itemsize == 2:\n'
+                '        raise InputError(source, "float16 pixels are not supported; use float32")\n'
+                '    if kind == "f" and array.dtype.itemsize > 8:',
+            ),
+        ),
+        "a stricter plugin: float16 refused with InputError (float32 and float64 still taken)",
+        held_out=True,
+    ),
 )
 
 # -- post hoc: added after the pre-registered run (docs/contract-kit.md says why) ---------------
 POST_HOC: tuple[Mutant, ...] = (
-    Mutant("byte_order_not_normalised", "check_determinism",
-           (edit(P, "    if not array.dtype.isnative:  # big-endian TIFF or network data: same values, native order\n"
-                    "        array = array.astype(array.dtype.newbyteorder(\"=\"))\n", ""),),
-           "uint16 pixels in non-native byte order are refused (float ones taken): the pre-registered survivor's bug "
-           "class, on the fixed source", rare=True, post_hoc=True),
+    Mutant(
+        "byte_order_not_normalised",
+        "check_determinism",
+        (
+            edit(
+                P,
+                "    if not array.dtype.isnative:  # big-endian TIFF or network data: same values, native order\n"
+                '        array = array.astype(array.dtype.newbyteorder("="))\n',
+                "",
+            ),
+        ),
+        "uint16 pixels in non-native byte order are refused (float ones taken): the pre-registered survivor's bug "
+        "class, on the fixed source",
+        rare=True,
+        post_hoc=True,
+    ),
 )
 
 MUTANTS = MUTANTS + HELD_OUT + POST_HOC

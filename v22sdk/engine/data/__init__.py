@@ -31,16 +31,17 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..._paths import is_file
-from ...inputs import check_regular_file, looks_like_path, special_kind
 from ...contract import TokenBatch, load_batches, save_batches
 from ...errors import InputError
+from ...inputs import check_regular_file, looks_like_path, special_kind
 from ...modality import Modality
 from ...schema import ZONES
 
@@ -160,8 +161,11 @@ def _check_named(named: Path, given: str, registry, where: str, text_ok: bool) -
         st = os.stat(named)
     except (OSError, ValueError):
         if text_ok and looks_like_path(given, registry.extensions()):
-            raise InputError(where, f"input {given!r} looks like a file name but no such file exists next to "
-                                    "the manifest (add \"literal\": true to the line to read it as text)") from None
+            raise InputError(
+                where,
+                f"input {given!r} looks like a file name but no such file exists next to "
+                'the manifest (add "literal": true to the line to read it as text)',
+            ) from None
         return
     kind = special_kind(st.st_mode)
     if kind:
@@ -224,8 +228,13 @@ def example_key(ex: Example, modality: Modality, content: str | None = None) -> 
     # mypy checks a class object against Hashable with its instances' __hash__ (an unbound method
     # to it), so functools.cache's Hashable argument refuses every class: a gap in mypy, not here
     code = code_digest(type(modality))  # type: ignore[arg-type]
-    h.update(json.dumps([ex.modality, type(modality).__module__, getattr(modality, "version", None),
-                         modality.config(), code], sort_keys=True, default=str).encode())
+    h.update(
+        json.dumps(
+            [ex.modality, type(modality).__module__, getattr(modality, "version", None), modality.config(), code],
+            sort_keys=True,
+            default=str,
+        ).encode()
+    )
     h.update((content or content_digest(ex)).encode())
     return h.hexdigest()
 
@@ -262,8 +271,14 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("v22sdk")) / "tokens"
 
 
-def tokenize_examples(examples: Sequence[Example], registry=None, *, cache: bool = True,
-                      progress=None, contents: Sequence[str] | None = None) -> tuple[list[TokenBatch], str]:
+def tokenize_examples(
+    examples: Sequence[Example],
+    registry=None,
+    *,
+    cache: bool = True,
+    progress=None,
+    contents: Sequence[str] | None = None,
+) -> tuple[list[TokenBatch], str]:
     """Token batches of every example (cached) and the data set's digest. ``contents``: the
     examples' :func:`content_digest` when the caller has them (each input is read once)."""
     from ...plugins import get_registry
@@ -291,7 +306,9 @@ def tokenize_examples(examples: Sequence[Example], registry=None, *, cache: bool
         try:
             batches.append(m.tokenize_file(ex.input) if ex.is_file else m.tokenize(ex.input))
         except InputError as exc:
-            raise InputError(exc.source if ex.is_file else f"example {i + 1} ({ex.input[:30]!r})", exc.problem) from None
+            raise InputError(
+                exc.source if ex.is_file else f"example {i + 1} ({ex.input[:30]!r})", exc.problem
+            ) from None
         if progress:
             progress(i + 1, len(examples))
     if cache:
@@ -302,8 +319,9 @@ def tokenize_examples(examples: Sequence[Example], registry=None, *, cache: bool
     return batches, digest
 
 
-def make_split(examples: Sequence[Example], seed: int, val_frac: float = 0.1, test_frac: float = 0.1
-               ) -> dict[str, list[int]]:
+def make_split(
+    examples: Sequence[Example], seed: int, val_frac: float = 0.1, test_frac: float = 0.1
+) -> dict[str, list[int]]:
     """Deterministic split: pinned examples keep their split, the rest are permuted with ``seed``."""
     split: dict[str, list[int]] = {s: [] for s in SPLITS}
     free = []
@@ -314,8 +332,8 @@ def make_split(examples: Sequence[Example], seed: int, val_frac: float = 0.1, te
     n_test = int(round(n * test_frac)) if n >= 3 else 0
     n_val = int(round(n * val_frac)) if n >= 3 else 0
     split["test"] += order[:n_test]
-    split["val"] += order[n_test:n_test + n_val]
-    split["train"] += order[n_test + n_val:]
+    split["val"] += order[n_test : n_test + n_val]
+    split["train"] += order[n_test + n_val :]
     return {k: sorted(v) for k, v in split.items()}
 
 
@@ -343,13 +361,14 @@ def aux_targets(batches: Sequence[TokenBatch], registry=None) -> AuxTargets:
     for i, b in enumerate(batches):
         if b.modality not in plan_cache:
             schema = registry.get_class("modalities", b.modality).schema
-            rules = [(np.array([s.index for s in schema if rx.search(s.name)], dtype=np.int64), cls)
-                     for rx, cls in _A_RULES]
+            rules = [
+                (np.array([s.index for s in schema if rx.search(s.name)], dtype=np.int64), cls) for rx, cls in _A_RULES
+            ]
             tone = np.array([s.index for s in schema if _TONE.search(s.name)][:C_TARGET_DIM], dtype=np.int64)
             rel = np.array([s.index for s in schema if _REL.search(s.name)][:11], dtype=np.int64)
             plan_cache[b.modality] = (rules, tone, rel)
         rules, tone, rel = plan_cache[b.modality]
-        active = np.abs(b.attr) > 0                                                  # (N_tok, 384)
+        active = np.abs(b.attr) > 0  # (N_tok, 384)
         if active[:, lang].any():
             a[i] = 6
             for idx, cls in rules:
@@ -357,10 +376,10 @@ def aux_targets(batches: Sequence[TokenBatch], registry=None) -> AuxTargets:
                     a[i] = cls
                     break
         elif active.any():
-            zone_counts = [active[:, ZONES[z].start:ZONES[z].stop].sum() for z in ("vision", "audio")]
+            zone_counts = [active[:, ZONES[z].start : ZONES[z].stop].sum() for z in ("vision", "audio")]
             a[i] = 14 + int(np.argmax(zone_counts))
         if tone.size:
-            c[i, :tone.size] = b.attr[:, tone].mean(0)
+            c[i, : tone.size] = b.attr[:, tone].mean(0)
             c_mask[i] = 1.0
         if rel.size:
             s = b.attr[:, rel].sum(0)
@@ -389,8 +408,16 @@ class Dataset:
         return [ex.modality for ex in self.examples]
 
 
-def load_dataset(source, registry=None, *, sample: int | None = None, seed: int = 0, cache: bool = True,
-                 progress=None, modality: str | None = None) -> Dataset:
+def load_dataset(
+    source,
+    registry=None,
+    *,
+    sample: int | None = None,
+    seed: int = 0,
+    cache: bool = True,
+    progress=None,
+    modality: str | None = None,
+) -> Dataset:
     """Read, (optionally) sample N examples with ``seed`` before anything else, tokenize.
 
     ``modality``: see :func:`read_examples` (not used for already-tokenized shards, which name theirs).
@@ -432,8 +459,11 @@ def read_sharded(folder: str | os.PathLike[str]) -> tuple[list[Example], list[To
     batches, items = load_shards(folder)
     untargeted = [it["source"] for it in items if not str(it.get("target") or "").strip()]
     if untargeted:
-        raise InputError(str(folder), f"{len(untargeted)} tokenized input(s) have no target (first: "
-                                      f"{untargeted[0]}); tokenize a JSONL manifest with targets to train on it")
+        raise InputError(
+            str(folder),
+            f"{len(untargeted)} tokenized input(s) have no target (first: "
+            f"{untargeted[0]}); tokenize a JSONL manifest with targets to train on it",
+        )
     examples = [Example(it["source"], it["modality"], it["target"], False, it.get("split"), it["idx"]) for it in items]
     manifest = (Path(folder) / "manifest.json").read_bytes()
     return examples, batches, hashlib.sha256(manifest).hexdigest()[:24]

@@ -18,14 +18,29 @@ def data() -> None:
 
 @data.command("build-suite")
 @click.argument("out", type=click.Path(file_okay=False))
-@click.option("--size", type=click.Choice(["tiny", "small", "full"]), default="small", show_default=True,
-              help="tiny: ~210 examples (tests); small: ~1,800 (experiments on 2 CPU cores); full: ~5,700.")
-@click.option("--seed", type=click.IntRange(0, 2 ** 32 - 1), default=0, show_default=True,
-              help="Seeds every choice: splits, which examples a size keeps, voices' speed and pitch.")
-@click.option("--parts", default="handwriting,speech,instruments,text", show_default=True,
-              help="Comma-separated parts to build.")
-@click.option("--soundfont", type=click.Path(dir_okay=False), default=None,
-              help="FluidR3_GM.sf2, if not in /usr/share/sounds/sf2.")
+@click.option(
+    "--size",
+    type=click.Choice(["tiny", "small", "full"]),
+    default="small",
+    show_default=True,
+    help="tiny: ~210 examples (tests); small: ~1,800 (experiments on 2 CPU cores); full: ~5,700.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**32 - 1),
+    default=0,
+    show_default=True,
+    help="Seeds every choice: splits, which examples a size keeps, voices' speed and pitch.",
+)
+@click.option(
+    "--parts", default="handwriting,speech,instruments,text", show_default=True, help="Comma-separated parts to build."
+)
+@click.option(
+    "--soundfont",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="FluidR3_GM.sf2, if not in /usr/share/sounds/sf2.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the suite's suite.json instead of a summary.")
 def build_suite_command(out: str, size: str, seed: int, parts: str, soundfont: str | None, as_json: bool) -> None:
     """Build the real multimodal data suite into the new folder OUT, with no download.
@@ -48,14 +63,22 @@ def build_suite_command(out: str, size: str, seed: int, parts: str, soundfont: s
     """
     from .suite import build_suite, read_suite_info
 
-    manifest = build_suite(out, size=size, seed=seed, parts=[p.strip() for p in parts.split(",") if p.strip()],
-                           soundfont=soundfont, log=lambda line: click.echo(line, err=True))
+    manifest = build_suite(
+        out,
+        size=size,
+        seed=seed,
+        parts=[p.strip() for p in parts.split(",") if p.strip()],
+        soundfont=soundfont,
+        log=lambda line: click.echo(line, err=True),
+    )
     info = read_suite_info(manifest.parent)
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False, indent=1))
         return
-    click.echo(f"{manifest}  ({info['n']} examples, {info['files']['n']} files, "
-               f"{info['files']['bytes'] / 1e6:.1f} MB; size {size}, seed {seed})")
+    click.echo(
+        f"{manifest}  ({info['n']} examples, {info['files']['n']} files, "
+        f"{info['files']['bytes'] / 1e6:.1f} MB; size {size}, seed {seed})"
+    )
     click.echo(f"{'part':<12} {'train':>6} {'val':>6} {'test':>6}  split by")
     for part, c in info["counts"].items():
         s = c["by_split"]

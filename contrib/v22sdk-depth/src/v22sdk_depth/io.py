@@ -28,8 +28,9 @@ import json
 import math
 import os
 import struct
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 

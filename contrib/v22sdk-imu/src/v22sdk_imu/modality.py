@@ -25,7 +25,6 @@ from v22sdk import Encoding, InputError, InputSpec, Modality, Sample, Unit
 from . import features
 from .slots import SCHEMA
 
-
 #: Largest accepted |reading| (m/s² or rad/s): far beyond any accelerometer or gyroscope.
 MAX_ABS = 1e6
 

@@ -46,14 +46,23 @@ import json
 import os
 import shutil
 from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ....errors import InputError, V22Error
 from .common import DIGIT_LABELS, SPLITS, Record, sha256_file
 
-__all__ = ["build_suite", "verify_suite", "read_suite_info", "SIZES", "PARTS", "DIGIT_LABELS", "INSTRUMENT_LABELS",
-           "BUILDER_VERSION"]
+__all__ = [
+    "build_suite",
+    "verify_suite",
+    "read_suite_info",
+    "SIZES",
+    "PARTS",
+    "DIGIT_LABELS",
+    "INSTRUMENT_LABELS",
+    "BUILDER_VERSION",
+]
 
 #: bump when a change to the builder changes what a given (size, seed) produces
 BUILDER_VERSION = 1
@@ -72,21 +81,31 @@ INSTRUMENT_LABELS = _instrument_labels()
 
 #: per size and part, how much to keep per split (None: everything)
 SIZES: dict[str, dict[str, Any]] = {
-    "tiny": {"handwriting": {"train": 3, "val": 1, "test": 1},          # scans per digit
-             "speech": {"train": 2, "val": 1, "test": 1},               # voices
-             "instruments": ({"train": 2, "val": 1, "test": 1}, False),  # pitches per instrument, all velocities?
-             "text": {"train": 3, "val": 1, "test": 1}},                # strings per digit
-    "small": {"handwriting": {"train": 42, "val": 6, "test": 12},
-              "speech": {"train": 21, "val": 3, "test": 6},
-              "instruments": (None, False),
-              "text": {"train": 21, "val": 3, "test": 6}},
+    "tiny": {
+        "handwriting": {"train": 3, "val": 1, "test": 1},  # scans per digit
+        "speech": {"train": 2, "val": 1, "test": 1},  # voices
+        "instruments": ({"train": 2, "val": 1, "test": 1}, False),  # pitches per instrument, all velocities?
+        "text": {"train": 3, "val": 1, "test": 1},
+    },  # strings per digit
+    "small": {
+        "handwriting": {"train": 42, "val": 6, "test": 12},
+        "speech": {"train": 21, "val": 3, "test": 6},
+        "instruments": (None, False),
+        "text": {"train": 21, "val": 3, "test": 6},
+    },
     "full": {"handwriting": None, "speech": None, "instruments": (None, True), "text": None},
 }
 
 
-def build_suite(out: str | os.PathLike[str], *, size: str = "small", seed: int = 0,
-                parts: Iterable[str] = PARTS, soundfont: str | None = None,
-                log: Callable[[str], None] | None = None) -> Path:
+def build_suite(
+    out: str | os.PathLike[str],
+    *,
+    size: str = "small",
+    seed: int = 0,
+    parts: Iterable[str] = PARTS,
+    soundfont: str | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Path:
     """Build the suite into the folder ``out`` (new, or empty) and return its manifest's path.
 
     The folder is built under a temporary name next to ``out`` and renamed when complete, so
@@ -98,7 +117,7 @@ def build_suite(out: str | os.PathLike[str], *, size: str = "small", seed: int =
     log = log or (lambda _line: None)
     if size not in SIZES:
         raise InputError(f"size {size!r}", f"unknown suite size; choose one of {', '.join(SIZES)}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 32:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise InputError(f"seed {seed!r}", "the suite's seed must be an integer in [0, 2**32)")
     parts = list(dict.fromkeys(parts))
     unknown = [p for p in parts if p not in PARTS]
@@ -148,8 +167,9 @@ def _check_tools(parts: list[str], soundfont: str | None) -> None:
         find_soundfont(soundfont)
 
 
-def _build_parts(tmp: Path, parts: list[str], spec: dict[str, Any], seed: int, soundfont: str | None,
-                 log: Callable[[str], None]) -> tuple[list[Record], dict[str, dict]]:
+def _build_parts(
+    tmp: Path, parts: list[str], spec: dict[str, Any], seed: int, soundfont: str | None, log: Callable[[str], None]
+) -> tuple[list[Record], dict[str, dict]]:
     records: list[Record] = []
     sources: dict[str, dict] = {}
     for part in parts:
@@ -186,8 +206,9 @@ def _write_manifests(folder: Path, records: list[Record], parts: list[str]) -> N
         write(f"{part}.jsonl", [r for r in records if r.part == part])
 
 
-def _info(folder: Path, size: str, seed: int, parts: list[str], records: list[Record],
-          sources: dict[str, dict]) -> dict[str, Any]:
+def _info(
+    folder: Path, size: str, seed: int, parts: list[str], records: list[Record], sources: dict[str, dict]
+) -> dict[str, Any]:
     from .... import __version__
 
     counts: dict[str, Any] = {}
@@ -208,28 +229,38 @@ def _info(folder: Path, size: str, seed: int, parts: list[str], records: list[Re
         "seed": seed,
         "parts": parts,
         "command": f"v22sdk data build-suite OUT --size {size} --seed {seed}"
-                   + (f" --parts {','.join(parts)}" if parts != list(PARTS) else ""),
+        + (f" --parts {','.join(parts)}" if parts != list(PARTS) else ""),
         "labels": {"digits": list(DIGIT_LABELS), "instruments": list(INSTRUMENT_LABELS)},
         "n": len(records),
         "counts": counts,
         "sources": sources,
-        "files": {"n": sum(1 for p in files if p.suffix in (".png", ".wav")),
-                  "bytes": sum(p.stat().st_size for p in files if p.suffix in (".png", ".wav"))},
+        "files": {
+            "n": sum(1 for p in files if p.suffix in (".png", ".wav")),
+            "bytes": sum(p.stat().st_size for p in files if p.suffix in (".png", ".wav")),
+        },
         "manifests_sha256": {p.name: sha256_file(p) for p in files if p.suffix == ".jsonl"},
     }
 
 
 def _readme(info: dict[str, Any]) -> str:
-    lines = [f"v22sdk data suite (builder version {info['builder_version']}, size {info['size']}, seed {info['seed']})",
-             f"Rebuild: {info['command']}", "",
-             "Train on it: v22sdk train suite.jsonl -o model.pt  (splits are pinned in the manifest)", "",
-             "Sources, versions and licences:"]
+    lines = [
+        f"v22sdk data suite (builder version {info['builder_version']}, size {info['size']}, seed {info['seed']})",
+        f"Rebuild: {info['command']}",
+        "",
+        "Train on it: v22sdk train suite.jsonl -o model.pt  (splits are pinned in the manifest)",
+        "",
+        "Sources, versions and licences:",
+    ]
     for part, src in info["sources"].items():
         c = info["counts"][part]
-        lines += [f"- {part}: {src['name']}", f"    version: {src['version']}", f"    licence: {src['licence']}",
-                  f"    split: {src['split']}",
-                  f"    examples: {c['n']} (train {c['by_split']['train']}, val {c['by_split']['val']}, "
-                  f"test {c['by_split']['test']})"]
+        lines += [
+            f"- {part}: {src['name']}",
+            f"    version: {src['version']}",
+            f"    licence: {src['licence']}",
+            f"    split: {src['split']}",
+            f"    examples: {c['n']} (train {c['by_split']['train']}, val {c['by_split']['val']}, "
+            f"test {c['by_split']['test']})",
+        ]
     lines += ["", "SHA-256 of what was read: suite.json (sources); of every file written: the manifests."]
     return "\n".join(lines) + "\n"
 

@@ -16,7 +16,7 @@ Needs scikit-learn (the ``suite`` extra) and, for MFCCs, librosa (the ``test`` e
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ def token_features(batches) -> np.ndarray:
     """(N, 1920) float64: mean, std and max over each input's tokens of the 640 values."""
     out = np.zeros((len(batches), 3 * 640))
     for i, b in enumerate(batches):
-        t = np.concatenate([b.emb, b.attr], axis=1).astype(np.float64)             # (L, 640)
+        t = np.concatenate([b.emb, b.attr], axis=1).astype(np.float64)  # (L, 640)
         out[i] = np.concatenate([t.mean(0), t.std(0), t.max(0)])
     return out
 
@@ -57,10 +57,10 @@ def pixel_features(paths: Sequence[str], size: int = 32) -> np.ndarray:
 def mfcc_features(paths: Sequence[str], rate: int = 16000, n_mfcc: int = 20) -> np.ndarray:
     """(N, 4·n_mfcc): mean and std over frames of the MFCCs and of their deltas (librosa; 25 ms
     windows, 10 ms hop, at ``rate`` after a polyphase resample of the mono mix)."""
-    import librosa
-    import soundfile
     from math import gcd
 
+    import librosa
+    import soundfile
     from scipy.signal import resample_poly
 
     out = np.zeros((len(paths), 4 * n_mfcc))
@@ -70,10 +70,14 @@ def mfcc_features(paths: Sequence[str], rate: int = 16000, n_mfcc: int = 20) -> 
         if sr != rate:
             g = gcd(sr, rate)
             x = resample_poly(x, rate // g, sr // g)
-        m = librosa.feature.mfcc(y=x.astype(np.float32), sr=rate, n_mfcc=n_mfcc, n_fft=512,
-                                 win_length=400, hop_length=160)
-        d = librosa.feature.delta(m, width=min(9, m.shape[1] - (1 - m.shape[1] % 2))) if m.shape[1] >= 3 \
+        m = librosa.feature.mfcc(
+            y=x.astype(np.float32), sr=rate, n_mfcc=n_mfcc, n_fft=512, win_length=400, hop_length=160
+        )
+        d = (
+            librosa.feature.delta(m, width=min(9, m.shape[1] - (1 - m.shape[1] % 2)))
+            if m.shape[1] >= 3
             else np.zeros_like(m)
+        )
         out[i] = np.concatenate([m.mean(1), m.std(1), d.mean(1), d.std(1)])
     return out
 
@@ -115,6 +119,7 @@ def fit_logistic(x_train, y_train, x_val, y_val, *, grid: Sequence[float] = C_GR
 
 def nearest_neighbour(x_train: np.ndarray, y_train: Sequence[str], x: np.ndarray) -> np.ndarray:
     """The label of each row of ``x``'s most cosine-similar training row (ties: the first)."""
+
     def unit(a):
         n = np.linalg.norm(a, axis=1, keepdims=True)
         return a / np.where(n > 0, n, 1.0)

@@ -12,9 +12,10 @@ import hashlib
 import json
 import shutil
 import subprocess
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,8 +46,15 @@ class Record:
     sha256: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        d = {"input": self.input, "modality": self.modality, "target": self.target, "split": self.split,
-             "part": self.part, "group": self.group, "meta": self.meta}
+        d = {
+            "input": self.input,
+            "modality": self.modality,
+            "target": self.target,
+            "split": self.split,
+            "part": self.part,
+            "group": self.group,
+            "meta": self.meta,
+        }
         if self.sha256:
             d["sha256"] = self.sha256
         return d
@@ -117,8 +125,11 @@ def find_program(name: str, debian_package: str) -> str:
     """The path of the program ``name``; :class:`MissingDependency` naming it and its Debian package."""
     path = shutil.which(name)
     if path is None:
-        raise MissingDependency(f"the program {name!r}", f"install the Debian package '{debian_package}' "
-                                                         f"(apt-get install {debian_package}; scripts/ci_services.sh does)")
+        raise MissingDependency(
+            f"the program {name!r}",
+            f"install the Debian package '{debian_package}' "
+            f"(apt-get install {debian_package}; scripts/ci_services.sh does)",
+        )
     return path
 
 
@@ -132,8 +143,7 @@ def run_tool(args: Sequence[str], what: str, timeout: float = 600) -> subprocess
         raise V22Error(f"{what}: {args[0]} could not run: {exc}") from None
     if out.returncode != 0:
         err = out.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise V22Error(f"{what}: {Path(args[0]).name} exited with {out.returncode}"
-                       + (f": {err[-1]}" if err else ""))
+        raise V22Error(f"{what}: {Path(args[0]).name} exited with {out.returncode}" + (f": {err[-1]}" if err else ""))
     return out
 
 
@@ -142,8 +152,9 @@ def debian_version(package: str) -> str | None:
     if shutil.which("dpkg-query") is None:
         return None
     try:
-        out = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True,
-                             timeout=30)
+        out = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None

@@ -18,8 +18,8 @@ here measures new samples of known hands, not new hands.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -36,8 +36,9 @@ def require_sklearn() -> str:
         import sklearn.datasets  # noqa: F401  (the loader is what the suite needs)
         from sklearn import __version__
     except ImportError:
-        raise MissingDependency("the Python package 'scikit-learn'",
-                                "pip install scikit-learn (or: pip install 'v22sdk[suite]')") from None
+        raise MissingDependency(
+            "the Python package 'scikit-learn'", "pip install scikit-learn (or: pip install 'v22sdk[suite]')"
+        ) from None
     return __version__
 
 
@@ -71,8 +72,9 @@ def render(counts: np.ndarray) -> bytes:
     return buf.tobytes()
 
 
-def build(out: Path, seed: int, per_digit: dict[str, int] | None, log: Callable[[str], None]
-          ) -> tuple[list[Record], dict]:
+def build(
+    out: Path, seed: int, per_digit: dict[str, int] | None, log: Callable[[str], None]
+) -> tuple[list[Record], dict]:
     """Write the PNGs under ``out/handwriting/`` and return their records and the source's record.
 
     ``per_digit``: how many scans of each digit to keep per split (None: all 1,797)."""
@@ -99,10 +101,21 @@ def build(out: Path, seed: int, per_digit: dict[str, int] | None, log: Callable[
         data = render(images[i])
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_bytes(data)
-        records.append(Record(rel, "vision", DIGIT_LABELS[d], split_of[i], PART, f"scan:{i}",
-                              {"digit": d, "index": i}, sha256_bytes(data)))
-    arrays = sha256_bytes(np.ascontiguousarray(images, dtype=np.uint8).tobytes()
-                          + np.ascontiguousarray(target, dtype=np.uint8).tobytes())
+        records.append(
+            Record(
+                rel,
+                "vision",
+                DIGIT_LABELS[d],
+                split_of[i],
+                PART,
+                f"scan:{i}",
+                {"digit": d, "index": i},
+                sha256_bytes(data),
+            )
+        )
+    arrays = sha256_bytes(
+        np.ascontiguousarray(images, dtype=np.uint8).tobytes() + np.ascontiguousarray(target, dtype=np.uint8).tobytes()
+    )
     data_file = _data_file()
     source = {
         "name": "UCI Optical Recognition of Handwritten Digits (test set), as bundled by scikit-learn",
@@ -110,8 +123,10 @@ def build(out: Path, seed: int, per_digit: dict[str, int] | None, log: Callable[
         "version": f"scikit-learn {version}",
         "licence": "scikit-learn: BSD-3-Clause; the UCI data set: CC BY 4.0 (Alpaydin & Kaynak, 1998)",
         "writers": "13 (the UCI test set; not recorded per scan)",
-        "sha256": {"arrays (images as uint8, then targets as uint8)": arrays,
-                   **({f"file {data_file.name}": sha256_file(data_file)} if data_file else {})},
+        "sha256": {
+            "arrays (images as uint8, then targets as uint8)": arrays,
+            **({f"file {data_file.name}": sha256_file(data_file)} if data_file else {}),
+        },
         "rendering": f"ink = count/16, grey = 255·(1 − ink), {SIZE}×{SIZE} bicubic, 8-bit greyscale PNG",
         "split_by": "digit (stratified)",
         "split": "stratified by digit, seeded; writers are not recorded, so train and test share writers",

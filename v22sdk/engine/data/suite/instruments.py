@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import struct
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -39,11 +39,11 @@ INSTRUMENTS = (
     ("长笛", 73, "flute", "pipe", 60, 96),
 )
 PITCH_RANGE = (48, 96)
-BLOCK = 10               # semitones per block of the pitch split
+BLOCK = 10  # semitones per block of the pitch split
 PER_BLOCK = {"test": 2, "val": 1}
 VELOCITIES = (48, 80, 112)
-GAIN = 2.0              # fluidsynth -g (its default, 0.2, left the softest notes near -70 dBFS)
-SILENT_PEAK = 1e-4      # a clip whose peak is below this (-80 dBFS) is an error, not data
+GAIN = 2.0  # fluidsynth -g (its default, 0.2, left the softest notes near -70 dBFS)
+SILENT_PEAK = 1e-4  # a clip whose peak is below this (-80 dBFS) is an error, not data
 #: 32 kHz with 250 ticks per quarter at 120 bpm: one MIDI tick = 2 ms = 64 samples = one fluidsynth
 #: block, so every event falls on a block boundary
 RATE = 32000
@@ -53,7 +53,7 @@ TICKS_PER_QUARTER = 250  # at the default tempo of 120 bpm: 500 ticks per second
 #: the clip is [NOTE_AT, NOTE_AT + CLIP_S)
 SLOT_S, PRIMER_OFF, PRIMER_SILENCE, NOTE_AT = 2.25, 0.2, 0.24, 0.25
 NOTE_S, SILENCE_AFTER, CLIP_S, FADE_S = 1.0, 1.9, 1.5, 0.02
-NOTES_PER_RUN = 128      # notes per fluidsynth run (bounds the temporary float WAV to ~75 MB)
+NOTES_PER_RUN = 128  # notes per fluidsynth run (bounds the temporary float WAV to ~75 MB)
 SOUNDFONTS = ("/usr/share/sounds/sf2/FluidR3_GM.sf2", "/usr/share/soundfonts/FluidR3_GM.sf2")
 NOTE_NAMES = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B")
 
@@ -86,8 +86,10 @@ def find_soundfont(path: str | None = None) -> Path:
     for p in SOUNDFONTS:
         if Path(p).is_file():
             return Path(p)
-    raise MissingDependency("the soundfont FluidR3_GM.sf2",
-                            "install the Debian package 'fluid-soundfont-gm' (apt-get install fluid-soundfont-gm)")
+    raise MissingDependency(
+        "the soundfont FluidR3_GM.sf2",
+        "install the Debian package 'fluid-soundfont-gm' (apt-get install fluid-soundfont-gm)",
+    )
 
 
 def midi_file(notes: Sequence[tuple[int, int, int]]) -> bytes:
@@ -117,16 +119,20 @@ def midi_file(notes: Sequence[tuple[int, int, int]]) -> bytes:
     for k, (program, pitch, velocity) in enumerate(notes):
         t0 = k * tick(SLOT_S)
         on, off, silence = bytes([0x90, pitch, velocity]), bytes([0x80, pitch, 0]), bytes([0xB0, 120, 0])
-        events += [(t0, bytes([0xC0, program])), (t0, on), (t0 + tick(PRIMER_OFF), off),
-                   (t0 + tick(PRIMER_SILENCE), silence),
-                   (t0 + tick(NOTE_AT), on), (t0 + tick(NOTE_AT + NOTE_S), off),
-                   (t0 + tick(NOTE_AT + SILENCE_AFTER), silence)]
+        events += [
+            (t0, bytes([0xC0, program])),
+            (t0, on),
+            (t0 + tick(PRIMER_OFF), off),
+            (t0 + tick(PRIMER_SILENCE), silence),
+            (t0 + tick(NOTE_AT), on),
+            (t0 + tick(NOTE_AT + NOTE_S), off),
+            (t0 + tick(NOTE_AT + SILENCE_AFTER), silence),
+        ]
     track, last = b"", 0
     for t, ev in events + [(len(notes) * tick(SLOT_S), b"\xff\x2f\x00")]:
         track += vlq(t - last) + ev
         last = t
-    return (b"MThd" + struct.pack(">IHHH", 6, 0, 1, TICKS_PER_QUARTER)
-            + b"MTrk" + struct.pack(">I", len(track)) + track)
+    return b"MThd" + struct.pack(">IHHH", 6, 0, 1, TICKS_PER_QUARTER) + b"MTrk" + struct.pack(">I", len(track)) + track
 
 
 def render(exe: str, soundfont: Path, notes: Sequence[tuple[int, int, int]], tmp: Path):
@@ -140,10 +146,34 @@ def render(exe: str, soundfont: Path, notes: Sequence[tuple[int, int, int]], tmp
     fade[-n_fade:] = np.linspace(1.0, 0.0, n_fade)
     mid, wav = tmp / "notes.mid", tmp / "notes.wav"
     for first in range(0, len(notes), NOTES_PER_RUN):
-        chunk = notes[first:first + NOTES_PER_RUN]
+        chunk = notes[first : first + NOTES_PER_RUN]
         mid.write_bytes(midi_file(chunk))
-        run_tool([exe, "-n", "-i", "-q", "-R", "0", "-C", "0", "-g", str(GAIN), "-r", str(RATE), "-T", "wav",
-                  "-O", "float", "-F", str(wav), str(soundfont), str(mid)], "fluidsynth", timeout=3600)
+        run_tool(
+            [
+                exe,
+                "-n",
+                "-i",
+                "-q",
+                "-R",
+                "0",
+                "-C",
+                "0",
+                "-g",
+                str(GAIN),
+                "-r",
+                str(RATE),
+                "-T",
+                "wav",
+                "-O",
+                "float",
+                "-F",
+                str(wav),
+                str(soundfont),
+                str(mid),
+            ],
+            "fluidsynth",
+            timeout=3600,
+        )
         with soundfile.SoundFile(str(wav)) as fh:
             if fh.samplerate != RATE:  # pragma: no cover - fluidsynth honours -r
                 raise RuntimeError(f"fluidsynth wrote {fh.samplerate} Hz, not {RATE}")
@@ -153,8 +183,9 @@ def render(exe: str, soundfont: Path, notes: Sequence[tuple[int, int, int]], tmp
                 yield np.pad(audio, (0, clip - len(audio))) * fade
 
 
-def plan(seed: int, pitches_per_split: dict[str, int] | None, all_velocities: bool
-         ) -> list[tuple[str, int, str, int, int, str]]:
+def plan(
+    seed: int, pitches_per_split: dict[str, int] | None, all_velocities: bool
+) -> list[tuple[str, int, str, int, int, str]]:
     """The notes to render: (label, program, name, pitch, velocity, split), in a fixed order.
 
     ``pitches_per_split``: per instrument, how many of its pitches to keep in each split (chosen
@@ -180,8 +211,14 @@ def plan(seed: int, pitches_per_split: dict[str, int] | None, all_velocities: bo
     return notes
 
 
-def build(out: Path, seed: int, pitches_per_split: dict[str, int] | None, all_velocities: bool,
-          log: Callable[[str], None], soundfont: str | None = None) -> tuple[list[Record], dict]:
+def build(
+    out: Path,
+    seed: int,
+    pitches_per_split: dict[str, int] | None,
+    all_velocities: bool,
+    log: Callable[[str], None],
+    soundfont: str | None = None,
+) -> tuple[list[Record], dict]:
     """Render the notes under ``out/instruments/<program>/`` and return their records and the source's record."""
     exe = find_program("fluidsynth", "fluidsynth")
     sf2 = find_soundfont(soundfont)
@@ -197,15 +234,31 @@ def build(out: Path, seed: int, pitches_per_split: dict[str, int] | None, all_ve
             if np.abs(clip).max() < SILENT_PEAK:
                 from ....errors import V22Error
 
-                raise V22Error(f"fluidsynth rendered silence for the {name} at {note_name(pitch)} (MIDI {pitch}, "
-                               f"velocity {velocity}): {sf2} has no sample there")
+                raise V22Error(
+                    f"fluidsynth rendered silence for the {name} at {note_name(pitch)} (MIDI {pitch}, "
+                    f"velocity {velocity}): {sf2} has no sample there"
+                )
             digest = write_wav(out / rel, clip, RATE)
-            records.append(Record(rel, "audio", label, split, PART, f"pitch:{pitch}",
-                                  {"instrument": name, "program": program, "pitch": pitch,
-                                   "note": note_name(pitch), "velocity": velocity,
-                                   "peak": round(float(np.abs(clip).max()), 4),
-                                   "rms_dbfs": round(float(20 * np.log10(np.sqrt(np.mean(clip ** 2)) + 1e-12)), 1)},
-                                  digest))
+            records.append(
+                Record(
+                    rel,
+                    "audio",
+                    label,
+                    split,
+                    PART,
+                    f"pitch:{pitch}",
+                    {
+                        "instrument": name,
+                        "program": program,
+                        "pitch": pitch,
+                        "note": note_name(pitch),
+                        "velocity": velocity,
+                        "peak": round(float(np.abs(clip).max()), 4),
+                        "rms_dbfs": round(float(20 * np.log10(np.sqrt(np.mean(clip**2)) + 1e-12)), 1),
+                    },
+                    digest,
+                )
+            )
     splits = pitch_splits(seed)
     source = {
         "name": "FluidR3 General MIDI soundfont (Frank Wen), rendered by FluidSynth",
@@ -213,12 +266,14 @@ def build(out: Path, seed: int, pitches_per_split: dict[str, int] | None, all_ve
         "licence": "FluidR3_GM.sf2: MIT (Debian copyright file of fluid-soundfont-gm); FluidSynth: LGPL-2.1-or-later",
         "soundfont": str(sf2),
         "sha256": {sf2.name: sha256_file(sf2)},
-        "instruments": [{"label": lab, "program": prog, "name": name, "family": fam, "pitches": [lo, hi]}
-                        for lab, prog, name, fam, lo, hi in INSTRUMENTS],
+        "instruments": [
+            {"label": lab, "program": prog, "name": name, "family": fam, "pitches": [lo, hi]}
+            for lab, prog, name, fam, lo, hi in INSTRUMENTS
+        ],
         "pitches_by_split": {s: [p for p in sorted(splits) if splits[p] == s] for s in ("train", "val", "test")},
         "rendering": f"fluidsynth -R 0 -C 0 -g {GAIN} -r {RATE} -O float; per {SLOT_S} s slot a {PRIMER_OFF} s primer "
-                     f"of the same note, then the note for {NOTE_S} s; "
-                     f"clip {CLIP_S} s, mono, {FADE_S * 1000:.0f} ms fade-out, 16-bit WAV",
+        f"of the same note, then the note for {NOTE_S} s; "
+        f"clip {CLIP_S} s, mono, {FADE_S * 1000:.0f} ms fade-out, 16-bit WAV",
         "split_by": "pitch",
         "split": "by MIDI pitch: val and test pitches are never played in training by any instrument",
     }

@@ -20,20 +20,37 @@ MBROLA voices are not used (their data is not installed by ``espeak-ng``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ....errors import MissingDependency
-from .common import (DIGIT_LABELS, Record, debian_version, find_program, first_per_split, rng_for, run_tool,
-                     sha256_file, sha256_files, split_groups)
+from .common import (
+    DIGIT_LABELS,
+    Record,
+    debian_version,
+    find_program,
+    first_per_split,
+    rng_for,
+    run_tool,
+    sha256_file,
+    sha256_files,
+    split_groups,
+)
 
 PART = "speech"
 ENGLISH_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 PINYIN = ("ling2", "yi1", "er4", "san1", "si4", "wu3", "liu4", "qi1", "ba1", "jiu3")
 #: espeak-ng voice name → its language file under ``lang/``
-ENGLISH_ACCENTS = {"en-gb": "gmw/en", "en-us": "gmw/en-US", "en-gb-scotland": "gmw/en-GB-scotland",
-                   "en-gb-x-gbclan": "gmw/en-GB-x-gbclan", "en-gb-x-rp": "gmw/en-GB-x-rp",
-                   "en-gb-x-gbcwmd": "gmw/en-GB-x-gbcwmd", "en-029": "gmw/en-029", "en-us-nyc": "gmw/en-US-nyc"}
+ENGLISH_ACCENTS = {
+    "en-gb": "gmw/en",
+    "en-us": "gmw/en-US",
+    "en-gb-scotland": "gmw/en-GB-scotland",
+    "en-gb-x-gbclan": "gmw/en-GB-x-gbclan",
+    "en-gb-x-rp": "gmw/en-GB-x-rp",
+    "en-gb-x-gbcwmd": "gmw/en-GB-x-gbcwmd",
+    "en-029": "gmw/en-029",
+    "en-us-nyc": "gmw/en-US-nyc",
+}
 MANDARIN = ("cmn-latn-pinyin", "sit/cmn-Latn-pinyin")
 SPEED = (130, 210)
 PITCH = (25, 75)
@@ -61,8 +78,9 @@ def variants(data: Path) -> list[str]:
     return names
 
 
-def build(out: Path, seed: int, voices_per_split: dict[str, int] | None, log: Callable[[str], None]
-          ) -> tuple[list[Record], dict]:
+def build(
+    out: Path, seed: int, voices_per_split: dict[str, int] | None, log: Callable[[str], None]
+) -> tuple[list[Record], dict]:
     """Synthesise the clips under ``out/speech/<variant>/`` and return their records and the
     source's record. ``voices_per_split``: variants kept per split (None: all)."""
     exe, data, version = espeak()
@@ -87,30 +105,72 @@ def build(out: Path, seed: int, voices_per_split: dict[str, int] | None, log: Ca
                 words = ENGLISH_WORDS[d] if lang == "en" else PINYIN[d]
                 rel = f"{PART}/{variant}/{lang}_{d}.wav"
                 (out / rel).parent.mkdir(parents=True, exist_ok=True)
-                run_tool([exe, "-v", f"{accent}+{variant}", "-s", str(speed), "-p", str(pitch), "-a", str(amplitude),
-                          "-w", str(out / rel), words], f"espeak-ng ({rel})", timeout=60)
-                records.append(Record(rel, "audio", DIGIT_LABELS[d], split_of[variant], PART, f"voice:{variant}",
-                                      {"digit": d, "language": lang, "voice": f"{accent}+{variant}", "text": words,
-                                       "speed_wpm": speed, "pitch": pitch, "amplitude": amplitude},
-                                      sha256_file(out / rel)))
+                run_tool(
+                    [
+                        exe,
+                        "-v",
+                        f"{accent}+{variant}",
+                        "-s",
+                        str(speed),
+                        "-p",
+                        str(pitch),
+                        "-a",
+                        str(amplitude),
+                        "-w",
+                        str(out / rel),
+                        words,
+                    ],
+                    f"espeak-ng ({rel})",
+                    timeout=60,
+                )
+                records.append(
+                    Record(
+                        rel,
+                        "audio",
+                        DIGIT_LABELS[d],
+                        split_of[variant],
+                        PART,
+                        f"voice:{variant}",
+                        {
+                            "digit": d,
+                            "language": lang,
+                            "voice": f"{accent}+{variant}",
+                            "text": words,
+                            "speed_wpm": speed,
+                            "pitch": pitch,
+                            "amplitude": amplitude,
+                        },
+                        sha256_file(out / rel),
+                    )
+                )
     used_lang = sorted({data / "lang" / f for f in [*ENGLISH_ACCENTS.values(), MANDARIN[1]]})
-    read = [data / f for f in ("phontab", "phonindex", "phondata", "intonations", "en_dict", "cmn_dict")] \
-        + used_lang + [data / "voices" / "!v" / v for v in chosen]
+    read = (
+        [data / f for f in ("phontab", "phonindex", "phondata", "intonations", "en_dict", "cmn_dict")]
+        + used_lang
+        + [data / "voices" / "!v" / v for v in chosen]
+    )
     source = {
         "name": "espeak-ng speech synthesiser",
-        "version": version + (f" (Debian espeak-ng-data {debian_version('espeak-ng-data')})"
-                              if debian_version("espeak-ng-data") else ""),
+        "version": version
+        + (f" (Debian espeak-ng-data {debian_version('espeak-ng-data')})" if debian_version("espeak-ng-data") else ""),
         "licence": "espeak-ng: GPL-3.0-or-later; its synthesised output is not covered by the GPL",
         "program": exe,
-        "sha256": {"data files read (phoneme tables, en/cmn dictionaries, 9 language files, the variants used)":
-                   sha256_files([p for p in read if p.is_file()], data)},
-        "voices": {"all": names, "used": chosen,
-                   "by_split": {s: [v for v in chosen if split_of[v] == s] for s in ("train", "val", "test")}},
-        "english_accents": accents, "mandarin": MANDARIN[0],
+        "sha256": {
+            "data files read (phoneme tables, en/cmn dictionaries, 9 language files, the variants used)": sha256_files(
+                [p for p in read if p.is_file()], data
+            )
+        },
+        "voices": {
+            "all": names,
+            "used": chosen,
+            "by_split": {s: [v for v in chosen if split_of[v] == s] for s in ("train", "val", "test")},
+        },
+        "english_accents": accents,
+        "mandarin": MANDARIN[0],
         "parameters": {"speed_wpm": list(SPEED), "pitch": list(PITCH), "amplitude": list(AMPLITUDE)},
         "split_by": "voice",
         "split": "by voice variant: val and test variants are never heard in training, in either language",
         "determinism": "espeak-ng output was bit-identical across runs on the machine that built the reference "
-                       "suite; each file's SHA-256 is in the manifest",
+        "suite; each file's SHA-256 is in the manifest",
     }
     return records, source
