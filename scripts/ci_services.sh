@@ -61,10 +61,12 @@ fi
 # names what is missing and those tests skip (fail where every test must run, like the blocks above).
 ood_packages=()
 [ -f /usr/share/asterisk/sounds/en_US_f_Allison/digits/0.wav ] || ood_packages+=(asterisk-core-sounds-en-wav)
+# the prompts' transcripts (which prompts say a digit) ship in the separate documentation package
+[ -f /usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz ] || ood_packages+=(asterisk-core-sounds-en)
 [ -d /usr/share/gcin-voice/ogg ] || ood_packages+=(gcin-voice)
 [ -f /usr/share/games/fortunes/tang300 ] || ood_packages+=(fortunes-zh)
 if [ ${#ood_packages[@]} -eq 0 ]; then
-    echo "ci_services: recordings for the open-set set present: asterisk sounds, gcin-voice, fortunes-zh"
+    echo "ci_services: recordings for the open-set set present: asterisk sounds and transcripts, gcin-voice, fortunes-zh"
 elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
