@@ -187,3 +187,26 @@ def test_jaccard_candidates_hold_every_turn_at_the_threshold(data, max_postings)
             assert want <= got, (r, need, sorted(want - got)[:5])
             if idx._tally is not None:
                 assert not idx._tally.any()
+
+
+def test_posting_lists_forget_removed_turns(data):
+    """A removed turn leaves the posting lists (in bulk, once they are a quarter dead), and a removed
+    id added again is listed once, so the shared-name counts stay exact."""
+    w, vocab, ids, units, masks, counts = data
+    idx = AnnIndex()
+    idx.build(ids[:400], units[:400], masks[:400])
+    bit = int(np.flatnonzero(np.unpackbits(np.ascontiguousarray(masks[9]).view(np.uint8), bitorder="little"))[0])
+    listed = idx.postings.size(bit)
+    assert 10 in idx.postings.get(bit).tolist()
+    assert idx.remove([10]) == 1 and idx.removed == 1  # one dead id: kept until the bulk drop
+    idx.add(ids[9:10], units[9:10], masks[9:10])  # id 10 again
+    assert idx.postings.get(bit).tolist().count(10) == 1 and idx.postings.size(bit) == listed
+    assert idx.removed == 0
+    gone = np.arange(1, 151)  # over a quarter of 400: the lists drop every removed id
+    assert idx.remove(gone.tolist()) == 150
+    assert idx.removed == 0
+    total = sum(idx.postings.size(b) for b in range(len(idx.postings.sizes)))
+    live = int(np.unpackbits(np.ascontiguousarray(masks[150:400]).view(np.uint8), axis=1).sum())
+    assert total == live and not np.isin(idx.postings.get(bit), gone).any()
+    q, qm, qc = units[[200]], masks[[200]], counts[[200]]
+    assert idx.search(q, qm, qc, k=1)[0][0, 0] == 201

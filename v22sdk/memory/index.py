@@ -100,6 +100,14 @@ class _Postings:
             arr[size : size + len(new)] = new
             self.sizes[b] = size + len(new)
 
+    def keep(self, alive: np.ndarray) -> None:
+        """Drop from every list the ids that are not ``alive`` (order kept)."""
+        for b, (arr, size) in enumerate(zip(self.lists, self.sizes)):
+            ids = arr[:size]
+            kept = ids[alive[ids]]
+            arr[: len(kept)] = kept
+            self.sizes[b] = len(kept)
+
     def get(self, bit: int) -> np.ndarray:
         return self.lists[bit][: self.sizes[bit]] if bit < len(self.lists) else np.empty(0, np.int64)
 
@@ -158,6 +166,7 @@ class AnnIndex:
         self._count_rarest: int | None = COUNT_RAREST
         self.n = 0
         self.hwm = 0  # highest turn id added
+        self.removed = 0  # removed turns still listed in the posting lists (dropped in bulk)
 
     def __len__(self) -> int:
         return self.n
@@ -233,6 +242,8 @@ class AnnIndex:
             fresh = ~self.alive[ids[ids < len(self.alive)]]
             if ids.min() < 1 or not fresh.all():
                 raise MemoryStoreError("memory index: turn ids must be new and positive")
+            if self.removed and ids.min() <= self.hwm:  # a removed id may come back: list it once
+                self._drop_removed()
             self._grow(int(ids.max()), masks.shape[1])
             units = np.ascontiguousarray(units, np.float32)
             self.units[ids] = units
@@ -253,7 +264,14 @@ class AnnIndex:
                 self.alive[ids] = False
                 self.ivf.remove_ids(ids)
                 self.n -= len(ids)
+                self.removed += len(ids)
+                if 4 * self.removed > self.n + self.removed:  # over a quarter of the listed ids: amortised
+                    self._drop_removed()
             return len(ids)
+
+    def _drop_removed(self) -> None:
+        self.postings.keep(self.alive)
+        self.removed = 0
 
     def nbytes(self) -> int:
         """Bytes held: our arrays, the posting lists and FAISS's inverted lists and centroids."""
