@@ -4,6 +4,7 @@
     python scripts/mutation_score.py --target hello --only peak_unclipped,dither
     python scripts/mutation_score.py --kit-from 2b4b037   # the same suite against an older kit
     python scripts/mutation_score.py --write results/kit/mutation-score.json
+    python scripts/mutation_score.py --set held-out-2 --write results/kit/mutation-score-held-out-2.json
 
 Each mutant (tests/kit/mutants/) is a copy of a real plugin with a few exact text edits that break
 one contract rule; a control breaks none. The script copies the plugin package into a temporary
@@ -16,6 +17,10 @@ development set, held-out set), the controls killed, and the kit's CPU time per 
 the unmutated plugins, and with ``--write`` records them with :func:`v22sdk.evidence.write_result`.
 
 The criterion below was fixed before the held-out mutants were ever run (see docs/contract-kit.md).
+``--set held-out-2`` runs the second pre-registered round instead (the mutants marked ``round=2``,
+written after the first round's post-hoc fixes), judged by ``CRITERION_2``, which was committed with
+those mutants before any run of the kit against them. The default set (``all``) and ``dev`` and
+``held-out`` are the first round's suite, unchanged.
 """
 
 from __future__ import annotations
@@ -49,6 +54,21 @@ CRITERION = {
     "targets": {"hello": ["{}", "{'frame_seconds': 0.2}"], "vision": ["{}", "{'grid': 2}"]},
     "survivors": "every surviving rule-breaking mutant is reported; one shown afterwards, with a stated input, not to "
     "break any rule is reported as equivalent, never silently dropped from the count",
+}
+
+#: The second round (``--set held-out-2``), fixed with its mutants before their first run, the kit and
+#: the plugins unchanged since (pre-registration: the commit that adds this is cited in the docs).
+CRITERION_2 = {
+    **CRITERION,
+    "round": 2,
+    "kill_rate_of": "the round-2 rule-breaking mutants only (HELD_OUT_2 of tests/kit/mutants/hello.py and vision.py: "
+    "13 of hello, 9 of vision), never run against the kit before this criterion was committed",
+    "controls": "the round-2 controls (2 of hello, 2 of vision): none may be killed",
+    "equivalent": "a round-2 mutant counts as equivalent only when, after the run, it is shown with a stated input "
+    "(or a stated argument over every input) to break no rule; it is reported by name and the kill rate is given "
+    "both ways, with it set aside and with it counted as a survivor; the verdict 'met' is stated for each",
+    "kit_and_plugins": "v22sdk/testing/, contrib/v22sdk-hello and plugins/v22sdk_vision as at the pre-registration "
+    "commit; a survivor is investigated, not fixed, within this round",
 }
 
 
@@ -203,7 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", action="append", help="hello or vision (default: both)")
     ap.add_argument("--only", default="", help="comma-separated mutant names")
-    ap.add_argument("--set", choices=["all", "dev", "held-out"], default="all", help="which mutants to run")
+    ap.add_argument(
+        "--set",
+        choices=["all", "dev", "held-out", "held-out-2"],
+        default="all",
+        help="which mutants to run: the first round's suite (all, dev, held-out) or the second round (held-out-2)",
+    )
     ap.add_argument("--kit-from", default=None, metavar="COMMIT", help="run the kit of an older commit instead")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per mutant")
     ap.add_argument("--write", default=None, metavar="PATH", help="record the result file here")
@@ -246,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
             for mutant in mutants:
                 if only and mutant.name not in only:
                     continue
-                if args.set == "dev" and mutant.held_out or args.set == "held-out" and not mutant.held_out:
+                if not _selected(mutant, args.set, bool(only)):
                     continue
                 res = run_one(target, mutant, old_kit, args.timeout)
                 killed = next((c for c in res.get("configs", []) if c.get("killed_by")), None)
@@ -256,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
                     "rule": mutant.rule,
                     "control": mutant.control,
                     "held_out": mutant.held_out,
+                    "round": mutant.round,
                     "post_hoc": mutant.post_hoc,
                     "equivalent": mutant.equivalent,
                     "rare": mutant.rare,
@@ -282,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{row['cpu_seconds']:6.1f}s  {row['error'] or row['reason'][:90]}",
                     flush=True,
                 )
-    summary = summarise(rows, timings)
+    criterion = CRITERION_2 if args.set == "held-out-2" else CRITERION
+    summary = summarise(rows, timings, criterion)
     print(json.dumps(summary["totals"], indent=1))
     if args.write:
         from v22sdk.evidence import write_result
@@ -294,15 +321,28 @@ def main(argv: list[str] | None = None) -> int:
                 "mutants": rows,
                 "reference_runs": timings,
                 "kit": args.kit_from or "current",
+                "set": args.set,
             },
             tables=summary["tables"],
-            criterion=CRITERION,
+            criterion=criterion,
         )
         print(f"wrote {args.write}")
     return 0
 
 
+def _selected(mutant: Any, chosen: str, named: bool) -> bool:
+    """Whether ``--set chosen`` runs ``mutant``: the first round's sets never include round 2 (their counts
+    stay as published) unless the mutant is named with ``--only``."""
+    if chosen == "held-out-2":
+        return mutant.round == 2
+    if mutant.round != 1:
+        return named and chosen == "all"
+    return chosen == "all" or (chosen == "held-out") == bool(mutant.held_out)
+
+
 def _set(mutant: Any) -> str:
+    if mutant.round != 1:
+        return f"held-out {mutant.round}"
     return "held-out" if mutant.held_out else "post hoc" if mutant.post_hoc else "dev"
 
 
@@ -312,8 +352,13 @@ def _rate(rows: list[dict[str, Any]]) -> tuple[int, int]:
     return sum(r["killed"] for r in breaking), len(breaking)
 
 
-def summarise(rows: list[dict[str, Any]], timings: dict[str, Any]) -> dict[str, Any]:
+def summarise(
+    rows: list[dict[str, Any]], timings: dict[str, Any], criterion: dict[str, Any] = CRITERION
+) -> dict[str, Any]:
     killed, total = _rate(rows)
+    # the same rate with every equivalent mutant counted as a survivor (the criterion asks for both)
+    strict = [r for r in rows if not r["control"]]
+    strict_killed, strict_total = sum(r["killed"] for r in strict), len(strict)
     held_killed, held_total = _rate([r for r in rows if r["held_out"]])
     rare_killed, rare_total = _rate([r for r in rows if r["rare"]])
     controls = [r for r in rows if r["control"]]
@@ -326,6 +371,9 @@ def summarise(rows: list[dict[str, Any]], timings: dict[str, Any]) -> dict[str, 
         "killed": killed,
         "mutants": total,
         "kill_rate": round(killed / total, 4) if total else None,
+        "killed_counting_equivalent": strict_killed,
+        "mutants_counting_equivalent": strict_total,
+        "kill_rate_counting_equivalent": round(strict_killed / strict_total, 4) if strict_total else None,
         "held_out_killed": held_killed,
         "held_out": held_total,
         "rare_killed": rare_killed,
@@ -337,13 +385,18 @@ def summarise(rows: list[dict[str, Any]], timings: dict[str, Any]) -> dict[str, 
         "cpu_seconds_per_configuration": seconds,
         "max_cpu_seconds_per_configuration": max(seconds.values()) if seconds else None,
     }
-    totals["criterion_met"] = bool(
-        total
-        and killed / total >= CRITERION["kill_rate_min"]
-        and totals["controls_killed"] <= CRITERION["controls_killed_max"]
-        and seconds
-        and max(seconds.values()) <= CRITERION["seconds_per_configuration_max"]
-    )
+
+    def met(k: int, n: int) -> bool:
+        return bool(
+            n
+            and k / n >= criterion["kill_rate_min"]
+            and totals["controls_killed"] <= criterion["controls_killed_max"]
+            and seconds
+            and max(seconds.values()) <= criterion["seconds_per_configuration_max"]
+        )
+
+    totals["criterion_met"] = met(killed, total)
+    totals["criterion_met_counting_equivalent"] = met(strict_killed, strict_total)
 
     def pct(k: int, n: int) -> str:
         return f"{k}/{n} ({100 * k / n:.1f} %)" if n else "-"
@@ -374,7 +427,13 @@ def summarise(rows: list[dict[str, Any]], timings: dict[str, Any]) -> dict[str, 
             r["target"],
             r["mutant"],
             "control" if r["control"] else (r["rule"] or ""),
-            "held-out" if r["held_out"] else "post hoc" if r.get("post_hoc") else "dev",
+            f"held-out {r['round']}"
+            if r.get("round", 1) != 1
+            else "held-out"
+            if r["held_out"]
+            else "post hoc"
+            if r.get("post_hoc")
+            else "dev",
             "yes" if r["rare"] else "",
             r["where"],
             (

@@ -2,8 +2,9 @@
 
 The fast tests keep the suite well formed: every mutant still applies to the plugin's current
 source (a plugin change that moves a mutant's text fails here, naming the mutant to update), names
-are unique, rules are real checks. The slow test runs the whole suite and holds the score to the
-criterion fixed before the held-out mutants were run.
+are unique, rules are real checks, the second held-out round stays apart from the first. The slow
+test runs the first round's suite and holds the score to the criterion fixed before its held-out
+mutants were run (the second round is run by ``scripts/mutation_score.py --set held-out-2``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,25 @@ def test_the_suite_is_large_enough_and_well_formed():
     assert {m.rule for m in breaking} <= set(list_checks(level="error"))
     for target, _ in SUITES.values():
         assert target.folder.is_dir() and target.configs
+
+
+def test_the_second_held_out_round_is_well_formed_and_apart_from_the_first():
+    """Round 2 (``--set held-out-2``): at least 12 rule-breaking mutants over both targets, half of them
+    on rare inputs, 3 controls or more; the first round's sets (the slow test's ``all``) do not see it."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from mutation_score import _selected
+
+    second = [m for _, _, m in ALL if m.round == 2]
+    breaking = [m for m in second if not m.control]
+    assert len(breaking) >= 12 and sum(m.rare for m in breaking) * 2 >= len(breaking)
+    assert sum(m.control for m in second) >= 3
+    assert all(m.held_out and not m.post_hoc and not m.equivalent for m in second)
+    assert {n for n, _, m in ALL if m.round == 2} == set(SUITES)
+    for _, _, m in ALL:
+        assert _selected(m, "held-out-2", False) == (m.round == 2)
+        for chosen in ("all", "dev", "held-out"):
+            assert not (_selected(m, chosen, False) and m.round == 2)
+    assert sum(_selected(m, "all", False) for _, _, m in ALL) == 66  # the first round's 55 + 11 controls
 
 
 @pytest.mark.slow

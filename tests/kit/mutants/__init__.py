@@ -9,6 +9,10 @@ survive. ``where`` says which inputs show the bug and ``rare`` marks those the p
 before any run of the kit against them (see docs/contract-kit.md, "The mutation score");
 ``post_hoc`` ones were added after the pre-registered run, and ``equivalent`` says why a mutant is
 shown (by a stated input) to break no rule on the current source: it is reported, not counted.
+``round=2`` marks the second pre-registered held-out round (``HELD_OUT_2`` in each target's module,
+``scripts/mutation_score.py --set held-out-2``): written after the first round's post-hoc fixes,
+committed with their criterion before any run of the kit against them. They are ``held_out`` too,
+but kept out of the first round's sets (``all``, ``dev``, ``held-out``), whose counts stay as they were.
 
 ``scripts/mutation_score.py`` copies the package into a temporary folder, applies the edits, and
 runs the kit on every configuration of the :class:`Target` in a new process.
@@ -41,6 +45,7 @@ class Mutant:
     held_out: bool = False
     post_hoc: bool = False
     equivalent: str = ""
+    round: int = 1
 
     @property
     def control(self) -> bool:

@@ -598,4 +598,264 @@ HELD_OUT: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT
+# -- held out, round 2: written after the first round's post-hoc fixes, committed with their
+# criterion (scripts/mutation_score.py, CRITERION_2) before any run of the kit against them --
+SIZE = "        size = max(1, int(round(self.frame_seconds * sample_rate)))\n"
+RENORM = "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n"
+HELD_OUT_2: tuple[Mutant, ...] = (
+    Mutant(
+        "long_emb_smoothed",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                RENORM,
+                RENORM + "        if n > 20_000:  # long recordings: smooth each embedding with its predecessor\n"
+                "            emb[1:] = (emb[1:] + emb[:-1]) / 2.0\n",
+            ),
+        ),
+        "signals longer than 20000 samples whose neighbouring frames differ: the mean of two unit vectors is shorter",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "position_of_padded_centre",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                '"hello.time.position": np.clip((starts / sample_rate + ends) / 2.0 / duration, 0.0, 1.0),',
+                '"hello.time.position": (starts + size / 2.0) / n,',
+            ),
+        ),
+        "a last frame less than half full: the centre of the zero-padded frame lies past the signal's end",
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "hires_decimated_end",
+        "check_offsets",
+        (
+            edit(
+                M,
+                "        x = as_signal(data)\n        n = x.size\n",
+                "        x = as_signal(data)\n"
+                "        if sample_rate > 96_000:  # hi-res: decimate by 2 first (the bands stop at 48 kHz anyway)\n"
+                "            x = x[::2]\n"
+                "            sample_rate = sample_rate / 2.0\n"
+                "        n = x.size\n",
+            ),
+        ),
+        "an odd number of samples above 96 kHz: the last end is one sample past the signal's end",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "single_frame_squeezed",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                '        return Encoding(emb.astype(np.float32), attr, {"time": time})\n',
+                '        return Encoding(emb.astype(np.float32).squeeze(), attr, {"time": time})\n',
+            ),
+        ),
+        "a signal of one frame: emb has shape (256,), not (1, 256)",
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "float64_peak_normalised",
+        "check_finite",
+        (
+            edit(
+                M,
+                "    return x\n\n\ndef _band_matrix",
+                "    if data.dtype == np.float64:  # studio data: normalise to its peak\n"
+                "        x = x / np.abs(x).max()\n"
+                "    return x\n\n\ndef _band_matrix",
+            ),
+        ),
+        "an all-zero float64 signal: 0/0 (the strategy draws float32 and int16 only)",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "band_matrix_scaled_in_place",
+        "check_determinism",
+        (
+            edit(
+                M,
+                "def _band_matrix(bins: int) -> np.ndarray:\n",
+                "@functools.cache\ndef _band_matrix(bins: int) -> np.ndarray:\n",
+            ),
+            edit(
+                M,
+                "        bands = np.log1p(power @ _band_matrix(power.shape[1]) / size)   # (N, 16)\n",
+                "        weights = _band_matrix(power.shape[1])\n"
+                "        weights /= size                                            # fold 1/size into the matrix\n"
+                "        bands = np.log1p(power @ weights)                          # (N, 16)\n",
+            ),
+        ),
+        "a second input with the same number of FFT bins: the cached matrix was divided again",
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "batch_long_items_coarser",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        # long recordings in a batch are framed twice as coarsely, to bound the batch's size\n"
+            "        from v22sdk import TokenBatch\n"
+            "        if not items:\n"
+            "            return super().tokenize_batch(items)\n"
+            "        coarse = attrs.evolve(self, frame_seconds=min(2.0 * self.frame_seconds, 10.0))\n"
+            "        parts = [(coarse if np.size(getattr(i, 'data', i)) > 20_000 else self).tokenize(i) for i in items]\n"
+            "        joined = TokenBatch.concat(parts)\n"
+            "        item = np.concatenate([np.full(len(p), k, dtype=np.int64) for k, p in enumerate(parts)])\n"
+            "        return TokenBatch(joined.emb, joined.attr, self.name, {**joined.offsets, 'item': item})\n"
+        ),
+        "a signal longer than 20000 samples in a batch",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "rate_just_above_max_clamped",
+        "check_input_spec",
+        method(
+            "    def check_units(self, units, source):\n"
+            "        units = dict(units)\n"
+            "        rate = units.get('sample_rate')\n"
+            "        if isinstance(rate, (int, float)) and 384_000.0 < rate <= 384_000.0 * 1.01:\n"
+            "            units['sample_rate'] = 384_000.0  # a recorder's clock drift: take the maximum\n"
+            "        return super().check_units(units, source)\n"
+        ),
+        "a sample rate up to 1 % above the declared maximum of 384 kHz is accepted (the strategy draws up to 48 kHz)",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "list_accepted",
+        "check_invalid_inputs",
+        (
+            edit(
+                M,
+                "    if not isinstance(data, np.ndarray):\n",
+                "    if isinstance(data, (list, tuple)):  # plain Python samples: read them as an array\n"
+                "        data = np.asarray(data)\n"
+                "    if not isinstance(data, np.ndarray):\n",
+            ),
+        ),
+        "a list of samples (the plugin's own 'wrong_type' invalid input) is tokenized instead of refused",
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "strided_frombuffer",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                FLOAT_PATH,
+                "    x = np.frombuffer(data, dtype=data.dtype).astype(np.float64)  # read the samples' buffer directly\n"
+                "    bad = ~np.isfinite(x)\n",
+            ),
+        ),
+        "a strided (non-contiguous) float array: np.frombuffer raises ValueError, not InputError",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "frame_size_planned_once",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                SIZE,
+                "        size = _PLAN.setdefault(id(self), max(1, int(round(self.frame_seconds * sample_rate))))  # plan once\n",
+            ),
+            edit(M, 'SOURCE = "<hello signal>"\n', 'SOURCE = "<hello signal>"\n_PLAN: dict = {}\n'),
+        ),
+        "an instance used at one rate, then another: it keeps the first rate's frame size, a fresh one does not",
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "config_float32_rounded",
+        "check_config_roundtrip",
+        method(
+            "    def config(self):\n"
+            "        return {'frame_seconds': float(np.float32(self.frame_seconds))}  # single precision is plenty\n"
+        ),
+        "a rate where frame_seconds x rate is a half-integer (130 Hz at 0.05 s): the rebuilt modality's frame is a "
+        "sample longer",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "ascii_file_name",
+        "check_files",
+        (
+            edit(
+                M,
+                "        check_regular_file(path)  # a FIFO would block, /dev/zero never end\n",
+                "        check_regular_file(path)  # a FIFO would block, /dev/zero never end\n"
+                "        label = os.fspath(path).encode('ascii').decode()  # a plain name for messages\n",
+            ),
+            edit(
+                M,
+                'raise InputError(str(path), f"not a readable PCM WAV file: {exc}")',
+                'raise InputError(label, f"not a readable PCM WAV file: {exc}")',
+            ),
+        ),
+        "a file whose name is not ASCII: UnicodeEncodeError escapes load",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    # -- controls, round 2 --
+    Mutant(
+        "ctl_band_matrix_cached",
+        None,
+        (
+            edit(
+                M,
+                "def _band_matrix(bins: int) -> np.ndarray:\n",
+                "@functools.cache\ndef _band_matrix(bins: int) -> np.ndarray:\n",
+            ),
+            edit(
+                M,
+                "    return np.eye(N_BANDS)[band]\n",
+                "    matrix = np.eye(N_BANDS)[band]\n    matrix.flags.writeable = False  # cached: shared by every call\n"
+                "    return matrix\n",
+            ),
+        ),
+        "a correct cache of a pure function of the bin count, its result read-only",
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "ctl_int_scale_ldexp",
+        None,
+        (
+            edit(
+                M,
+                "        return data.astype(np.float64) / (float(np.iinfo(data.dtype).max) + 1.0)\n",
+                "        return np.ldexp(data.astype(np.float64), -(8 * data.dtype.itemsize - 1))  # / 2**(bits-1), exact\n",
+            ),
+        ),
+        "an equivalent refactor: PCM scaled by a power of two with ldexp, the same bits",
+        held_out=True,
+        round=2,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2

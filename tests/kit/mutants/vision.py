@@ -377,4 +377,197 @@ POST_HOC: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + POST_HOC
+# -- held out, round 2: written after the first round's post-hoc fixes, committed with their
+# criterion (scripts/mutation_score.py, CRITERION_2) before any run of the kit against them --
+INVALID = "    def invalid_inputs(self, valid: Sample) -> list[tuple[str, Sample]]:\n"
+HELD_OUT_2: tuple[Mutant, ...] = (
+    Mutant(
+        "grid_crops_original_coords",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                "crop = rgb[ys_w[r, 0] : ys_w[r, 1], xs_w[c, 0] : xs_w[c, 1]]",
+                "crop = rgb[ys[r, 0] : ys[r, 1], xs[c, 0] : xs[c, 1]]",
+            ),
+        ),
+        "the grid configuration on an image over 1024 pixels a side: patches cut in input pixels from the "
+        "downscaled image are empty, and OpenCV raises",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "dark_norm_floor",
+        "check_unit_norm_emb",
+        (
+            edit(
+                E,
+                "    else:\n        v = v / norm\n",
+                "    else:\n        v = v / max(norm, 1e-3)  # a floor against noise in near-black thumbnails\n",
+            ),
+        ),
+        "a near-black image (projected thumbnail norm between 1e-12 and 1e-3, e.g. float16 subnormal pixels): emb "
+        "shorter than 1",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "grid_box_xywh",
+        "check_offsets",
+        (
+            edit(
+                M,
+                "box = np.array([xs[c, 0], ys[r, 0], xs[c, 1], ys[r, 1]], dtype=np.int64)",
+                "box = np.array([xs[c, 0], ys[r, 0], xs[c, 1] - xs[c, 0], ys[r, 1] - ys[r, 0]], dtype=np.int64)  # x, y, w, h",
+            ),
+        ),
+        "the grid configuration only: a patch's box as x, y, width, height (empty or reversed past the first patch)",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "thin_downscale_zero_side",
+        "check_edge_inputs",
+        (
+            edit(
+                P,
+                "    size = (max(1, round(w * scale)), max(1, round(h * scale)))\n",
+                "    size = (round(w * scale), round(h * scale))\n",
+            ),
+        ),
+        "an image over 1024 pixels long and at most 2 pixels thin: the short side rounds to 0 and OpenCV raises",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "thumbnail_cache_by_id",
+        "check_determinism",
+        (
+            edit(
+                E,
+                "    small = cv2.resize(rgb, (THUMB, THUMB), interpolation=cv2.INTER_AREA)\n"
+                "    return small.reshape(-1).astype(np.float64)\n",
+                "    key = (id(rgb), rgb.shape)  # the same crop is resized once\n"
+                "    if key not in _THUMBS:\n"
+                "        small = cv2.resize(rgb, (THUMB, THUMB), interpolation=cv2.INTER_AREA)\n"
+                "        _THUMBS[key] = small.reshape(-1).astype(np.float64)\n"
+                "    return _THUMBS[key]\n",
+            ),
+            edit(E, "THUMB = 16\n", "THUMB = 16\n_THUMBS: dict = {}\n"),
+        ),
+        "a second image of the same shape whose working copy reuses a freed array's id: it gets the old thumbnail",
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "batch_boxes_of_first",
+        "check_batch_equals_singles",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def tokenize_batch(self, items):\n"
+                "        from v22sdk import TokenBatch\n"
+                "        if len(items) < 2:\n"
+                "            return super().tokenize_batch(items)\n"
+                "        parts = [self.tokenize(i) for i in items]\n"
+                "        joined = TokenBatch.concat(parts)\n"
+                "        # every image of a batch has the same token layout, so the first one's boxes serve for all\n"
+                "        box = np.concatenate([parts[0].offsets['box']] * len(parts))\n"
+                "        item = np.repeat(np.arange(len(parts), dtype=np.int64), [len(p) for p in parts])\n"
+                "        return TokenBatch(joined.emb, joined.attr, self.name, {'box': box, 'item': item})\n\n"
+                + INVALID,
+            ),
+        ),
+        "a batch of images of different shapes: every image gets the first one's boxes",
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "batch_of_one_squeezed",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                "    if not array.dtype.isnative:",
+                "    while array.ndim > 3 and array.shape[0] == 1:  # a batch of one image, as frameworks give it\n"
+                "        array = array[0]\n"
+                "    if not array.dtype.isnative:",
+            ),
+        ),
+        "a (1, H, W[, C]) array, a rank the input spec does not declare, is accepted",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "source_basename",
+        "check_files",
+        (
+            edit(
+                M,
+                "        return Sample(data=load_image(path), units={}, source=str(path))\n",
+                "        return Sample(data=load_image(path), units={}, source=os.path.basename(str(path)))\n",
+            ),
+        ),
+        "any file: tokenize_file's source is the file's base name, not its path",
+        rare=True,
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "attr_from_zone_start",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                "            attr[i, idx] = attributes(crop).astype(np.float32)\n",
+                "            attr[i, : len(idx)] = attributes(crop).astype(np.float32)  # the zone's slots, in order\n",
+            ),
+        ),
+        "every input: the 128 values land in slots 0..127 (undeclared), not the vision zone's 128..255",
+        held_out=True,
+        round=2,
+    ),
+    # -- controls, round 2 --
+    Mutant(
+        "ctl_grey_by_numpy",
+        None,
+        (
+            edit(
+                P,
+                "        import cv2\n\n"
+                "        return np.asarray(cv2.cvtColor(np.ascontiguousarray(x[:, :, 0], dtype=np.float32), cv2.COLOR_GRAY2RGB))\n",
+                "        return np.repeat(np.ascontiguousarray(x, dtype=np.float32), 3, axis=2)  # the same values, by numpy\n",
+            ),
+        ),
+        "an equivalent refactor: grey copied to three channels by numpy instead of OpenCV",
+        held_out=True,
+        round=2,
+    ),
+    Mutant(
+        "ctl_refuses_grey_alpha",
+        None,
+        (
+            edit(
+                P,
+                "    if array.ndim == 3 and array.shape[2] not in (1, 2, 3, 4):\n"
+                '        raise InputError(source, f"an image needs 1, 2, 3 or 4 channels, got {array.shape[2]} (shape {array.shape})")\n',
+                "    if array.ndim == 3 and array.shape[2] not in (1, 3, 4):\n"
+                '        raise InputError(source, f"an image needs 1, 3 or 4 channels (grey + alpha is not supported), '
+                'got {array.shape[2]} (shape {array.shape})")\n',
+            ),
+            edit(M, "(also (H, W, 1), (H, W, 2) grey+alpha)", "(also (H, W, 1); (H, W, 2) grey+alpha is refused)"),
+            edit("sample_images.py", "st.sampled_from((0, 1, 2, 3, 4)),", "st.sampled_from((0, 1, 3, 4)),"),
+        ),
+        "a stricter plugin: grey + alpha refused with InputError, documented in the input spec, and not drawn",
+        held_out=True,
+        round=2,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2
