@@ -5,6 +5,7 @@
     python scripts/mutation_score.py --kit-from 2b4b037   # the same suite against an older kit
     python scripts/mutation_score.py --write results/kit/mutation-score.json
     python scripts/mutation_score.py --set held-out-2 --write results/kit/mutation-score-held-out-2.json
+    python scripts/mutation_score.py --set held-out-3 --write results/kit/mutation-score-held-out-3.json
 
 Each mutant (tests/kit/mutants/) is a copy of a real plugin with a few exact text edits that break
 one contract rule; a control breaks none. The script copies the plugin package into a temporary
@@ -19,8 +20,11 @@ the unmutated plugins, and with ``--write`` records them with :func:`v22sdk.evid
 The criterion below was fixed before the held-out mutants were ever run (see docs/contract-kit.md).
 ``--set held-out-2`` runs the second pre-registered round instead (the mutants marked ``round=2``,
 written after the first round's post-hoc fixes), judged by ``CRITERION_2``, which was committed with
-those mutants before any run of the kit against them. The default set (``all``) and ``dev`` and
-``held-out`` are the first round's suite, unchanged.
+those mutants before any run of the kit against them. ``--set held-out-3`` runs the third round (the
+mutants marked ``round=3``, written while the kit was being changed to close round 2's gaps, by
+someone who did not read that change), judged by ``CRITERION_3``, likewise committed with them
+before any run. The default set (``all``) and ``dev`` and ``held-out`` are the first round's suite,
+unchanged.
 """
 
 from __future__ import annotations
@@ -69,6 +73,25 @@ CRITERION_2 = {
     "both ways, with it set aside and with it counted as a survivor; the verdict 'met' is stated for each",
     "kit_and_plugins": "v22sdk/testing/, contrib/v22sdk-hello and plugins/v22sdk_vision as at the pre-registration "
     "commit; a survivor is investigated, not fixed, within this round",
+}
+
+#: The third round (``--set held-out-3``), fixed with its mutants before their first run: the same bar as
+#: the second round's. Its mutants were written without reading the kit changes made after round 2, and
+#: are to be run against the kit as merged after those changes (pre-registration: the commit that adds
+#: this is cited in the docs).
+CRITERION_3 = {
+    **CRITERION_2,
+    "round": 3,
+    "kill_rate_of": "the round-3 rule-breaking mutants only (HELD_OUT_3 of tests/kit/mutants/hello.py and vision.py: "
+    "13 of hello, 10 of vision), never run against any kit before this criterion was committed",
+    "controls": "the round-3 controls (2 of hello, 2 of vision): none may be killed",
+    "equivalent": "a round-3 mutant counts as equivalent only when, after the run, it is shown with a stated input "
+    "(or a stated argument over every input) to break no rule; it is reported by name and the kill rate is given "
+    "both ways, with it set aside and with it counted as a survivor; the verdict 'met' is stated for each",
+    "kit_and_plugins": "the kit (v22sdk/testing/) as merged after the round-2 fixes, which the round-3 mutants' author "
+    "did not read; contrib/v22sdk-hello and plugins/v22sdk_vision as at the pre-registration commit (a plugin change "
+    "that stops a mutant applying fails tests/kit/test_mutants.py, and the round is then reported as not run); the "
+    "kit commit run against is named in the result file; a survivor is investigated, not fixed, within this round",
 }
 
 
@@ -225,9 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated mutant names")
     ap.add_argument(
         "--set",
-        choices=["all", "dev", "held-out", "held-out-2"],
+        choices=["all", "dev", "held-out", "held-out-2", "held-out-3"],
         default="all",
-        help="which mutants to run: the first round's suite (all, dev, held-out) or the second round (held-out-2)",
+        help="which mutants to run: the first round's suite (all, dev, held-out), the second round (held-out-2) or "
+        "the third (held-out-3)",
     )
     ap.add_argument("--kit-from", default=None, metavar="COMMIT", help="run the kit of an older commit instead")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per mutant")
@@ -308,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{row['cpu_seconds']:6.1f}s  {row['error'] or row['reason'][:90]}",
                     flush=True,
                 )
-    criterion = CRITERION_2 if args.set == "held-out-2" else CRITERION
+    criterion = {"held-out-2": CRITERION_2, "held-out-3": CRITERION_3}.get(args.set, CRITERION)
     summary = summarise(rows, timings, criterion)
     print(json.dumps(summary["totals"], indent=1))
     if args.write:
@@ -331,10 +355,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _selected(mutant: Any, chosen: str, named: bool) -> bool:
-    """Whether ``--set chosen`` runs ``mutant``: the first round's sets never include round 2 (their counts
-    stay as published) unless the mutant is named with ``--only``."""
+    """Whether ``--set chosen`` runs ``mutant``: ``held-out-N`` is round N's mutants; the first round's sets
+    never include a later round (their counts stay as published) unless the mutant is named with ``--only``."""
     if chosen == "held-out-2":
         return mutant.round == 2
+    if chosen == "held-out-3":
+        return mutant.round == 3
     if mutant.round != 1:
         return named and chosen == "all"
     return chosen == "all" or (chosen == "held-out") == bool(mutant.held_out)

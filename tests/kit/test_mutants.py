@@ -2,9 +2,10 @@
 
 The fast tests keep the suite well formed: every mutant still applies to the plugin's current
 source (a plugin change that moves a mutant's text fails here, naming the mutant to update), names
-are unique, rules are real checks, the second held-out round stays apart from the first. The slow
-test runs the first round's suite and holds the score to the criterion fixed before its held-out
-mutants were run (the second round is run by ``scripts/mutation_score.py --set held-out-2``).
+are unique, rules are real checks, the second and third held-out rounds stay apart from the first
+and from each other. The slow test runs the first round's suite and holds the score to the criterion
+fixed before its held-out mutants were run (the later rounds are run by
+``scripts/mutation_score.py --set held-out-2`` and ``--set held-out-3``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,29 @@ def test_the_second_held_out_round_is_well_formed_and_apart_from_the_first():
         for chosen in ("all", "dev", "held-out"):
             assert not (_selected(m, chosen, False) and m.round == 2)
     assert sum(_selected(m, "all", False) for _, _, m in ALL) == 66  # the first round's 55 + 11 controls
+
+
+def test_the_third_held_out_round_is_well_formed_and_apart_from_the_others():
+    """Round 3 (``--set held-out-3``): at least 22 rule-breaking mutants over both targets, 14 of them on
+    rare inputs, 4 controls or more, none sharing a name with an earlier round's mutant of its target;
+    no other set runs it, and ``held-out-3`` runs nothing else."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from mutation_score import CRITERION_3, _selected
+
+    third = [m for _, _, m in ALL if m.round == 3]
+    breaking = [m for m in third if not m.control]
+    assert len(breaking) >= 22 and sum(m.rare for m in breaking) >= 14
+    assert sum(m.control for m in third) >= 4
+    assert all(m.held_out and not m.post_hoc and not m.equivalent for m in third)
+    assert {n for n, _, m in ALL if m.round == 3} == set(SUITES)
+    for name, _, m in ALL:
+        if m.round == 3:
+            assert all(o.name != m.name for n, _, o in ALL if n == name and o.round != 3)
+        assert _selected(m, "held-out-3", False) == (m.round == 3)
+        for chosen in ("all", "dev", "held-out", "held-out-2"):
+            assert not (_selected(m, chosen, False) and m.round == 3)
+    assert CRITERION_3["kill_rate_min"] == 0.97 and CRITERION_3["controls_killed_max"] == 0
+    assert CRITERION_3["seconds_per_configuration_max"] == 60.0 and CRITERION_3["round"] == 3
 
 
 @pytest.mark.slow

@@ -13,6 +13,9 @@ shown (by a stated input) to break no rule on the current source: it is reported
 ``scripts/mutation_score.py --set held-out-2``): written after the first round's post-hoc fixes,
 committed with their criterion before any run of the kit against them. They are ``held_out`` too,
 but kept out of the first round's sets (``all``, ``dev``, ``held-out``), whose counts stay as they were.
+``round=3`` marks the third (``HELD_OUT_3``, ``--set held-out-3``, ``CRITERION_3``): written while the
+kit was being changed to close round 2's gaps, without reading that change, and committed with their
+criterion before any run of any kit against them; likewise kept out of the first round's sets.
 
 ``scripts/mutation_score.py`` copies the package into a temporary folder, applies the edits, and
 runs the kit on every configuration of the :class:`Target` in a new process.

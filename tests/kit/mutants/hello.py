@@ -858,4 +858,260 @@ HELD_OUT_2: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2
+# -- held out, round 3: written while the kit is being changed to close round 2's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_3)
+# before any run of the kit against them --
+TRUNCATED = (
+    "        if len(raw) != count * width * channels:\n"
+    '            raise InputError(str(path), f"truncated: {len(raw)} bytes of sample data, header says "\n'
+    '                                        f"{count * width * channels}")\n'
+)
+HUGE = (
+    "    if np.abs(x).max() > MAX_FLOAT_AMPLITUDE:\n"
+    '        raise InputError(source, f"float samples must be full scale ±1 (found {np.abs(x).max():g}); "\n'
+    '                                 f"values beyond ±{MAX_FLOAT_AMPLITUDE:g} are not a signal")\n'
+)
+HELD_OUT_3: tuple[Mutant, ...] = (
+    Mutant(
+        "long_emb_chunks_drop_tail",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                RENORM,
+                RENORM
+                + "        if count > 4096:  # long signals: cast in chunks of 4096 frames (bounds the float32 copy)\n"
+                "            emb = np.concatenate([emb[i : i + 4096].astype(np.float32) for i in range(0, count - 4096 + 1, 4096)])\n",
+            ),
+        ),
+        "a signal of more than 4096 frames, not a whole number of 4096-frame chunks (30000 samples at 100 Hz: 6000 "
+        "frames): emb keeps 4096 rows, attr 6000",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "rms_about_the_mean",
+        "check_finite",
+        (
+            edit(
+                M,
+                "rms = np.sqrt((frames ** 2).sum(axis=1) / lengths)",
+                "rms = np.sqrt((frames ** 2).sum(axis=1) / lengths - (frames.sum(axis=1) / lengths) ** 2)  # DC has its own slot",
+            ),
+        ),
+        "a frame of one repeated non-zero value, for some values (1000 float64 samples of 0.9 at 16 kHz; float32 0.7 at "
+        "16 kHz with frame_seconds 0.2): mean(x^2) - mean(x)^2 rounds below 0, its square root is NaN (none of 300 "
+        "drawn sample inputs per configuration showed it)",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "unsigned_pcm_accepted",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                '    if data.dtype.kind not in "if":\n',
+                '    if data.dtype.kind == "u":  # unsigned PCM, as 8-bit WAV stores it: zero at mid-scale\n'
+                "        half = (int(np.iinfo(data.dtype).max) + 1) // 2\n"
+                '        data = (data.astype(np.int64) - half).astype(np.dtype(f"i{data.dtype.itemsize}"))\n'
+                '    if data.dtype.kind not in "if":\n',
+            ),
+        ),
+        "unsigned integer samples (uint8 ... uint64), a dtype kind the input spec does not declare, are tokenized",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "projection_seed_from_hash",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                "np.random.default_rng(SEED).standard_normal((256, N_BANDS + 1))",
+                'np.random.default_rng(abs(hash(("hello", SEED)))).standard_normal((256, N_BANDS + 1))',
+            ),
+        ),
+        "every input: the projection's seed is a string hash, which Python randomises per process (consistent within one)",
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "batch_float64_downcast",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        # a batch is computed in single precision: float64 signals are cast first, to halve its memory\n"
+            "        def single(item):\n"
+            "            s = item if isinstance(item, Sample) else Sample(item)\n"
+            "            data = s.data.astype(np.float32) if getattr(s.data, 'dtype', None) == np.float64 else s.data\n"
+            "            return Sample(data, s.units, s.source)\n"
+            "        return super().tokenize_batch([single(i) for i in items])\n"
+        ),
+        "a float64 signal in a batch (the strategy draws float32 and int16): its samples are rounded to float32",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "int8_dithered",
+        "check_determinism",
+        (
+            edit(
+                M,
+                "        x = as_signal(data)\n        n = x.size\n",
+                "        x = as_signal(data)\n"
+                "        if getattr(data, 'dtype', None) == np.int8:  # 8-bit PCM: dither away its quantisation steps\n"
+                "            x = x + np.random.default_rng().uniform(-0.5, 0.5, x.size) / 128.0\n"
+                "        n = x.size\n",
+            ),
+        ),
+        "int8 samples (never drawn): unseeded dither, two calls give different tokens",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "wide_pcm_offsets_in_samples",
+        "check_offsets",
+        (
+            edit(
+                M,
+                TIME,
+                TIME
+                + '        if data.dtype.kind == "i" and data.dtype.itemsize >= 4:  # 32/64-bit PCM: offsets in samples\n'
+                "            time = time * sample_rate\n",
+            ),
+        ),
+        "int32 or int64 samples (the strategy draws int16): each end lies far past the signal's end",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "huge_amplitude_clipped",
+        "check_invalid_inputs",
+        (
+            edit(
+                M, HUGE, "    x = np.clip(x, -MAX_FLOAT_AMPLITUDE, MAX_FLOAT_AMPLITUDE)  # a hot recording: limit it\n"
+            ),
+        ),
+        "float samples beyond ±1000 (the plugin's own 'out_of_range' case, 1e6) are limited and tokenized, not refused",
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "int16_bytes_read_as_native",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                '    if data.dtype.kind == "i":\n        return data.astype',
+                '    if data.dtype.kind == "i" and data.dtype.itemsize == 2:  # 16-bit PCM fast path: the raw samples\n'
+                "        return np.frombuffer(data.tobytes(), dtype=np.int16) / 32768.0\n"
+                '    if data.dtype.kind == "i":\n        return data.astype',
+            ),
+        ),
+        "int16 samples in non-native byte order ('>i2' on a little-endian machine) are read byte-swapped: other tokens "
+        "than the same values in native order",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "load_cached_by_path",
+        "check_files",
+        (
+            edit(
+                M,
+                "        check_regular_file(path)  # a FIFO would block, /dev/zero never end\n",
+                "        key = os.path.abspath(os.fspath(path))\n"
+                "        if key not in _LOADED:  # a file is read once\n"
+                "            _LOADED[key] = self._load(path)\n"
+                "        return _LOADED[key]\n\n"
+                "    def _load(self, path: str | os.PathLike[str]) -> Sample:\n"
+                "        check_regular_file(path)  # a FIFO would block, /dev/zero never end\n",
+            ),
+            edit(M, 'SOURCE = "<hello signal>"\n', 'SOURCE = "<hello signal>"\n_LOADED: dict = {}\n'),
+        ),
+        "a path written again with other content: load returns the first content (and a deleted file still loads)",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "truncation_unchecked",
+        "check_files",
+        (edit(M, TRUNCATED, ""),),
+        "a WAV cut inside its samples at an odd number of data bytes: np.frombuffer raises ValueError, not InputError",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "overload_flag_undeclared",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                COLUMNS_LOOP,
+                COLUMNS_LOOP + "        attr[:, 262] = np.abs(frames).max(axis=1) > 1.0  # overload: the frame clips\n",
+            ),
+        ),
+        "float samples beyond full scale (1 < |x| <= 1000): slot 262, which no schema declares, is set to 1",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "partial_frame_emb_weighted",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                RENORM,
+                RENORM + "        emb *= np.sqrt(lengths / size)[:, None]  # a partial last frame counts for less\n",
+            ),
+        ),
+        "a signal whose length is not a whole number of frames: the last embedding is shorter than 1",
+        held_out=True,
+        round=3,
+    ),
+    # -- controls, round 3 --
+    Mutant(
+        "ctl_power_from_parts",
+        None,
+        (
+            edit(
+                M,
+                "        power = np.abs(np.fft.rfft(frames, axis=1)) ** 2           # (N, size // 2 + 1)\n",
+                "        spectrum = np.fft.rfft(frames, axis=1)\n"
+                "        power = spectrum.real ** 2 + spectrum.imag ** 2             # (N, size // 2 + 1)\n",
+            ),
+        ),
+        "a refactor: the power spectrum as re^2 + im^2 (last bits may differ, every rule kept)",
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "ctl_refuses_int64",
+        None,
+        (
+            edit(
+                M,
+                "    if data.size == 0:\n",
+                '    if data.dtype.kind == "i" and data.dtype.itemsize == 8:\n'
+                '        raise InputError(source, "64-bit integer samples are not supported; use int16 or int32 PCM")\n'
+                "    if data.size == 0:\n",
+            ),
+        ),
+        "a stricter plugin: int64 samples refused with InputError in any byte order (int8/16/32 still taken)",
+        held_out=True,
+        round=3,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3

@@ -570,4 +570,245 @@ HELD_OUT_2: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2
+# -- held out, round 3: written while the kit is being changed to close round 2's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_3)
+# before any run of the kit against them --
+G = "geometry.py"
+HELD_OUT_3: tuple[Mutant, ...] = (
+    Mutant(
+        "big_emb_mirror_mean",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                "            emb[i] = embed(crop)\n",
+                "            if max(height, width) > 1024:  # a large photo: average it with its mirror image (flip-robust)\n"
+                "                emb[i] = (embed(crop) + embed(np.ascontiguousarray(crop[:, ::-1]))) / 2.0\n"
+                "            else:\n"
+                "                emb[i] = embed(crop)\n",
+            ),
+        ),
+        "an image over 1024 pixels a side that is not mirror-symmetric: the mean of two different unit vectors is "
+        "shorter than 1",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "uint16_contrast_stretched",
+        "check_finite",
+        (
+            edit(
+                P,
+                "        x *= np.float32(1.0 / _SCALE[array.dtype])  # in place: no second full-size array\n",
+                "        x *= np.float32(1.0 / _SCALE[array.dtype])  # in place: no second full-size array\n"
+                "        if array.dtype == np.uint16:  # 16-bit scans fill a fraction of their range: stretch it to [0, 1]\n"
+                "            x = (x - x.min()) / (x.max() - x.min())\n",
+            ),
+        ),
+        "a constant uint16 image (a 1x1 one included): 0/0, NaN pixels give NaN tokens",
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "global_box_inclusive",
+        "check_offsets",
+        (
+            edit(
+                M,
+                "crops = [(rgb, np.array([0, 0, width, height], dtype=np.int64))]",
+                "crops = [(rgb, np.array([0, 0, width - 1, height - 1], dtype=np.int64))]  # the last pixel's coordinates",
+            ),
+        ),
+        "an image one pixel wide or high: the global box is empty (x1 == x0 or y1 == y0)",
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "attr_cache_keyed_on_thumbnail",
+        "check_fresh_process",
+        (
+            edit(M, "        from .embed import embed\n", "        from .embed import embed, thumbnail\n"),
+            edit(
+                M,
+                "            attr[i, idx] = attributes(crop).astype(np.float32)\n",
+                "            key = (thumbnail(crop).tobytes(), crop.shape)  # the attributes of a view, by its thumbnail\n"
+                "            if key not in _ATTRS:\n"
+                "                _ATTRS[key] = attributes(crop).astype(np.float32)\n"
+                "            attr[i, idx] = _ATTRS[key]\n",
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_ATTRS: dict = {}\n"),
+        ),
+        "two images of one shape whose 16x16 area thumbnails agree but whose pixels differ (32x32 alternating columns "
+        "0/1 and 1/0): the second gets the first's attributes, so tokens depend on the order (consistent in a process)",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "batch_float64_downcast",
+        "check_batch_equals_singles",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def tokenize_batch(self, items):\n"
+                "        # a batch is prepared in single precision: float64 pixels are cast first (half the memory)\n"
+                "        def single(item):\n"
+                "            s = item if isinstance(item, Sample) else Sample(item, {}, None)\n"
+                "            data = s.data\n"
+                "            if isinstance(data, np.ndarray) and data.dtype.kind == 'f' and data.dtype.itemsize == 8:\n"
+                "                data = data.astype(np.float32)\n"
+                "            return Sample(data, s.units, s.source)\n\n"
+                "        return super().tokenize_batch([single(i) for i in items])\n\n" + INVALID,
+            ),
+        ),
+        "a float64 image over 1024 pixels a side in a batch: downscaled from float32 instead of float64, other last "
+        "bits (smaller float64 images are cast to float32 first anyway)",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "file_alpha_dropped",
+        "check_files",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def tokenize_file(self, path):\n"
+                "        # files are photos: an alpha channel is dropped, not composited\n"
+                "        image = self.load(path).data\n"
+                "        if image.ndim == 3 and image.shape[2] == 4:\n"
+                "            image = np.ascontiguousarray(image[:, :, :3])\n"
+                "        return self.tokenize(Sample(image, {}, str(path)))\n\n" + INVALID,
+            ),
+        ),
+        "an RGBA file (save() writes grey + alpha and RGBA images as RGBA PNG) not fully opaque: tokenize_file(p) "
+        "differs from tokenize(load(p))",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "aspect_unclipped",
+        "check_attr_bounds",
+        (
+            edit(
+                G,
+                'out["aspect_ratio"] = clip(np.log2(bw / bh) / 4.0)',
+                'out["aspect_ratio"] = float(np.log2(bw / bh) / 4.0)',
+            ),
+            edit(
+                "features.py",
+                "    return np.clip(values, -1.0, 1.0)\n",
+                "    return values  # every feature scales into [-1, 1] itself\n",
+            ),
+        ),
+        "a main object more than 16 times wider than tall or taller than wide (e.g. a bright 2-pixel band across a "
+        "dark 64x64 image; about 4 of 300 drawn sample inputs per configuration)",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "big_uint16_shifted_in_place",
+        "check_determinism",
+        (
+            edit(
+                P,
+                "        elif array.dtype == np.float16:  # OpenCV cannot resize float16\n",
+                "        elif array.dtype == np.uint16:  # a huge 16-bit scan: 8 bits are plenty for features\n"
+                "            array >>= 8\n"
+                "            array = array.astype(np.uint8)\n"
+                "        elif array.dtype == np.float16:  # OpenCV cannot resize float16\n",
+            ),
+        ),
+        "a uint16 image over 1024 pixels a side: the caller's own pixels are shifted right by 8 bits (a read-only "
+        "array raises ValueError)",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "config_grid_none",
+        "check_config_roundtrip",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def config(self):\n        return {'grid': self.grid or None}  # None: no grid\n\n" + INVALID,
+            ),
+        ),
+        "the default configuration: config() says grid None, which from_config refuses",
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "instance_cache_keyed_on_sum",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                ENCODE,
+                "    def encode(self, data: Any, **units: float) -> Encoding:\n"
+                "        if isinstance(data, np.ndarray) and data.dtype.kind in 'buf':\n"
+                "            # an instance remembers its results by shape, dtype and pixel sum (a cheap checksum)\n"
+                "            key = (id(self), data.shape, data.dtype.str, float(data.sum(dtype=np.float64)))\n"
+                "            if key not in _SEEN:\n"
+                "                _SEEN[key] = self._encode(data)\n"
+                "            hit = _SEEN[key]\n"
+                "            return Encoding(hit.emb.copy(), hit.attr.copy(), {'box': hit.offsets['box'].copy()})\n"
+                "        return self._encode(data)\n\n"
+                "    def _encode(self, data: Any) -> Encoding:\n"
+                "        from .embed import embed\n",
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_SEEN: dict = {}\n"),
+        ),
+        "an instance given an image, then another of the same shape, dtype and pixel sum (its mirror image, or the "
+        "transpose of a square one): it returns the first image's tokens, a fresh instance the second's",
+        rare=True,
+        held_out=True,
+        round=3,
+    ),
+    # -- controls, round 3 --
+    Mutant(
+        "ctl_uint8_lookup",
+        None,
+        (
+            edit(
+                P,
+                "    else:\n        x = array.astype(np.float32)\n",
+                "    elif array.dtype == np.uint8:  # a lookup table: the same float32 products, one gather\n"
+                "        x = _UINT8_LUT[array]\n"
+                "    else:\n        x = array.astype(np.float32)\n",
+            ),
+            edit(
+                P,
+                "_SCALE = {np.dtype(np.uint8): 255.0, np.dtype(np.uint16): 65535.0}\n",
+                "_SCALE = {np.dtype(np.uint8): 255.0, np.dtype(np.uint16): 65535.0}\n"
+                "_UINT8_LUT = np.arange(256, dtype=np.float32) * np.float32(1.0 / 255.0)\n"
+                "_UINT8_LUT.flags.writeable = False\n",
+            ),
+        ),
+        "an equivalent refactor: uint8 pixels scaled by a read-only lookup table, the same bits",
+        held_out=True,
+        round=3,
+    ),
+    Mutant(
+        "ctl_kmeans_three_attempts",
+        None,
+        (
+            edit(
+                "colour.py",
+                "cv2.kmeans(lab, KMEANS_K, None, criteria, 1, cv2.KMEANS_PP_CENTERS)",
+                "cv2.kmeans(lab, KMEANS_K, None, criteria, 3, cv2.KMEANS_PP_CENTERS)",
+            ),
+        ),
+        "three seeded k-means attempts instead of one: other dominant colours on some images, still deterministic",
+        held_out=True,
+        round=3,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2 + HELD_OUT_3
