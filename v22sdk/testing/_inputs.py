@@ -10,7 +10,14 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
   scale, subnormal and near the type's limits; ``bool`` all False, all True, alternating;
 * **shapes**: length 0, 1 and 2 on **every** axis (a ``(T, 0)`` array included), every accepted rank;
 * **content**: constant and all-zero input; a long input built by tiling a valid one;
+* **thin and long**: for every pair of axes, length 1 and 2 on one and the kit's long length on
+  the other (``(1, L)``, ``(L, 1)``, ``(2, L)`` ... for an image): extreme aspect ratios, where a
+  plugin's resizing can round a side to 0;
 * **units**: each unit at its minimum and its maximum;
+* **rounding**: each unit at values where it times a number of the plugin's configuration is a
+  multiple of 1/2 (``frame_seconds`` × ``sample_rate`` = 6.5 samples): there a count computed from
+  the two (frames, samples per window) depends on their last bits, so a configuration that does not
+  survive ``config()`` exactly tokenizes differently;
 * **memory layout**: the same values strided, in Fortran order, byte-swapped and read-only, which
   must give the very same tokens;
 * for text: single characters of every kind (combining marks, astral, zero-width, NUL, a lone
@@ -253,6 +260,106 @@ def _twins(
     return twins
 
 
+def _thin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInput]:
+    """For every ordered pair of axes (thin, long): ``x`` cut to 1 and 2 on the thin axis and tiled
+    to the kit's long length on the long one (extreme aspect ratios: ``(1, L)``, ``(L, 2)`` ...)."""
+    out: list[KitInput] = []
+    if x.ndim < 2 or x.size == 0:
+        return out
+    for thin in range(x.ndim):
+        for long_axis in range(x.ndim):
+            if long_axis == thin:
+                continue
+            for n in (1, 2):
+                cut = _take(x, thin, n)
+                length = max(LONG_LENGTH, 16 * x.shape[long_axis])
+                rest = max(1, cut.size // max(cut.shape[long_axis], 1))
+                length = max(2 * cut.shape[long_axis], min(length, LONG_ELEMENTS // rest))
+                data = np.ascontiguousarray(_take(cut, long_axis, length))
+                out.append(
+                    KitInput(
+                        f"thin and long: length {n} on axis {thin}, {length} on axis {long_axis}: shape {data.shape}",
+                        Sample(data, units, src),
+                        "thin",
+                        kind=x.dtype.kind,
+                        rank=x.ndim,
+                    )
+                )
+    return out
+
+
+def config_numbers(config: Any) -> list[float]:
+    """The positive finite numbers of a configuration, in order (nested dicts and lists included;
+    not bools), each once."""
+    found: list[float] = []
+
+    def walk(item: Any) -> None:
+        if isinstance(item, dict):
+            for value in item.values():
+                walk(value)
+        elif isinstance(item, (list, tuple)):
+            for value in item:
+                walk(value)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            value = float(item)
+            if np.isfinite(value) and value > 0 and value not in found:
+                found.append(value)
+
+    walk(config)
+    return found
+
+
+#: Unit values tried per configuration number and unit: the first few where their product is a
+#: multiple of 1/2 at or above the unit's minimum, and a few around the base's own value.
+ROUNDING_FIRST = 4
+ROUNDING_NEAR = 3
+
+
+def rounding_values(spec: InputSpec, units: dict[str, Any], config: Any) -> list[tuple[str, float, float]]:
+    """(unit name, value, configuration number) where value × number is a multiple of 1/2: there a
+    count computed from the two is decided by their last bits (half-way rounding, a ceiling)."""
+    out: list[tuple[str, float, float]] = []
+    for unit in spec.units:
+        lo, hi = float(unit.minimum), float(unit.maximum)
+        if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+            continue
+        seen: set[float] = {lo, hi}
+        for c in config_numbers(config):
+            step = 0.5 / c  # product c * v moves by 1/2
+            if not np.isfinite(step) or step <= 0 or (hi - lo) / step > 1e12:
+                continue
+            first = int(np.ceil(lo / step))
+            ms = list(range(first, first + ROUNDING_FIRST))
+            here = units.get(unit.name)
+            if isinstance(here, (int, float)) and np.isfinite(here):
+                mid = int(round(float(here) / step))
+                ms += list(range(mid - ROUNDING_NEAR // 2, mid - ROUNDING_NEAR // 2 + ROUNDING_NEAR))
+            for m in ms:
+                value = m * step
+                if lo <= value <= hi and value not in seen:
+                    seen.add(value)
+                    out.append((unit.name, value, c))
+    return out
+
+
+def _rounding_inputs(spec: InputSpec, base: Sample, config: Any) -> list[KitInput]:
+    units = dict(base.units)
+    return [
+        KitInput(
+            f"{name} = {value!r}: × {c:g} from the configuration is {value * c:g}",
+            Sample(_copy_data(base.data), {**units, name: float(value)}, base.source),
+            "rounding",
+            kind=base.data.dtype.kind if isinstance(base.data, np.ndarray) else None,
+            rank=base.data.ndim if isinstance(base.data, np.ndarray) else None,
+        )
+        for name, value, c in rounding_values(spec, units, config)
+    ]
+
+
+def _copy_data(data: Any) -> Any:
+    return data.copy() if isinstance(data, np.ndarray) else data
+
+
 def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
     """The kit's array inputs (see the module docstring), from valid ``bases``."""
     out: list[KitInput] = []
@@ -423,6 +530,8 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
                     same_as=ref,
                 )
             )
+    if bases:
+        out += _thin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
     return out
 
 
@@ -457,11 +566,21 @@ def text_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
 
 
 def kit_inputs(modality: Modality, bases: list[Sample]) -> list[KitInput]:
+    """The kit's inputs for ``modality``: from its input spec, its configuration and valid ``bases``."""
     spec = modality.input_spec
+    try:
+        config = modality.config()
+    except Exception:  # check_config_roundtrip reports it
+        config = {}
     if spec.kind == "text":
-        return text_inputs(spec, bases)
-    array_bases = [b for b in bases if isinstance(b.data, np.ndarray)]
-    return array_inputs(spec, array_bases) if array_bases else []
+        out = text_inputs(spec, bases)
+    else:
+        array_bases = [b for b in bases if isinstance(b.data, np.ndarray)]
+        out = array_inputs(spec, array_bases) if array_bases else []
+        bases = array_bases
+    if bases:  # the richest base: a count over the whole input shows a changed frame size
+        out += _rounding_inputs(spec, bases[0], config)
+    return out
 
 
 # -- inputs the spec excludes ------------------------------------------------------------------

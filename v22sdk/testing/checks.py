@@ -595,7 +595,11 @@ def check_invalid_inputs(modality: Modality, *, max_examples: int | None = None)
 @_kit
 def check_config_roundtrip(modality: Modality, *, max_examples: int | None = None) -> None:
     """``config()`` is plain JSON and ``from_config(json.loads(json.dumps(config())))`` rebuilds a
-    modality with the same config that tokenizes every sample input bit-identically."""
+    modality with the same config that tokenizes every sample input bit-identically; from contract
+    version 2 also with every configured attribute exactly as it was (a float rounded on the way is
+    another modality), and tokenizing every one of the kit's own inputs as the original does (units
+    at their limits and where they meet the configuration's numbers on a multiple of 1/2, lengths
+    0, 1 and 2, long and thin inputs)."""
     __tracebackhide__ = True
     try:
         config = modality.config()
@@ -633,6 +637,15 @@ def check_config_roundtrip(modality: Modality, *, max_examples: int | None = Non
             rule="check_config_roundtrip",
             check="check_config_roundtrip",
         )
+    if _version() >= 2:
+        drift = _attribute_drift(modality, clone, config)
+        if drift:
+            raise CheckFailure(
+                f"from_config(config()) does not rebuild the modality exactly: {drift}",
+                rule="check_config_roundtrip",
+                check="check_config_roundtrip",
+            )
+        _clone_on_kit_inputs(modality, clone)
 
     def same_tokens(sample: Sample) -> None:
         __tracebackhide__ = True
@@ -646,6 +659,90 @@ def check_config_roundtrip(modality: Modality, *, max_examples: int | None = Non
             raise CheckFailure(f"the modality rebuilt from its config tokenizes differently: {diff}")
 
     _for_all(_samples(modality), same_tokens, "check_config_roundtrip", modality, max_examples)
+
+
+def _json_form(value: Any) -> Any:
+    """``value`` as JSON would carry it (raises TypeError or ValueError when it cannot)."""
+    return json.loads(json.dumps(value, allow_nan=False, sort_keys=True))
+
+
+def _attribute_drift(modality: Modality, clone: Modality, config: Any) -> str | None:
+    """A configured attribute the rebuilt modality does not have exactly (None: none).
+
+    Each key of ``config()`` that names an attribute of the modality must have the very same value on
+    ``from_config(config())``: a configuration rounded on the way (a float to single precision, seconds
+    to milliseconds) rebuilds another modality, whose tokens differ only where the rounding matters."""
+    if not isinstance(config, dict):
+        return None
+    for key in sorted(k for k in config if isinstance(k, str)):
+        try:
+            mine, theirs = getattr(modality, key), getattr(clone, key)
+        except Exception:
+            continue  # not an attribute: the tokens are compared instead
+        try:
+            differs = _json_form(mine) != _json_form(theirs)
+        except (TypeError, ValueError):
+            try:
+                differs = not bool(mine == theirs)
+            except Exception:
+                continue  # not comparable (an array, say): the tokens are compared instead
+        if differs:
+            return f"{key} is {mine!r} here and {theirs!r} rebuilt (config() gives {config[key]!r})"
+    return None
+
+
+def _clone_on_kit_inputs(modality: Modality, clone: Modality) -> None:
+    """The rebuilt modality gives the original's tokens (or its InputError) on every one of the kit's
+    own inputs: the units at their limits and where they meet the configuration's numbers on a
+    multiple of 1/2 (see ``_inputs``), the lengths 0, 1 and 2, the long inputs ..."""
+    __tracebackhide__ = True
+    check = "check_config_roundtrip"
+    run = kit_run(modality)
+    for ki, out in zip(run.inputs, run.outcomes):
+        if out.encoding is None and not out.rejected:
+            continue  # a crash: check_edge_inputs' finding
+        if out.encoding is not None and not is_encoding(out.encoding):
+            continue
+        theirs = _outcome(clone, ki.sample, quiet=True)
+        problem = None
+        if out.encoding is None or theirs.encoding is None:
+            if out.rejected and theirs.rejected:
+                continue
+            here = "tokens" if out.encoding is not None else f"{type(out.error).__name__}: {out.error}"
+            there = "tokens" if theirs.encoding is not None else f"{type(theirs.error).__name__}: {theirs.error}"
+            problem = f"the modality rebuilt from its config gives {there}, the original {here}"
+        elif is_encoding(theirs.encoding) and _encoding_difference(out.encoding, theirs.encoding):
+            # both once more: a modality whose tokens depend on earlier calls is check_determinism's
+            mine, again = _outcome(modality, ki.sample, quiet=True), _outcome(clone, ki.sample, quiet=True)
+            unstable = [
+                _encoding_difference(first.encoding, second.encoding) if second.encoding is not None else "an error"
+                for first, second in ((out, mine), (theirs, again))
+            ]
+            if any(unstable):
+                if "check_determinism" in reported(modality):
+                    continue
+                problem = f"tokenizing the same input twice differs: {next(u for u in unstable if u)}"
+                raise finish(
+                    CheckFailure(problem, rule="check_determinism"),
+                    ki.sample,
+                    check=check,
+                    modality=modality,
+                    settings=current(),
+                    label=ki.label,
+                )
+            problem = (
+                f"the modality rebuilt from its config tokenizes differently: "
+                f"{_encoding_difference(out.encoding, theirs.encoding)}"
+            )
+        if problem:
+            raise finish(
+                CheckFailure(problem, rule=check),
+                ki.sample,
+                check=check,
+                modality=modality,
+                settings=current(),
+                label=ki.label,
+            )
 
 
 # -- contract version 2 ---------------------------------------------------------------------
@@ -690,11 +787,12 @@ def check_input_spec(modality: Modality, *, max_examples: int | None = None) -> 
 @_kit
 def check_edge_inputs(modality: Modality, *, max_examples: int | None = None) -> None:
     """Every input the kit derives from ``input_spec`` (dtype extremes, length 0/1/2 on every axis,
-    constant and zero input, a long tiled input, units at their limits, other memory layouts) gives
-    valid tokens or an InputError -- never a crash -- and, when it gives tokens, keeps every rule,
-    gives the same tokens twice and in a batch, leaves the input unmodified, and does not depend on
-    the memory layout of the values (the same values in another layout give the same tokens, and are
-    not rejected in one layout while tokenized in another)."""
+    thin-and-long shapes, constant and zero input, a long tiled input, units at their limits, other
+    memory layouts) gives valid tokens or an InputError -- never a crash -- and, when it gives
+    tokens, keeps every rule, gives the same tokens twice and in a batch (a long or thin one batched
+    with a short one), leaves the input unmodified, and does not depend on the memory layout of the
+    values (the same values in another layout give the same tokens, and are not rejected in one
+    layout while tokenized in another)."""
     __tracebackhide__ = True
     run = kit_run(modality)
     check = "check_edge_inputs"
@@ -709,12 +807,11 @@ def check_edge_inputs(modality: Modality, *, max_examples: int | None = None) ->
             raise finish(
                 problem, ki.sample, check=check, modality=modality, settings=current(), label=ki.label
             ) from problem.__cause__
-        if problem is None and run.outcomes[index].encoding is not None and ki.family != "long":
+        if problem is None and run.outcomes[index].encoding is not None:
             accepted.append(ki)
-    # batches of two accepted inputs must equal their singles
-    for a, b in zip(accepted[::2], accepted[1::2]):
+    for batch in _edge_batches(accepted):
         try:
-            problem = _batch_problem(modality, [a.sample, b.sample])
+            problem = _batch_problem(modality, [ki.sample for ki in batch])
         except SkipExample:
             continue
         if problem is not None:
@@ -723,12 +820,33 @@ def check_edge_inputs(modality: Modality, *, max_examples: int | None = None) ->
                 continue
             raise finish(
                 problem,
-                [a.sample, b.sample],
+                [ki.sample for ki in batch],
                 check=check,
                 modality=modality,
                 settings=current(),
-                label=f"a batch of '{a.label}' and '{b.label}'",
+                label="a batch of " + " and ".join(f"'{ki.label}'" for ki in batch),
             ) from problem.__cause__
+
+
+#: Families of the kit's inputs that are large (long, or thin and long): each is batched with a
+#: short input, never two large ones together.
+_LARGE = ("long", "thin")
+
+
+def _edge_batches(accepted: list[_inputs.KitInput]) -> list[list[_inputs.KitInput]]:
+    """Batches of the kit's accepted inputs that must equal their singles: the short ones in pairs,
+    and every large one (long, thin and long) together with a short one, in turn before and after
+    it -- a batch path that treats a long item differently shows only in a batch that holds one."""
+    short = [ki for ki in accepted if ki.family not in _LARGE]
+    large = [ki for ki in accepted if ki.family in _LARGE]
+    batches = [[a, b] for a, b in zip(short[::2], short[1::2])]
+    for i, big in enumerate(large):
+        if not short:
+            batches.append([big])
+            continue
+        partner = short[i % len(short)]
+        batches.append([partner, big] if i % 2 == 0 else [big, partner])
+    return batches
 
 
 def _edge_problem(modality: Modality, run: KitRun, index: int) -> CheckFailure | None:
