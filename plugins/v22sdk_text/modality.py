@@ -286,7 +286,11 @@ class TextModality(Modality):
     def sample_inputs(cls):
         from hypothesis import strategies as st
 
-        return st.text(min_size=1, max_size=200).map(lambda s: Sample(s, {}, "<text>"))
+        # valid for every configuration (the method cannot see the instance's): with
+        # keep_whitespace=False a whitespace-only text is refused, so none is drawn
+        return (
+            st.text(min_size=1, max_size=200).filter(lambda s: not s.isspace()).map(lambda s: Sample(s, {}, "<text>"))
+        )
 
     def invalid_inputs(self, valid: Sample) -> list[tuple[str, Sample]]:
         return super().invalid_inputs(valid) + [

@@ -76,3 +76,13 @@ def test_one_megabyte_string():
         parts.append(p)
         size += len(p.encode("utf-8", "surrogatepass"))
     _check("".join(parts))
+
+
+@settings(max_examples=100, deadline=None)
+@given(TextModality.sample_inputs())
+def test_every_sample_input_is_valid_for_every_configuration(sample):
+    """sample_inputs() is a classmethod, blind to the instance's configuration, so what it draws must
+    be valid whatever the configuration: a whitespace-only text is refused when keep_whitespace is
+    False, so it is not drawn (the kit would otherwise fail that configuration at random)."""
+    for model in (TextModality(), TextModality(keep_whitespace=False)):
+        assert len(model.tokenize(sample.data)) >= 1
