@@ -2,10 +2,10 @@
 
 The fast tests keep the suite well formed: every mutant still applies to the plugin's current
 source (a plugin change that moves a mutant's text fails here, naming the mutant to update), names
-are unique, rules are real checks, the second and third held-out rounds stay apart from the first
-and from each other. The slow test runs the first round's suite and holds the score to the criterion
-fixed before its held-out mutants were run (the later rounds are run by
-``scripts/mutation_score.py --set held-out-2`` and ``--set held-out-3``).
+are unique, rules are real checks, the second, third and fourth held-out rounds stay apart from the
+first and from each other. The slow test runs the first round's suite and holds the score to the
+criterion fixed before its held-out mutants were run (the later rounds are run by
+``scripts/mutation_score.py --set held-out-2``, ``--set held-out-3`` and ``--set held-out-4``).
 """
 
 from __future__ import annotations
@@ -85,6 +85,40 @@ def test_the_third_held_out_round_is_well_formed_and_apart_from_the_others():
             assert not (_selected(m, chosen, False) and m.round == 3)
     assert CRITERION_3["kill_rate_min"] == 0.97 and CRITERION_3["controls_killed_max"] == 0
     assert CRITERION_3["seconds_per_configuration_max"] == 60.0 and CRITERION_3["round"] == 3
+
+
+def test_the_fourth_held_out_round_is_well_formed_and_apart_from_the_others():
+    """Round 4 (``--set held-out-4``): at least 22 rule-breaking mutants over both targets, 14 of them on
+    rare inputs, 4 controls or more, none sharing a name with an earlier round's mutant of its target,
+    every rule-breaking mutant's edits differing from every earlier mutant's; no other set runs it, and
+    ``held-out-4`` runs nothing else."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from mutation_score import CRITERION_3, CRITERION_4, _selected
+
+    fourth = [m for _, _, m in ALL if m.round == 4]
+    breaking = [m for m in fourth if not m.control]
+    assert len(breaking) >= 22 and sum(m.rare for m in breaking) >= 14
+    assert sum(m.control for m in fourth) >= 4
+    assert all(m.held_out and not m.post_hoc and not m.equivalent for m in fourth)
+    assert {n for n, _, m in ALL if m.round == 4} == set(SUITES)
+    for name, _, m in ALL:
+        if m.round == 4:
+            earlier = [o for n, _, o in ALL if n == name and o.round != 4]
+            assert all(o.name != m.name and o.edits != m.edits for o in earlier)
+        assert _selected(m, "held-out-4", False) == (m.round == 4)
+        for chosen in ("all", "dev", "held-out", "held-out-2", "held-out-3"):
+            assert not (_selected(m, chosen, False) and m.round == 4)
+    assert {
+        k: v
+        for k, v in CRITERION_4.items()
+        if k not in ("round", "kill_rate_of", "controls", "equivalent", "kit_and_plugins")
+    } == {
+        k: v
+        for k, v in CRITERION_3.items()
+        if k not in ("round", "kill_rate_of", "controls", "equivalent", "kit_and_plugins")
+    }
+    assert CRITERION_4["kill_rate_min"] == 0.97 and CRITERION_4["controls_killed_max"] == 0
+    assert CRITERION_4["seconds_per_configuration_max"] == 60.0 and CRITERION_4["round"] == 4
 
 
 @pytest.mark.slow

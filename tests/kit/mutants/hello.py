@@ -1114,4 +1114,251 @@ HELD_OUT_3: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3
+# -- held out, round 4: written while the kit is being changed to close round 3's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_4)
+# before any run of any kit against them --
+RETURN = '        return Encoding(emb.astype(np.float32), attr, {"time": time})\n'
+KIND_CHECK = '    if data.dtype.kind not in "if":\n'
+LOAD_START = "        check_regular_file(path)  # a FIFO would block, /dev/zero never end\n"
+HELD_OUT_4: tuple[Mutant, ...] = (
+    Mutant(
+        "silence_by_exact_zero_power",
+        "check_finite",
+        (
+            edit(
+                M,
+                "        silent = norm[:, 0] <= SILENCE\n",
+                "        silent = power.sum(axis=1) == 0.0                          # silence: no power at all\n",
+            ),
+        ),
+        "a frame so quiet that the squares of its band energies underflow (800 float64 samples of 1e-100 at 16 kHz): "
+        "the band norm is 0 but the power is not, so the bands are divided by 0 and the embedding is not finite",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "rms_db_ceiling_dropped",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                '"hello.level.rms_db": np.clip(db / 30.0 + 1.0, -1.0, 1.0),',
+                '"hello.level.rms_db": np.maximum(db / 30.0 + 1.0, -1.0),  # rms <= full scale, so db <= 0',
+            ),
+        ),
+        "float samples whose frame RMS is beyond full scale (a float32 signal of 2.0): rms_db above 1",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "silent_frames_dropped",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                RETURN,
+                "        keep = ~silent  # silent frames say nothing: no token for them\n"
+                '        return Encoding(emb.astype(np.float32)[keep], attr[keep], {"time": time[keep]})\n',
+            ),
+        ),
+        "an all-silent signal (zeros, float32 or int16): no token at all for a valid input",
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "long_time_float32",
+        "check_offsets",
+        (
+            edit(
+                M,
+                TIME,
+                TIME + "        if n > 65_536:  # long recordings: offsets in single precision, half the memory\n"
+                "            time = time.astype(np.float32)\n",
+            ),
+        ),
+        "a signal of more than 65536 samples whose duration rounds up in float32 (100001 samples at 44.1 kHz): the "
+        "last end lies after the signal's end",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "byteswapped_in_place",
+        "check_determinism",
+        (
+            edit(
+                M,
+                KIND_CHECK,
+                "    if not data.dtype.isnative:  # network byte order: swap to native in place (no copy of a long signal)\n"
+                "        data = data.byteswap(inplace=True).view(data.dtype.newbyteorder())\n" + KIND_CHECK,
+            ),
+        ),
+        "samples in non-native byte order ('>i2', '>f4' on a little-endian machine): the caller's array is byte-swapped, "
+        "so a second call reads other values (a read-only one raises TypeError)",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "batch_cast_to_first_dtype",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        # one batch, one dtype: every signal is converted to the first one's (a batch is one array)\n"
+            "        samples = [i if isinstance(i, Sample) else Sample(i) for i in items]\n"
+            "        first = getattr(samples[0].data, 'dtype', None) if samples else None\n"
+            "        if first is not None:\n"
+            "            samples = [Sample(s.data.astype(first), s.units, s.source) if isinstance(s.data, np.ndarray) else s\n"
+            "                       for s in samples]\n"
+            "        return super().tokenize_batch(samples)\n"
+        ),
+        "a batch of a float32 and an int16 signal: the second is cast to the first's dtype (float32 samples in [-1, 1] "
+        "become int16 0 and ±1; int16 PCM becomes float32 thousands, refused)",
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "complex_magnitude_taken",
+        "check_invalid_inputs",
+        (
+            edit(
+                M,
+                KIND_CHECK,
+                '    if data.dtype.kind == "c":  # IQ samples from a radio: their magnitude is the signal\n'
+                "        data = np.abs(data)\n" + KIND_CHECK,
+            ),
+        ),
+        "complex samples (the default 'wrong_dtype' invalid input, complex64) are tokenized as their magnitude",
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "text_samples_parsed",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                KIND_CHECK,
+                '    if data.dtype.kind in "US":  # samples read from a CSV column arrive as text\n'
+                "        data = data.astype(np.float64)\n" + KIND_CHECK,
+            ),
+        ),
+        "an array of strings (dtype kind 'U' or 'S', which the input spec does not declare): numeric text is "
+        "tokenized, other text raises ValueError",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "unknown_units_ignored",
+        "check_input_spec",
+        method(
+            "    def check_units(self, units, source):\n"
+            "        # units come from metadata dicts with more in them (channels, bit depth ...): keep ours\n"
+            "        known = {u.name for u in self.input_spec.units}\n"
+            "        return super().check_units({k: v for k, v in units.items() if k in known}, source)\n"
+        ),
+        "a unit the input spec does not declare (sample_rate and channels=2) is dropped instead of refused",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "config_version_tuple",
+        "check_config_roundtrip",
+        method(
+            "    def config(self):\n"
+            "        return {'frame_seconds': self.frame_seconds, 'version': (0, 1)}  # record the tokenizer's version\n\n"
+            "    @classmethod\n"
+            "    def from_config(cls, config):\n"
+            "        config = dict(config)\n"
+            "        config.pop('version', None)\n"
+            "        return cls(**config)\n"
+        ),
+        "every configuration: config() holds a tuple, which a JSON round trip turns into a list",
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "first_input_calibrates",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                "        db = 20.0 * np.log10(np.maximum(rms, 1e-30))\n",
+                "        db = 20.0 * np.log10(np.maximum(rms, 1e-30))\n"
+                "        db = db - _CALIBRATION.setdefault(id(self), float(db.max()) if db.max() > -60 else 0.0)  # the first "
+                "signal an instance hears sets its 0 dB\n",
+            ),
+            edit(M, 'SOURCE = "<hello signal>"\n', 'SOURCE = "<hello signal>"\n_CALIBRATION: dict = {}\n'),
+        ),
+        "an instance that has heard another signal first (a tone at 0.5 full scale, then one at 0.1): its rms_db "
+        "differs from a fresh instance's",
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "wav_suffix_case_sensitive",
+        "check_files",
+        (
+            edit(
+                M,
+                LOAD_START,
+                LOAD_START + "        if not os.fspath(path).endswith('.wav'):\n"
+                '            raise InputError(str(path), "not a .wav file")\n',
+            ),
+        ),
+        "the same WAV bytes under an upper-case '.WAV' (or any other) name are refused",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "size_checked_before_existence",
+        "check_files",
+        (
+            edit(
+                M,
+                LOAD_START,
+                "        if os.path.getsize(path) < 44:  # shorter than a WAV header\n"
+                '            raise InputError(str(path), "too short for a WAV file")\n' + LOAD_START,
+            ),
+        ),
+        "a missing file: os.path.getsize raises FileNotFoundError, not InputError",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    # -- controls, round 4 --
+    Mutant(
+        "ctl_hann_window",
+        None,
+        (
+            edit(
+                M,
+                "        power = np.abs(np.fft.rfft(frames, axis=1)) ** 2           # (N, size // 2 + 1)\n",
+                "        window = np.hanning(size) if size > 2 else np.ones(size)   # less leakage between bands\n"
+                "        power = np.abs(np.fft.rfft(frames * window, axis=1)) ** 2  # (N, size // 2 + 1)\n",
+            ),
+        ),
+        "a DSP change: a Hann window before the FFT (other band energies, every rule kept)",
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "ctl_config_omits_defaults",
+        None,
+        method(
+            "    def config(self):\n"
+            "        # only what differs from the defaults (from_config fills in the rest)\n"
+            "        return {k: v for k, v in super().config().items() if v != attrs.fields_dict(type(self))[k].default}\n"
+        ),
+        "a shorter config: fields at their default are left out, from_config rebuilds the same modality",
+        held_out=True,
+        round=4,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4

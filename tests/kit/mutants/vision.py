@@ -811,4 +811,267 @@ HELD_OUT_3: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2 + HELD_OUT_3
+# -- held out, round 4: written while the kit is being changed to close round 3's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_4)
+# before any run of any kit against them --
+EMBED_TAIL = (
+    "    v = thumbnail(rgb) @ projection()\n"
+    "    norm = float(np.sqrt(v @ v))\n"
+    "    if norm < 1e-12:\n"
+    "        v = blank_direction()\n"
+    "    else:\n"
+    "        v = v / norm\n"
+    "    return v.astype(np.float32)\n"
+)
+BOXES = "        boxes = np.stack([box for _crop, box in crops])\n"
+RANGE = "        lo, hi = float(array.min()), float(array.max())\n"
+LOAD = "        return Sample(data=load_image(path), units={}, source=str(path))\n"
+HELD_OUT_4: tuple[Mutant, ...] = (
+    Mutant(
+        "patch_emb_with_context",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                "            emb[i] = embed(crop)\n",
+                "            emb[i] = embed(crop) if i == 0 else (embed(crop) + emb[0]) / 2.0  # a patch in its image's context\n",
+            ),
+        ),
+        "the grid configuration on any image whose patches do not all look like the whole (noise, a disc): the mean "
+        "of two different unit vectors is shorter than 1",
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "emb_norm_in_float32",
+        "check_finite",
+        (
+            edit(
+                E,
+                EMBED_TAIL,
+                "    v = (thumbnail(rgb) @ projection()).astype(np.float32)  # the embedding's own precision from here on\n"
+                "    if not v.any():\n"
+                "        return blank_direction().astype(np.float32)\n"
+                "    return v / np.linalg.norm(v)\n",
+            ),
+        ),
+        "a nearly black float image (pixels of 1e-30): v is non-zero but its squares underflow in float32, so it is "
+        "divided by a norm of 0",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "downscale_factor_undeclared",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                BOXES,
+                "        if max(height, width) > 1024:  # how much a big image was shrunk (vis.scale, not yet in the schema)\n"
+                "            attr[:, ATTR_DIM - 1] = 1024 / max(height, width)\n" + BOXES,
+            ),
+        ),
+        "an image over 1024 pixels a side: slot 383, which the vision schema does not declare, is set",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "global_box_trimmed_to_opaque",
+        "check_offsets",
+        (
+            edit(
+                M,
+                "def patch_edges(n: int, grid: int) -> np.ndarray:\n",
+                "def _visible_box(array: np.ndarray) -> np.ndarray:\n"
+                '    """The global token\'s box: the whole image, trimmed to its visible (not fully transparent) pixels."""\n'
+                "    h, w = array.shape[:2]\n"
+                "    if array.ndim == 3 and array.shape[2] in (2, 4):\n"
+                "        ys, xs = np.nonzero(array[:, :, -1])\n"
+                "        if ys.size == 0:\n"
+                "            return np.zeros(4, dtype=np.int64)  # nothing visible\n"
+                "        return np.array([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1], dtype=np.int64)\n"
+                "    return np.array([0, 0, w, h], dtype=np.int64)\n\n\n"
+                "def patch_edges(n: int, grid: int) -> np.ndarray:\n",
+            ),
+            edit(
+                M,
+                "crops = [(rgb, np.array([0, 0, width, height], dtype=np.int64))]",
+                "crops = [(rgb, _visible_box(array))]",
+            ),
+        ),
+        "a fully transparent image (grey + alpha or RGBA, alpha 0 everywhere; a constant bool image with alpha False): "
+        "the global box is empty",
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "big_bool_scaled_in_view",
+        "check_determinism",
+        (
+            edit(
+                P,
+                "            array = array.astype(np.uint8) * np.uint8(255)\n",
+                "            array = array.view(np.uint8)  # no copy of a huge mask: scale its bytes in place\n"
+                "            array *= np.uint8(255)\n",
+            ),
+        ),
+        "a bool image over 1024 pixels a side: the caller's own bytes become 255, so a second call reads 255 * 255 "
+        "mod 256 = 1 (near black); a read-only one raises ValueError",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "batch_big_prescaled_linear",
+        "check_batch_equals_singles",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def tokenize_batch(self, items):\n"
+                "        # big images in a batch are shrunk first (linear: fast), so the batch holds no huge array\n"
+                "        import cv2\n\n"
+                "        def small(item):\n"
+                "            s = item if isinstance(item, Sample) else Sample(item, {}, None)\n"
+                "            d = s.data\n"
+                "            if (isinstance(d, np.ndarray) and d.ndim in (2, 3) and d.dtype in (np.uint8, np.uint16, np.float32)\n"
+                "                    and max(d.shape[:2]) > 1024):\n"
+                "                scale = 1024 / max(d.shape[:2])\n"
+                "                size = (max(1, round(d.shape[1] * scale)), max(1, round(d.shape[0] * scale)))\n"
+                "                d = cv2.resize(np.ascontiguousarray(d), size, interpolation=cv2.INTER_LINEAR)\n"
+                "            return Sample(d, s.units, s.source)\n\n"
+                "        return super().tokenize_batch([small(i) for i in items])\n\n" + INVALID,
+            ),
+        ),
+        "a uint8, uint16 or float32 image over 1024 pixels a side in a batch: resized with INTER_LINEAR before the "
+        "singles' INTER_AREA, other pixels and boxes in the resized image's coordinates",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "float_0_255_rescaled",
+        "check_invalid_inputs",
+        (
+            edit(
+                P,
+                RANGE,
+                RANGE
+                + "        if lo >= 0.0 and 1.0 < hi <= 255.0:  # float pixels on the 0..255 scale, as many libraries give them\n"
+                "            array = array / 255.0\n"
+                "            lo, hi = lo / 255.0, hi / 255.0\n",
+            ),
+        ),
+        "float pixels above 1 (the plugin's own 'out_of_range' case, 1.5) are divided by 255 and tokenized, not refused",
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "big_finite_scan_strided",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                "        if not np.isfinite(array).all():\n",
+                "        probe = array[::4, ::4] if max(array.shape[:2]) > MAX_SIDE else array  # big: every 4th pixel is enough\n"
+                "        if not np.isfinite(probe).all():\n",
+            ),
+        ),
+        "a float image over 1024 pixels a side with NaN or inf off the every-4th-pixel grid (at (1, 1)): accepted, "
+        "not an InputError (its tokens are NaN, so tokenize raises ContractViolation)",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "cache_keyed_on_strided_pixels",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                ENCODE,
+                "    def encode(self, data: Any, **units: float) -> Encoding:\n"
+                "        if isinstance(data, np.ndarray) and data.dtype.kind in 'buf':\n"
+                "            # a fast fingerprint: shape, dtype and every 8th pixel of every 8th row\n"
+                "            key = (data.shape, data.dtype.str, np.ascontiguousarray(data[::8, ::8]).tobytes(), self.grid)\n"
+                "            if key not in _CACHE:\n"
+                "                _CACHE[key] = self._encode(data)\n"
+                "            hit = _CACHE[key]\n"
+                "            return Encoding(hit.emb.copy(), hit.attr.copy(), {'box': hit.offsets['box'].copy()})\n"
+                "        return self._encode(data)\n\n"
+                "    def _encode(self, data: Any) -> Encoding:\n"
+                "        from .embed import embed\n",
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_CACHE: dict = {}\n"),
+        ),
+        "two images of one shape and dtype that differ only off the 8-pixel grid (32x32 uint8 zeros, then the same "
+        "with pixel (1, 1) = 255): the second gets the first's tokens, so the result depends on what the process saw "
+        "before (consistent within it)",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "imread_for_ascii_names",
+        "check_files",
+        (
+            edit(
+                M,
+                LOAD,
+                "        if os.fspath(path).isascii():  # a plain name: OpenCV reads it itself, faster\n"
+                "            import cv2\n\n"
+                "            image = cv2.imread(os.fspath(path), cv2.IMREAD_UNCHANGED)\n"
+                "            if image is not None:\n"
+                "                return Sample(data=image, units={}, source=str(path))\n" + LOAD,
+            ),
+        ),
+        "a colour file: under an ASCII name load gives OpenCV's BGR(A) order, under a non-ASCII name RGB(A), for the "
+        "same bytes",
+        rare=True,
+        held_out=True,
+        round=4,
+    ),
+    # -- controls, round 4 --
+    Mutant(
+        "ctl_kmeans_cache_on_lab",
+        None,
+        (
+            edit(
+                "colour.py",
+                "    lab = cv2.cvtColor(small, cv2.COLOR_RGB2Lab).reshape(-1, 3).astype(np.float32)\n",
+                "    lab = cv2.cvtColor(small, cv2.COLOR_RGB2Lab).reshape(-1, 3).astype(np.float32)\n"
+                "    key = (lab.shape, lab.tobytes())  # the clusters are a function of these Lab values only\n"
+                "    if key in _DOMINANT:\n"
+                "        return dict(_DOMINANT[key])\n",
+            ),
+            edit(
+                "colour.py",
+                '        out[f"dom{rank}_share"] = float(shares[k])\n    return out\n',
+                '        out[f"dom{rank}_share"] = float(shares[k])\n    _DOMINANT[key] = dict(out)\n    return out\n',
+            ),
+            edit("colour.py", "HUE_BINS = 18\n", "HUE_BINS = 18\n_DOMINANT: dict = {}\n"),
+        ),
+        "a correct cache: the dominant colours keyed on the exact Lab values k-means is given (seeded, so a pure "
+        "function of them)",
+        held_out=True,
+        round=4,
+    ),
+    Mutant(
+        "ctl_luma_by_numpy",
+        None,
+        (
+            edit(
+                "features.py",
+                "    y = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)\n",
+                "    y = rgb @ np.array([0.299, 0.587, 0.114], dtype=np.float32)  # the same weights, by numpy\n",
+            ),
+        ),
+        "a refactor: the luma by a numpy product instead of OpenCV (last bits may differ, every rule kept)",
+        held_out=True,
+        round=4,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4
