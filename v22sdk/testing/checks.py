@@ -1612,7 +1612,13 @@ def check_quality_token_rate(modality: Modality, *, max_examples: int | None = N
     for ki, out in zip(run.inputs, run.outcomes):
         if ki.family == "layout" and ki.same_as is None:
             base_out = out
-        if ki.family == "long" and out.encoding is not None and base_out is not None and base_out.encoding is not None:
+        if (
+            ki.family == "long"
+            and dict(ki.sample.units) == dict(run.bases[0].units)  # a token-dense one has other units
+            and out.encoding is not None
+            and base_out is not None
+            and base_out.encoding is not None
+        ):
             base_n = len(np.asarray(base_out.encoding.emb))
             factor = _inputs._size(ki.sample.data) / max(1, _inputs._size(run.bases[0].data))
             long_n = len(np.asarray(out.encoding.emb))
