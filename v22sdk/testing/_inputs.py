@@ -9,7 +9,14 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
   full scale; ``float16``/``float32``/``float64`` at 0, ±1, alternating, ramps, far beyond full
   scale, subnormal and near the type's limits; ``bool`` all False, all True, alternating;
 * **shapes**: length 0, 1 and 2 on **every** axis (a ``(T, 0)`` array included), every accepted rank;
-* **content**: constant and all-zero input; a long input built by tiling a valid one;
+* **content**: constant and all-zero input; constants at 0.9, 0.7, 1/3, -0.55 and 0.999 of full
+  scale in every accepted dtype, at the base's shape and a length every small frame divides; a
+  long input built by tiling a valid one;
+* **token-dense long**: each unit at the end of its range with the more tokens, the base tiled to
+  about LONG_TOKENS tokens there (a long input is otherwise long in elements, short in tokens);
+* **twins**: pairs of one shape, dtype, mean and low-resolution summary but other fine detail
+  (opposite phases, neighbours swapped pairwise, a mirror image), for the fresh-instance and
+  fresh-process comparisons in the other order;
 * **thin and long**: for every pair of axes, length 1 and 2 on one and the kit's long length on
   the other (``(1, L)``, ``(L, 1)``, ``(2, L)`` ... for an image): extreme aspect ratios, where a
   plugin's resizing can round a side to 0;
