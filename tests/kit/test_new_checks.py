@@ -285,7 +285,9 @@ def test_check_fresh_instance_finds_a_cache_keyed_on_the_shape():
     # a fresh process may see it too (its instance is fresh, its second signal of a length is not)
     assert "check_fresh_instance" in report.failed, str(report)
     assert set(report.failed) <= {"check_fresh_instance", "check_fresh_process"}
-    assert "other data of the same shape" in report["check_fresh_instance"].reason
+    reason = report["check_fresh_instance"].reason
+    # the kit's twin inputs (one shape, other detail) find it first; the author's inputs and their variants too
+    assert "other data of the same shape" in reason or "tokenized in the other order by a fresh instance" in reason
 
 
 def test_check_fresh_process_finds_a_module_level_cache_keyed_on_the_shape():

@@ -9,7 +9,14 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
   full scale; ``float16``/``float32``/``float64`` at 0, ±1, alternating, ramps, far beyond full
   scale, subnormal and near the type's limits; ``bool`` all False, all True, alternating;
 * **shapes**: length 0, 1 and 2 on **every** axis (a ``(T, 0)`` array included), every accepted rank;
-* **content**: constant and all-zero input; a long input built by tiling a valid one;
+* **content**: constant and all-zero input; constants at 0.9, 0.7, 1/3, -0.55 and 0.999 of full
+  scale in every accepted dtype, at the base's shape and a length every small frame divides; a
+  long input built by tiling a valid one;
+* **token-dense long**: each unit at the end of its range with the more tokens, the base tiled to
+  about LONG_TOKENS tokens there (a long input is otherwise long in elements, short in tokens);
+* **twins**: pairs of one shape, dtype, mean and low-resolution summary but other fine detail
+  (opposite phases, neighbours swapped pairwise, a mirror image), for the fresh-instance and
+  fresh-process comparisons in the other order;
 * **thin and long**: for every pair of axes, length 1 and 2 on one and the kit's long length on
   the other (``(1, L)``, ``(L, 1)``, ``(2, L)`` ... for an image): extreme aspect ratios, where a
   plugin's resizing can round a side to 0;
@@ -32,6 +39,7 @@ NaN/inf in every float dtype, units out of range), each of which must be an ``In
 from __future__ import annotations
 
 import unicodedata
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -56,6 +64,18 @@ LONG_LENGTH = 4096
 LONG_ELEMENTS = 2**20
 #: A long text has at least this many characters.
 LONG_TEXT = 20_000
+#: Token-dense long inputs aim at this many tokens (above chunk sizes such as 4096 and 8192) ...
+LONG_TOKENS = 20_000
+#: Constant inputs at these fractions of full scale (float: the values themselves), in every
+#: accepted dtype: values where sums of squares minus squared sums cancel badly.
+CONSTANT_FRACTIONS = (0.9, 0.7, 1 / 3, -0.55, 0.999)
+#: Lengths divisible by every whole number up to 10 (and many more): the constant inputs are also
+#: given this long on axis 0 (the largest one within CONSTANT_ELEMENTS), so frames tile them exactly.
+WHOLE_LENGTHS = (5040, 2520, 720, 360, 120, 60)
+CONSTANT_ELEMENTS = 2**16
+#: Twin inputs are this long on their first (up to two) axes: a multiple of every power of two
+#: an area thumbnail may reduce by.
+TWIN_SIDE = 64
 
 #: Single characters (and tiny texts) that stress text tokenizers.
 TEXT_EDGES: tuple[tuple[str, str], ...] = (
@@ -91,7 +111,9 @@ TEXT_EDGES: tuple[tuple[str, str], ...] = (
 class KitInput:
     """One input the kit derived: a label for messages, the sample, what family it is from, the
     dtype kind and rank it stands for (for the spec's truthfulness), and ``same_as``: the index of
-    the input whose tokens it must reproduce exactly (the same values in another memory layout)."""
+    the input whose tokens it must reproduce exactly (the same values in another memory layout);
+    ``twin_of``: the index of its twin (same shape, dtype, mean and low-resolution summary, other
+    fine detail), whose tokens a fresh instance and a fresh process compute in the other order."""
 
     label: str
     sample: Sample
@@ -99,6 +121,7 @@ class KitInput:
     kind: str | None = None
     rank: int | None = None
     same_as: int | None = None
+    twin_of: int | None = None
 
 
 # -- bases ------------------------------------------------------------------------------------
@@ -226,6 +249,121 @@ def _long(x: np.ndarray, axis: int) -> np.ndarray | None:
     tiles[axis] = reps
     tiled: np.ndarray = np.tile(x, tiles)
     return tiled
+
+
+def _constant_value(dtype: np.dtype, fraction: float) -> Any:
+    if dtype.kind == "f":
+        return dtype.type(fraction)
+    info = np.iinfo(dtype)
+    if dtype.kind == "u":
+        return dtype.type(round(abs(fraction) * int(info.max)))
+    return dtype.type(round(fraction * (int(info.max) if fraction > 0 else -int(info.min))))
+
+
+def _constant_inputs(kinds: list[str], x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInput]:
+    """Constant inputs at CONSTANT_FRACTIONS of full scale in every accepted dtype (not bool), at
+    the base's shape and at a whole length on axis 0 (see WHOLE_LENGTHS)."""
+    out: list[KitInput] = []
+    if x.ndim == 0 or x.size == 0:
+        return out
+    rest = max(1, x.size // max(int(x.shape[0]), 1))
+    whole = next((n for n in WHOLE_LENGTHS if n * rest <= CONSTANT_ELEMENTS), None)
+    shapes = [x.shape] + ([(whole,) + x.shape[1:]] if whole and whole != x.shape[0] else [])
+    for kind in kinds:
+        if kind == "b":
+            continue
+        for dtype_name in KIND_DTYPES[kind]:
+            dtype = np.dtype(dtype_name)
+            for fraction in CONSTANT_FRACTIONS:
+                value = _constant_value(dtype, fraction)
+                for shape in shapes:
+                    out.append(
+                        KitInput(
+                            f"constant {dtype_name} {number(value)} ({fraction:.4g} of full scale), shape {shape}",
+                            Sample(np.full(shape, value, dtype), units, src),
+                            "content",
+                            kind=kind,
+                            rank=len(shape),
+                        )
+                    )
+    return out
+
+
+def _fit(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    for axis, n in enumerate(shape):
+        x = _take(x, axis, n)
+    return np.ascontiguousarray(x)
+
+
+def _pair_swapped(x: np.ndarray, axis: int) -> np.ndarray:
+    """Neighbours 2k and 2k+1 along ``axis`` swapped: every aligned block of an even size keeps its
+    values, so every area thumbnail by a power of two is unchanged."""
+    index = np.arange(x.shape[axis])
+    index = index ^ 1 if x.shape[axis] % 2 == 0 else index
+    return np.ascontiguousarray(np.take(x, index, axis=axis))
+
+
+def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInput]:
+    """Pairs of inputs of one shape and dtype, one mean and one low-resolution summary but other
+    fine detail: alternating values and checkerboards in opposite phase, the base and the base with
+    neighbours swapped pairwise, the base and its mirror image. A cache keyed on such a summary
+    gives the second of a pair the first one's tokens."""
+    if x.size == 0 or x.dtype.kind not in "biuf":
+        return []
+    spatial = min(x.ndim, 2)
+    shape = (
+        (TWIN_SIDE,) * spatial + x.shape[spatial:]
+        if x.ndim > 1
+        else (max(TWIN_SIDE, -(-min(x.shape[0], LONG_LENGTH) // TWIN_SIDE) * TWIN_SIDE),)
+    )
+    dtype = x.dtype
+    hi: Any = True if dtype.kind == "b" else (1.0 if dtype.kind == "f" else np.iinfo(dtype).max)
+    grids = np.indices(shape[:spatial])
+    pairs: list[tuple[str, np.ndarray, np.ndarray]] = []
+
+    def pattern(mask: np.ndarray) -> np.ndarray:
+        full = mask.reshape(mask.shape + (1,) * (len(shape) - spatial))
+        out = np.ascontiguousarray(np.broadcast_to(np.where(full, hi, 0).astype(dtype), shape))
+        if len(shape) > spatial and shape[-1] > 1:  # the last channel (an alpha?) at full scale
+            out[..., -1] = hi
+        return out
+
+    last = grids[spatial - 1] % 2 == 1
+    pairs.append((f"alternating along axis {spatial - 1}", pattern(last), pattern(~last)))
+    if spatial == 2:
+        rows = grids[0] % 2 == 1
+        board = (grids[0] + grids[1]) % 2 == 1
+        pairs.append(("alternating along axis 0", pattern(rows), pattern(~rows)))
+        pairs.append(("checkerboard", pattern(board), pattern(~board)))
+    fitted = _fit(x, shape)
+    for axis in range(spatial):
+        pairs.append((f"the base with neighbours swapped along axis {axis}", fitted, _pair_swapped(fitted, axis)))
+    pairs.append(("the base mirrored", fitted, np.ascontiguousarray(np.flip(fitted, axis=spatial - 1))))
+    out: list[KitInput] = []
+    for index, (what, a, b) in enumerate(pairs):
+        if a.tobytes() == b.tobytes():
+            continue
+        first = len(out)
+        out.append(
+            KitInput(
+                f"twin {index}a: {what}, shape {a.shape}",
+                Sample(a.copy(), units, src),
+                "twin",
+                kind=dtype.kind,
+                rank=a.ndim,
+            )
+        )
+        out.append(
+            KitInput(
+                f"twin {index}b: {what}, the other phase, shape {b.shape}",
+                Sample(b.copy(), units, src),
+                "twin",
+                kind=dtype.kind,
+                rank=b.ndim,
+                twin_of=first,
+            )
+        )
+    return out
 
 
 def _twins(
@@ -454,6 +592,8 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
             KitInput(f"all zeros{tag}", Sample(np.zeros_like(x), units, src), "content", kind=x.dtype.kind, rank=x.ndim)
         )
         if b == 0:
+            out += _constant_inputs(kinds, x, units, src)
+        if b == 0:
             for axis in range(min(x.ndim, 2)):
                 long = _long(x, axis)
                 if long is not None:
@@ -532,6 +672,9 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
             )
     if bases:
         out += _thin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
+        start = len(out)
+        twins = _twin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
+        out += [attrs.evolve(t, twin_of=start + t.twin_of) if t.twin_of is not None else t for t in twins]
     return out
 
 
@@ -565,6 +708,63 @@ def text_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
     return out
 
 
+def _token_count(modality: Modality, sample: Sample) -> int | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return len(modality.tokenize(Sample(_copy_data(sample.data), dict(sample.units), sample.source)))
+    except Exception:  # the checks report it
+        return None
+
+
+def dense_inputs(modality: Modality, spec: InputSpec, base: Sample) -> list[KitInput]:
+    """Token-dense long inputs: for each unit, the end of its range (minimum or maximum) at which
+    the base gives the most tokens, and all units so at once; the base tiled on axis 0 to about
+    LONG_TOKENS tokens at that setting (an odd length; at most LONG_ELEMENTS elements). The plain
+    long input is long in elements but, at ordinary units, short in tokens."""
+    x = np.asarray(base.data)
+    if not spec.units or x.ndim == 0 or x.size == 0:
+        return []
+    units, src = dict(base.units), base.source
+    settings: list[tuple[str, dict[str, Any]]] = []
+    for unit in spec.units:
+        counted: list[tuple[int, str, float]] = []
+        for end, value in (("minimum", unit.minimum), ("maximum", unit.maximum)):
+            if np.isfinite(value):
+                count = _token_count(modality, Sample(x, {**units, unit.name: float(value)}, src))
+                if count:
+                    counted.append((count, f"{unit.name} at its {end} {float(value):g} {unit.symbol}", float(value)))
+        if counted:
+            _, label, value = max(counted, key=lambda c: c[0])
+            settings.append((label, {**units, unit.name: value}))
+    if len(settings) > 1:
+        both = dict(units)
+        for _, setting in settings:
+            both.update({k: v for k, v in setting.items() if units.get(k) != v})
+        settings.append((" and ".join(label for label, _ in settings), both))
+    rest = max(1, x.size // int(x.shape[0]))
+    out: list[KitInput] = []
+    for label, setting in settings:
+        count = _token_count(modality, Sample(x, setting, src))
+        if not count:
+            continue
+        rows = int(np.ceil(LONG_TOKENS * x.shape[0] / count))
+        rows = max(2 * int(x.shape[0]), min(rows, LONG_ELEMENTS // rest))
+        rows += 1 - rows % 2
+        data = np.ascontiguousarray(_take(x, 0, rows))
+        out.append(
+            KitInput(
+                f"token-dense long: the base tiled to {rows} on axis 0 with {label} (about "
+                f"{count * rows // int(x.shape[0])} tokens), shape {data.shape}",
+                Sample(data, setting, src),
+                "long",
+                kind=x.dtype.kind,
+                rank=x.ndim,
+            )
+        )
+    return out
+
+
 def kit_inputs(modality: Modality, bases: list[Sample]) -> list[KitInput]:
     """The kit's inputs for ``modality``: from its input spec, its configuration and valid ``bases``."""
     spec = modality.input_spec
@@ -578,6 +778,8 @@ def kit_inputs(modality: Modality, bases: list[Sample]) -> list[KitInput]:
         array_bases = [b for b in bases if isinstance(b.data, np.ndarray)]
         out = array_inputs(spec, array_bases) if array_bases else []
         bases = array_bases
+        if bases:
+            out += dense_inputs(modality, spec, bases[0])
     if bases:  # the richest base: a count over the whole input shows a changed frame size
         out += _rounding_inputs(spec, bases[0], config)
     return out

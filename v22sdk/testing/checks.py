@@ -972,7 +972,60 @@ def check_fresh_instance(modality: Modality, *, max_examples: int | None = None)
                 "different data of the same shape: a fresh instance and a long-used one differ",
             )
 
+    _twins_on_a_fresh_instance(modality)
     _for_all(_samples(modality), body, "check_fresh_instance", modality, max_examples)
+
+
+def _twin_pairs(run: KitRun) -> list[tuple[int, int]]:
+    """(first, second) indices of the kit's twin inputs that both gave tokens, in the order this
+    process first tokenized them."""
+    return [
+        (ki.twin_of, index)
+        for index, ki in enumerate(run.inputs)
+        if ki.twin_of is not None
+        and run.outcomes[index].encoding is not None
+        and run.outcomes[ki.twin_of].encoding is not None
+    ]
+
+
+def _twins_on_a_fresh_instance(modality: Modality) -> None:
+    """A fresh instance tokenizes each pair of the kit's twin inputs in the other order than the
+    long-used instance did: a cache keyed on a summary of the data (a thumbnail, a mean) gives the
+    second of a pair the first's tokens, in one order or the other."""
+    __tracebackhide__ = True
+    run = kit_run(modality)
+    for first, second in _twin_pairs(run):
+        fresh = _clone(modality)
+        for index in (second, first):
+            ki = run.inputs[index]
+            try:
+                enc: Any = _raw_encode(fresh, ki.sample)
+            except Exception as exc:
+                enc = exc
+            mine = run.outcomes[index].encoding
+            diff = (
+                f"a fresh instance raised {type(enc).__name__}: {enc}"
+                if isinstance(enc, BaseException)
+                else _encoding_difference(enc, mine)
+            )
+            if not diff:
+                continue
+            again = _outcome(modality, ki.sample, quiet=True)
+            if again.encoding is None or _encoding_difference(again.encoding, mine):
+                continue  # not deterministic at all: check_determinism's finding
+            raise finish(
+                CheckFailure(
+                    f"'{run.inputs[first].label}' and '{run.inputs[second].label}' (one shape, mean and "
+                    f"low-resolution summary, other detail) tokenized in the other order by a fresh instance: "
+                    f"'{ki.label}' differs: {diff}",
+                    rule="check_fresh_instance",
+                ),
+                ki.sample,
+                check="check_fresh_instance",
+                modality=modality,
+                settings=current(),
+                label=ki.label,
+            )
 
 
 #: Seconds a fresh process may take to import the plugin and tokenize the reference inputs.
@@ -989,7 +1042,8 @@ def _class_path(modality: Modality) -> str | None:
 def _reference_inputs(modality: Modality, run: KitRun, max_examples: int | None) -> list[Sample]:
     """Varied inputs for the fresh-process comparison: pairs of different data of the same shape
     (the richest examples first, so the first call of the new process is never a trivial input),
-    then a few of the kit's own inputs that the modality accepts."""
+    then a few of the kit's own inputs that the modality accepts, and every pair of its twin
+    inputs in the other order than this process first met them."""
     count = max(4, min(8, (max_examples or current().max_examples) // 3))
     examples = _inputs.draw_examples(modality, _samples(modality), 3 * count, stream_key("fresh-process", modality))
     examples.sort(key=lambda s: (not _inputs._varied(s.data), -_inputs._size(s.data)))
@@ -1002,6 +1056,8 @@ def _reference_inputs(modality: Modality, run: KitRun, max_examples: int | None)
     for ki, outcome in zip(run.inputs, run.outcomes):
         if outcome.encoding is not None and ki.family in ("content", "units", "dtype") and len(out) < 3 * count:
             out.append(ki.sample)
+    for first, second in _twin_pairs(run):  # the other order than this process's first
+        out += [run.inputs[second].sample, run.inputs[first].sample]
     return out
 
 
@@ -1354,6 +1410,114 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
                 rule=check,
                 author_traceback=author_traceback(exc),
             ) from exc
+    _rewritten_file(modality, sample, folder, suffix, first, load)
+
+
+def _rewrites(data: Any) -> list[Any]:
+    """Other data of the same shape and dtype, for a file written again (first the closest)."""
+    found = [_variant(data)]
+    if isinstance(data, str):
+        found.append("".join(chr(ord("a") + (i % 26)) for i in range(max(len(data), 1))))
+    elif isinstance(data, np.ndarray) and data.size and data.dtype.kind in "biuf":
+        if data.dtype.kind == "b":
+            found.append(np.arange(data.size).reshape(data.shape) % 2 == 0)
+        else:
+            half = 0.5 if data.dtype.kind == "f" else float(np.iinfo(data.dtype).max) / 2
+            lo = 0.0 if data.dtype.kind == "u" else -half
+            found.append(_inputs._ramp(data.shape, lo, half, data.dtype))
+            found.append(_inputs._alternating(data.shape, lo, half, data.dtype))
+    return [f for f in found if f is not None]
+
+
+def _longer(data: Any) -> Any:
+    if isinstance(data, str):
+        return data + data[: max(1, len(data) // 2)]
+    n = int(data.shape[0])
+    return np.ascontiguousarray(_inputs._take(data, 0, n + max(1, n // 2)))
+
+
+def _rewritten_file(modality: Modality, sample: Sample, folder: Path, suffix: str, first: Path, load: Any) -> None:
+    """``first`` (loaded and tokenized already) written again with other content -- of the same
+    size with its old modification time put back, then of another size -- loads and tokenizes as
+    that content on the same instance; deleted, it raises InputError: a file is read every time,
+    never a cache keyed on its path, size or time."""
+    __tracebackhide__ = True
+    check = "check_files"
+    blob = first.read_bytes()
+    found: Any = None
+    found_same_size = False
+    for k, data in enumerate(_rewrites(sample.data)):  # other content; of the same size if one saves so
+        probe = folder / f"rewrite-probe-{k}{suffix}"
+        try:
+            modality.save(Sample(data, dict(sample.units), sample.source), probe)
+        except Exception:
+            continue
+        saved = probe.read_bytes()
+        if saved != blob and (found is None or len(saved) == len(blob)):
+            found, found_same_size = data, len(saved) == len(blob)
+            if found_same_size:
+                break
+    rewrites = (
+        []
+        if found is None
+        else [
+            ("other content of the same size" if found_same_size else "other content", found),
+            ("other content of another size", _longer(found)),
+        ]
+    )
+    for k, (what, data) in enumerate(rewrites):
+        other = Sample(data, dict(sample.units), sample.source)
+        fresh_path = folder / f"rewrite-{k}{suffix}"
+        try:
+            modality.save(other, fresh_path)
+        except InputError:
+            continue
+        before = first.stat()
+        modality.save(other, first)
+        same_size = first.stat().st_size == before.st_size
+        if same_size:  # a cache keyed on (path, size, time) must not see the change either
+            os.utime(first, ns=(before.st_atime_ns, before.st_mtime_ns))
+        expected = load(fresh_path)
+        got = load(first)
+        diff = _same_sample(expected, got)
+        if diff is None:
+            try:
+                tokens = modality.tokenize_file(first)
+                direct = modality.tokenize(Sample(expected.data, dict(expected.units), str(first)))
+            except InputError:
+                continue
+            except ContractViolation as exc:
+                raise _violation(exc, f"tokenize_file({first.name}) written again", modality) from None
+            if tokens != direct:
+                diff = "tokenize_file gives other tokens than the new content's"
+        if diff:
+            how = "of the same size and modification time" if same_size else "of another size"
+            raise CheckFailure(
+                f"{first.name} written again with {what} ({how}) on the same instance: {diff} "
+                "(load reads the file every time; never cache by path, size or time)",
+                rule=check,
+            )
+    if not first.exists():
+        return
+    first.unlink()
+    for name, call in (("load", modality.load), ("tokenize_file", modality.tokenize_file)):
+        try:
+            call(first)
+        except InputError as exc:
+            if not str(exc).strip():
+                raise CheckFailure(f"{name} of a deleted file: the InputError says nothing", rule=check) from None
+            continue
+        except Exception as exc:
+            raise CheckFailure(
+                f"{name} of a file deleted after it was read raised {type(exc).__name__} instead of InputError: {exc}",
+                rule=check,
+                author_traceback=author_traceback(exc),
+            ) from exc
+        raise CheckFailure(
+            f"{name} of {first.name}, deleted after it was read, returned instead of raising InputError "
+            "(a file is read every time, never cached by path)",
+            rule=check,
+        )
 
 
 # -- quality (warning level) -----------------------------------------------------------------
@@ -1448,7 +1612,13 @@ def check_quality_token_rate(modality: Modality, *, max_examples: int | None = N
     for ki, out in zip(run.inputs, run.outcomes):
         if ki.family == "layout" and ki.same_as is None:
             base_out = out
-        if ki.family == "long" and out.encoding is not None and base_out is not None and base_out.encoding is not None:
+        if (
+            ki.family == "long"
+            and dict(ki.sample.units) == dict(run.bases[0].units)  # a token-dense one has other units
+            and out.encoding is not None
+            and base_out is not None
+            and base_out.encoding is not None
+        ):
             base_n = len(np.asarray(base_out.encoding.emb))
             factor = _inputs._size(ki.sample.data) / max(1, _inputs._size(run.bases[0].data))
             long_n = len(np.asarray(out.encoding.emb))
