@@ -7,6 +7,7 @@
     python scripts/mutation_score.py --set held-out-2 --write results/kit/mutation-score-held-out-2.json
     python scripts/mutation_score.py --set held-out-3 --write results/kit/mutation-score-held-out-3.json
     python scripts/mutation_score.py --set held-out-4 --write results/kit/mutation-score-held-out-4.json
+    python scripts/mutation_score.py --set held-out-5 --write results/kit/mutation-score-held-out-5.json
 
 Each mutant (tests/kit/mutants/) is a copy of a real plugin with a few exact text edits that break
 one contract rule; a control breaks none. The script copies the plugin package into a temporary
@@ -26,8 +27,11 @@ mutants marked ``round=3``, written while the kit was being changed to close rou
 someone who did not read that change), judged by ``CRITERION_3``, likewise committed with them
 before any run. ``--set held-out-4`` runs the fourth round (the mutants marked ``round=4``, written
 while the kit was being changed to close round 3's gaps, by someone who did not read that change),
-judged by ``CRITERION_4``, likewise committed with them before any run. The default set (``all``)
-and ``dev`` and ``held-out`` are the first round's suite, unchanged.
+judged by ``CRITERION_4``, likewise committed with them before any run. ``--set held-out-5`` runs the
+fifth round (the mutants marked ``round=5``, written while the kit was being changed to close round
+4's gaps, by someone who did not read that change), judged by ``CRITERION_5``, likewise committed with
+them before any run. The default set (``all``) and ``dev`` and ``held-out`` are the first round's
+suite, unchanged.
 """
 
 from __future__ import annotations
@@ -111,6 +115,25 @@ CRITERION_4 = {
     "(or a stated argument over every input) to break no rule; it is reported by name and the kill rate is given "
     "both ways, with it set aside and with it counted as a survivor; the verdict 'met' is stated for each",
     "kit_and_plugins": "the kit (v22sdk/testing/) as merged after the round-3 fixes, which the round-4 mutants' author "
+    "did not read; contrib/v22sdk-hello and plugins/v22sdk_vision as at the pre-registration commit (a plugin change "
+    "that stops a mutant applying fails tests/kit/test_mutants.py, and the round is then reported as not run); the "
+    "kit commit run against is named in the result file; a survivor is investigated, not fixed, within this round",
+}
+
+#: The fifth round (``--set held-out-5``), fixed with its mutants before their first run: the same bar as
+#: the fourth round's. Its mutants were written without reading the kit changes made after round 4, and
+#: are to be run against the kit as merged after those changes (pre-registration: the commit that adds
+#: this is cited in the docs).
+CRITERION_5 = {
+    **CRITERION_4,
+    "round": 5,
+    "kill_rate_of": "the round-5 rule-breaking mutants only (HELD_OUT_5 of tests/kit/mutants/hello.py and vision.py: "
+    "14 of hello, 14 of vision), never run against any kit before this criterion was committed",
+    "controls": "the round-5 controls (2 of hello, 2 of vision): none may be killed",
+    "equivalent": "a round-5 mutant counts as equivalent only when, after the run, it is shown with a stated input "
+    "(or a stated argument over every input) to break no rule; it is reported by name and the kill rate is given "
+    "both ways, with it set aside and with it counted as a survivor; the verdict 'met' is stated for each",
+    "kit_and_plugins": "the kit (v22sdk/testing/) as merged after the round-4 fixes, which the round-5 mutants' author "
     "did not read; contrib/v22sdk-hello and plugins/v22sdk_vision as at the pre-registration commit (a plugin change "
     "that stops a mutant applying fails tests/kit/test_mutants.py, and the round is then reported as not run); the "
     "kit commit run against is named in the result file; a survivor is investigated, not fixed, within this round",
@@ -270,10 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated mutant names")
     ap.add_argument(
         "--set",
-        choices=["all", "dev", "held-out", "held-out-2", "held-out-3", "held-out-4"],
+        choices=["all", "dev", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5"],
         default="all",
         help="which mutants to run: the first round's suite (all, dev, held-out), the second round (held-out-2), "
-        "the third (held-out-3) or the fourth (held-out-4)",
+        "the third (held-out-3), the fourth (held-out-4) or the fifth (held-out-5)",
     )
     ap.add_argument("--kit-from", default=None, metavar="COMMIT", help="run the kit of an older commit instead")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per mutant")
@@ -354,9 +377,12 @@ def main(argv: list[str] | None = None) -> int:
                     f"{row['cpu_seconds']:6.1f}s  {row['error'] or row['reason'][:90]}",
                     flush=True,
                 )
-    criterion = {"held-out-2": CRITERION_2, "held-out-3": CRITERION_3, "held-out-4": CRITERION_4}.get(
-        args.set, CRITERION
-    )
+    criterion = {
+        "held-out-2": CRITERION_2,
+        "held-out-3": CRITERION_3,
+        "held-out-4": CRITERION_4,
+        "held-out-5": CRITERION_5,
+    }.get(args.set, CRITERION)
     summary = summarise(rows, timings, criterion)
     print(json.dumps(summary["totals"], indent=1))
     if args.write:
@@ -387,6 +413,8 @@ def _selected(mutant: Any, chosen: str, named: bool) -> bool:
         return mutant.round == 3
     if chosen == "held-out-4":
         return mutant.round == 4
+    if chosen == "held-out-5":
+        return mutant.round == 5
     if mutant.round != 1:
         return named and chosen == "all"
     return chosen == "all" or (chosen == "held-out") == bool(mutant.held_out)

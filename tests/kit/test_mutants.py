@@ -2,10 +2,11 @@
 
 The fast tests keep the suite well formed: every mutant still applies to the plugin's current
 source (a plugin change that moves a mutant's text fails here, naming the mutant to update), names
-are unique, rules are real checks, the second, third and fourth held-out rounds stay apart from the
-first and from each other. The slow test runs the first round's suite and holds the score to the
+are unique, rules are real checks, the second to fifth held-out rounds stay apart from the first
+and from each other. The slow test runs the first round's suite and holds the score to the
 criterion fixed before its held-out mutants were run (the later rounds are run by
-``scripts/mutation_score.py --set held-out-2``, ``--set held-out-3`` and ``--set held-out-4``).
+``scripts/mutation_score.py --set held-out-2``, ``--set held-out-3``, ``--set held-out-4`` and
+``--set held-out-5``).
 """
 
 from __future__ import annotations
@@ -119,6 +120,36 @@ def test_the_fourth_held_out_round_is_well_formed_and_apart_from_the_others():
     }
     assert CRITERION_4["kill_rate_min"] == 0.97 and CRITERION_4["controls_killed_max"] == 0
     assert CRITERION_4["seconds_per_configuration_max"] == 60.0 and CRITERION_4["round"] == 4
+
+
+def test_the_fifth_held_out_round_is_well_formed_and_apart_from_the_others():
+    """Round 5 (``--set held-out-5``): at least 23 rule-breaking mutants over both targets, 14 of them on
+    rare inputs, 4 controls or more, none sharing a name with an earlier round's mutant of its target,
+    every mutant's edits differing from every earlier mutant's; no other set runs it, and
+    ``held-out-5`` runs nothing else."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from mutation_score import CRITERION_4, CRITERION_5, _selected
+
+    fifth = [m for _, _, m in ALL if m.round == 5]
+    breaking = [m for m in fifth if not m.control]
+    assert len(breaking) >= 23 and sum(m.rare for m in breaking) >= 14
+    assert sum(m.control for m in fifth) >= 4
+    assert all(m.held_out and not m.post_hoc and not m.equivalent for m in fifth)
+    assert {n for n, _, m in ALL if m.round == 5} == set(SUITES)
+    assert {m.rule for m in breaking} <= set(list_checks(level="error"))
+    for name, _, m in ALL:
+        if m.round == 5:
+            earlier = [o for n, _, o in ALL if n == name and o.round != 5]
+            assert all(o.name != m.name and o.edits != m.edits for o in earlier)
+        assert _selected(m, "held-out-5", False) == (m.round == 5)
+        for chosen in ("all", "dev", "held-out", "held-out-2", "held-out-3", "held-out-4"):
+            assert not (_selected(m, chosen, False) and m.round == 5)
+    keys = ("round", "kill_rate_of", "controls", "equivalent", "kit_and_plugins")
+    assert {k: v for k, v in CRITERION_5.items() if k not in keys} == {
+        k: v for k, v in CRITERION_4.items() if k not in keys
+    }
+    assert CRITERION_5["kill_rate_min"] == 0.97 and CRITERION_5["controls_killed_max"] == 0
+    assert CRITERION_5["seconds_per_configuration_max"] == 60.0 and CRITERION_5["round"] == 5
 
 
 @pytest.mark.slow

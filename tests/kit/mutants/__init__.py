@@ -17,7 +17,8 @@ but kept out of the first round's sets (``all``, ``dev``, ``held-out``), whose c
 kit was being changed to close round 2's gaps, without reading that change, and committed with their
 criterion before any run of any kit against them; likewise kept out of the first round's sets.
 ``round=4`` marks the fourth (``HELD_OUT_4``, ``--set held-out-4``, ``CRITERION_4``), written the same
-way while the kit was being changed to close round 3's gaps.
+way while the kit was being changed to close round 3's gaps; ``round=5`` the fifth (``HELD_OUT_5``,
+``--set held-out-5``, ``CRITERION_5``), written the same way while it was being changed to close round 4's.
 
 ``scripts/mutation_score.py`` copies the package into a temporary folder, applies the edits, and
 runs the kit on every configuration of the :class:`Target` in a new process.

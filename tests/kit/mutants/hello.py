@@ -1361,4 +1361,281 @@ HELD_OUT_4: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4
+# -- held out, round 5: written while the kit is being changed to close round 4's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_5)
+# before any run of any kit against them --
+AMPLITUDE = "    if np.abs(x).max() > MAX_FLOAT_AMPLITUDE:\n"
+SHAPE_CHECKS = "    if data.ndim != 1:\n"
+HELD_OUT_5: tuple[Mutant, ...] = (
+    Mutant(
+        "amplitude_checked_on_max_only",
+        "check_finite",
+        (
+            edit(
+                M,
+                AMPLITUDE
+                + '        raise InputError(source, f"float samples must be full scale ±1 (found {np.abs(x).max():g}); "\n',
+                "    if x.max() > MAX_FLOAT_AMPLITUDE:  # the loudest sample\n"
+                '        raise InputError(source, f"float samples must be full scale ±1 (found {np.abs(x).max():g}); "\n',
+            ),
+        ),
+        "float64 samples far below -1000 (-1e200): accepted, their squares overflow, the embedding and rms_db are "
+        "not finite",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "long_emb_float16",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                RETURN,
+                "        if count > 4096:  # long recordings: half-precision embeddings, a quarter of the memory\n"
+                '            return Encoding(emb.astype(np.float16), attr, {"time": time})\n' + RETURN,
+            ),
+        ),
+        "a signal of more than 4096 frames (20481 samples at 100 Hz): emb is float16, not float32",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "renorm_over_frames",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)",
+                "        emb /= np.linalg.norm(emb, axis=0, keepdims=True)",
+            ),
+        ),
+        "any signal of two frames or more (the renormalisation runs over the wrong axis)",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "position_over_last_sample_time",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                "        duration = n / sample_rate\n",
+                "        duration = max(n - 1, 1) / sample_rate  # time of the last sample\n",
+            ),
+            edit(
+                M,
+                '"hello.time.position": np.clip((starts / sample_rate + ends) / 2.0 / duration, 0.0, 1.0),',
+                '"hello.time.position": (starts / sample_rate + ends) / 2.0 / duration,',
+            ),
+        ),
+        "a signal whose last frame holds one sample (n = k * frame + 1, k >= 1; 801 samples at 16 kHz): its centre "
+        "lies after the last sample's time, position above 1",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "pcm_bit_depth_undeclared",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                COLUMNS_LOOP,
+                COLUMNS_LOOP
+                + "        if data.dtype.kind == 'i' and data.dtype.itemsize > 2:  # 24/32-bit sources: note the depth\n"
+                "            attr[:, 383] = data.dtype.itemsize * 8 / 64\n",
+            ),
+        ),
+        "int32 or int64 samples (the strategy draws int16): slot 383, which no schema declares, is set",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "starts_at_nominal_frame_time",
+        "check_offsets",
+        (
+            edit(
+                M,
+                TIME,
+                "        time = np.stack([np.arange(count) * self.frame_seconds, ends], axis=1)  # frame k starts at k * "
+                "frame_seconds\n",
+            ),
+        ),
+        "a rate at which the frame rounds to fewer samples than frame_seconds x rate, with many frames (3000 "
+        "samples at 130 Hz, frame 6 samples): late frames start after they end",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "frames_buffer_uninitialised",
+        "check_determinism",
+        (
+            edit(
+                M,
+                "        frames = np.zeros(count * size)\n",
+                "        frames = np.empty(count * size)  # filled just below\n",
+            ),
+        ),
+        "a signal whose length is not a whole number of frames: the last frame's padding is uninitialised memory "
+        "(two calls give different tokens when other arrays were freed in between)",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "config_extra_key",
+        "check_config_roundtrip",
+        method(
+            "    def config(self):\n"
+            "        # record the frame in samples at 16 kHz too, for people reading the config\n"
+            "        return {'frame_seconds': self.frame_seconds, 'frame_samples_16k': round(self.frame_seconds * 16000)}\n"
+        ),
+        "every configuration: from_config(config()) raises TypeError (an unexpected keyword)",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "rate_capped_at_192k",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                "        x = as_signal(data)\n        n = x.size\n",
+                "        if sample_rate > 192_000.0:  # no converter samples faster\n"
+                '            raise InputError(SOURCE, f"sample_rate {sample_rate} Hz is above 192 kHz")\n'
+                "        x = as_signal(data)\n        n = x.size\n",
+            ),
+        ),
+        "a sample rate between 192 kHz and the declared maximum of 384 kHz (the strategy draws up to 48 kHz): a valid "
+        "input refused",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "scalar_promoted",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                SHAPE_CHECKS,
+                "    if data.ndim == 0:  # a single sample given as a numpy scalar\n"
+                "        data = data.reshape(1)\n" + SHAPE_CHECKS,
+            ),
+        ),
+        "a 0-d array (np.array(0.5)), a rank the input spec does not declare, is tokenized as a one-sample signal",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "long_signal_value_error",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                "        x = as_signal(data)\n        n = x.size\n",
+                "        x = as_signal(data)\n        n = x.size\n"
+                "        if n / sample_rate > 600.0:  # guard: more than ten minutes\n"
+                '            raise ValueError(f"signal too long: {n / sample_rate:.0f} s")\n',
+            ),
+        ),
+        "a valid signal longer than ten minutes (60001 samples at 100 Hz): ValueError, not InputError or tokens",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "cache_keyed_on_head_bytes",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                ENCODE,
+                ENCODE + "        if isinstance(data, np.ndarray):\n"
+                "            # a fingerprint of the first 4 KiB is plenty to tell signals apart\n"
+                "            key = (data.shape, data.dtype.str, bytes(np.ascontiguousarray(data).data)[:4096], sample_rate, "
+                "self.frame_seconds)\n"
+                "            if key not in _HEADS:\n"
+                "                _HEADS[key] = self._encode(data, sample_rate=sample_rate)\n"
+                "            hit = _HEADS[key]\n"
+                '            return Encoding(hit.emb.copy(), hit.attr.copy(), {"time": hit.offsets["time"].copy()})\n'
+                "        return self._encode(data, sample_rate=sample_rate)\n\n"
+                "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n",
+            ),
+            edit(M, 'SOURCE = "<hello signal>"\n', 'SOURCE = "<hello signal>"\n_HEADS: dict = {}\n'),
+        ),
+        "two signals of one length, dtype and rate that agree in their first 4096 bytes and differ after (2000 float32 "
+        "samples: zeros, then zeros with sample 1500 = 0.5): the second gets the first's tokens (consistent within a "
+        "process)",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "save_rounds_rate",
+        "check_files",
+        (
+            edit(
+                M,
+                "        if not (rate.is_integer() and 1 <= rate < 2 ** 31):\n",
+                "        rate = float(round(rate))  # a WAV header holds whole samples per second\n"
+                "        if not (rate.is_integer() and 1 <= rate < 2 ** 31):\n",
+            ),
+        ),
+        "a signal saved at a fractional rate (8000.5 Hz): written, not refused, and load reads back another rate "
+        "(8000 Hz)",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "ultrasonic_band_projected_out",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n",
+                "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n"
+                "        if sample_rate > 96_000.0:  # the top band is ultrasonic there: take it out of the embedding\n"
+                "            emb = emb - np.outer(direction[:, N_BANDS - 1], q[:, N_BANDS - 1])\n",
+            ),
+        ),
+        "a sample rate above 96 kHz (the strategy draws up to 48 kHz), any non-silent frame (noise at 192 kHz): the "
+        "embedding loses its top-band component and is shorter than 1",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    # -- controls, round 5 --
+    Mutant(
+        "ctl_band_matrix_by_digitize",
+        None,
+        (
+            edit(
+                M,
+                "    band = np.minimum((frac * N_BANDS).astype(np.int64), N_BANDS - 1)\n",
+                "    band = np.minimum(np.floor(frac * N_BANDS).astype(np.int64), N_BANDS - 1)  # frac >= 0: the same\n",
+            ),
+        ),
+        "a refactor: the band index by an explicit floor (frac is never negative, so the same bands)",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "ctl_rms_by_mean_square",
+        None,
+        (
+            edit(
+                M,
+                "        rms = np.sqrt((frames ** 2).sum(axis=1) / lengths)\n",
+                "        rms = np.sqrt(np.einsum('ij,ij->i', frames, frames) / lengths)  # one pass, no temporary\n",
+            ),
+        ),
+        "a refactor: the sum of squares by einsum (last bits may differ, every rule kept)",
+        held_out=True,
+        round=5,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5

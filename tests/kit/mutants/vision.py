@@ -1074,4 +1074,281 @@ HELD_OUT_4: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4
+# -- held out, round 5: written while the kit is being changed to close round 4's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_5)
+# before any run of any kit against them --
+ATTR_LINE = "            attr[i, idx] = attributes(crop).astype(np.float32)\n"
+GRID_BOX = "                    box = np.array([xs[c, 0], ys[r, 0], xs[c, 1], ys[r, 1]], dtype=np.int64)\n"
+RANK_CHECK = "    if array.ndim not in (2, 3):\n"
+HELD_OUT_5: tuple[Mutant, ...] = (
+    Mutant(
+        "float16_flag_undeclared",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                BOXES,
+                "        if np.asarray(data).dtype == np.float16:  # half-precision source: note it (vis.half, not yet in the schema)\n"
+                "            attr[:, 0] = 1.0\n" + BOXES,
+            ),
+        ),
+        "a float16 image (the strategy draws uint8, uint16, float32, float64 and bool): slot 0, which the vision "
+        "schema does not declare, is set",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "grid_boxes_scaled_back_ceil",
+        "check_offsets",
+        (
+            edit(
+                M,
+                GRID_BOX,
+                "                    sx, sy = width / w, height / h  # working pixels -> input pixels, covering the patch\n"
+                "                    box = np.array([int(xs_w[c, 0] * sx), int(ys_w[r, 0] * sy), int(np.ceil(xs_w[c, 1] * sx)),\n"
+                "                                    int(np.ceil(ys_w[r, 1] * sy))], dtype=np.int64)\n",
+            ),
+        ),
+        "the grid configuration on an image over 1024 pixels a side whose scale back from the working image rounds up "
+        "(H x W = 653 x 2048, working 326 x 1024: 326 * (653 / 326) > 653 in floating point): the last row of patches "
+        "ends one pixel below the image",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "int32_read_as_uint16",
+        "check_invalid_inputs",
+        (
+            edit(
+                P,
+                "    kind = array.dtype.kind\n",
+                "    if array.dtype == np.int32:  # PIL's 'I' mode hands 16-bit greys over as int32\n"
+                "        array = array.astype(np.uint16)\n"
+                "    kind = array.dtype.kind\n",
+            ),
+        ),
+        "int32 pixels (the plugin's own 'wrong_dtype' case) are converted to uint16 and tokenized, not refused",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "config_grid_numpy_int",
+        "check_config_roundtrip",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def config(self):\n"
+                "        return {'grid': np.int64(self.grid)}  # the grid as the patch arithmetic uses it\n\n"
+                + INVALID,
+            ),
+        ),
+        "every configuration: config() holds a numpy integer, which json cannot write (and _check_grid refuses)",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "trailing_singleton_axes_squeezed",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                RANK_CHECK,
+                "    while array.ndim > 3 and array.shape[-1] == 1:  # (H, W, C, 1) from a stack of one frame\n"
+                "        array = array[..., 0]\n" + RANK_CHECK,
+            ),
+        ),
+        "a 4-D (H, W, C, 1) array, a rank the input spec does not declare, is accepted as (H, W, C)",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "features_subsampled_after_warmup",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                ATTR_LINE,
+                "            calls = _CALLS[id(self)] = _CALLS.get(id(self), 0) + (i == 0)\n"
+                "            # a busy instance computes its features on every second pixel (a warm cache of work)\n"
+                "            small = crop[::2, ::2] if calls > 100 and min(crop.shape[:2]) >= 32 else crop\n"
+                "            attr[i, idx] = attributes(np.ascontiguousarray(small)).astype(np.float32)\n",
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_CALLS: dict = {}\n"),
+        ),
+        "an instance that has tokenized more than 100 images, given an image of 32 pixels or more a side with detail "
+        "(64x64 noise): its attr differs from a fresh instance's",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "load_adds_dpi_unit",
+        "check_files",
+        (
+            edit(
+                M,
+                LOAD,
+                "        return Sample(data=load_image(path), units={'dpi': 72.0}, source=str(path))  # print resolution\n",
+            ),
+        ),
+        "any file: load returns a unit the input spec does not declare, so tokenize_file refuses every valid file",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "range_check_tolerant",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                "        if lo < 0.0 or hi > 1.0:\n",
+                "        if lo < -1e-3 or hi > 1.0 + 1e-3:  # tolerate rounding from upstream conversions\n",
+            ),
+        ),
+        "float pixels a little outside [0, 1] (1.0005, or -0.0005): accepted, not an InputError",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "alpha_composited_in_place",
+        "check_determinism",
+        (
+            edit(
+                P,
+                "        x = colour * alpha + np.float32(ALPHA_BACKGROUND) * (np.float32(1.0) - alpha)\n",
+                "        colour *= alpha  # in place: no temporary the size of the image\n"
+                "        colour += np.float32(ALPHA_BACKGROUND) * (np.float32(1.0) - alpha)\n"
+                "        x = colour\n",
+            ),
+        ),
+        "a float32 grey + alpha or RGBA image not fully opaque: the caller's own colour channels are composited, so a "
+        "second call reads other pixels (a read-only one raises ValueError)",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "float64_auto_levels",
+        "check_finite",
+        (
+            edit(
+                P,
+                "        x = array.astype(np.float32, copy=False)\n",
+                "        x = array.astype(np.float32, copy=False)\n"
+                "        if array.dtype == np.float64:  # scientific (HDR) data: stretch to the full range\n"
+                "            x = x / x.max()\n",
+            ),
+        ),
+        "an all-zero float64 image (the strategy's float64 images are never exactly 0): 0/0, NaN pixels give NaN "
+        "tokens",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "emb_float64_for_float64",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                "        emb = np.empty((n, 256), dtype=np.float32)\n",
+                "        emb = np.empty((n, 256), dtype=np.result_type(np.float32, array.dtype))  # keep the input's precision\n",
+            ),
+        ),
+        "a float64 image: emb is float64, not float32",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "batch_uint_stacked",
+        "check_batch_equals_singles",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def tokenize_batch(self, items):\n"
+                "        # images of one shape are stacked into one array and converted together\n"
+                "        samples = [i if isinstance(i, Sample) else Sample(i, {}, None) for i in items]\n"
+                "        arrays = [np.asarray(s.data) for s in samples]\n"
+                "        if len(arrays) > 1 and all(a.shape == arrays[0].shape and a.dtype.kind == 'u' for a in arrays):\n"
+                "            stacked = np.stack(arrays)  # one dtype for all: the widest\n"
+                "            samples = [Sample(stacked[k], s.units, s.source) for k, s in enumerate(samples)]\n"
+                "        return super().tokenize_batch(samples)\n\n" + INVALID,
+            ),
+        ),
+        "a batch of a uint8 and a uint16 image of one shape: the uint8 one is promoted to uint16 values and read on "
+        "the 0..65535 scale (near black)",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "black_embedding_zero",
+        "check_unit_norm_emb",
+        (
+            edit(
+                E,
+                "    if norm < 1e-12:\n        v = blank_direction()\n",
+                "    if norm < 1e-12:\n        v = np.zeros(OUT_DIM)  # a black image has no direction\n",
+            ),
+        ),
+        "an all-black image (a constant bool image of False, uint8 zeros): the embedding is the zero vector",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "big_image_cache_by_mean",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                ENCODE,
+                "    def encode(self, data: Any, **units: float) -> Encoding:\n"
+                "        if isinstance(data, np.ndarray) and data.ndim >= 2 and max(data.shape[:2]) > 1024:\n"
+                "            # big images are expensive: memoise them by a cheap fingerprint\n"
+                "            key = (data.shape, data.dtype.str, float(data.mean()), self.grid)\n"
+                "            if key not in _BIG:\n"
+                "                _BIG[key] = self._encode(data)\n"
+                "            hit = _BIG[key]\n"
+                "            return Encoding(hit.emb.copy(), hit.attr.copy(), {'box': hit.offsets['box'].copy()})\n"
+                "        return self._encode(data)\n\n"
+                "    def _encode(self, data: Any) -> Encoding:\n"
+                "        from .embed import embed\n",
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_BIG: dict = {}\n"),
+        ),
+        "two images over 1024 pixels a side of one shape, dtype and mean (1100 x 1100 uint8, the left half white, then "
+        "its mirror image): the second gets the first's tokens, so the result depends on what the process saw before "
+        "(consistent within it)",
+        rare=True,
+        held_out=True,
+        round=5,
+    ),
+    # -- controls, round 5 --
+    Mutant(
+        "ctl_boxes_by_array",
+        None,
+        (edit(M, BOXES, "        boxes = np.array([box for _crop, box in crops], dtype=np.int64)\n"),),
+        "a refactor: the boxes gathered by np.array instead of np.stack (the same int64 array)",
+        held_out=True,
+        round=5,
+    ),
+    Mutant(
+        "ctl_blank_direction_by_dot",
+        None,
+        (
+            edit(
+                E,
+                "    v = np.ones(IN_DIM) @ projection()\n    v = v / np.linalg.norm(v)\n",
+                "    v = np.ones(IN_DIM) @ projection()\n    v = v / np.sqrt(v @ v)\n",
+            ),
+        ),
+        "a refactor: the blank direction's norm by a dot product (last bits may differ, still unit norm)",
+        held_out=True,
+        round=5,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5
