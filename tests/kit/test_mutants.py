@@ -65,91 +65,43 @@ def test_the_second_held_out_round_is_well_formed_and_apart_from_the_first():
     assert sum(_selected(m, "all", False) for _, _, m in ALL) == 66  # the first round's 55 + 11 controls
 
 
-def test_the_third_held_out_round_is_well_formed_and_apart_from_the_others():
-    """Round 3 (``--set held-out-3``): at least 22 rule-breaking mutants over both targets, 14 of them on
-    rare inputs, 4 controls or more, none sharing a name with an earlier round's mutant of its target;
-    no other set runs it, and ``held-out-3`` runs nothing else."""
+@pytest.mark.parametrize(("round_", "at_least"), [(3, 22), (4, 22), (5, 23)])
+def test_a_later_held_out_round_is_well_formed_and_apart_from_the_others(round_, at_least):
+    """Rounds 3 to 5 (``--set held-out-N``): at least 22 (round 5: 23) rule-breaking mutants over both
+    targets, 14 of them on rare inputs, 4 controls or more, each breaking a real check; none sharing a
+    name with an earlier round's mutant of its target and, from round 4, none with another mutant's
+    edits; no other set runs the round, and ``held-out-N`` runs nothing else. Its criterion is the
+    previous round's in substance (the same bar)."""
     sys.path.insert(0, str(ROOT / "scripts"))
-    from mutation_score import CRITERION_3, _selected
+    import mutation_score
 
-    third = [m for _, _, m in ALL if m.round == 3]
-    breaking = [m for m in third if not m.control]
-    assert len(breaking) >= 22 and sum(m.rare for m in breaking) >= 14
-    assert sum(m.control for m in third) >= 4
-    assert all(m.held_out and not m.post_hoc and not m.equivalent for m in third)
-    assert {n for n, _, m in ALL if m.round == 3} == set(SUITES)
-    for name, _, m in ALL:
-        if m.round == 3:
-            assert all(o.name != m.name for n, _, o in ALL if n == name and o.round != 3)
-        assert _selected(m, "held-out-3", False) == (m.round == 3)
-        for chosen in ("all", "dev", "held-out", "held-out-2"):
-            assert not (_selected(m, chosen, False) and m.round == 3)
-    assert CRITERION_3["kill_rate_min"] == 0.97 and CRITERION_3["controls_killed_max"] == 0
-    assert CRITERION_3["seconds_per_configuration_max"] == 60.0 and CRITERION_3["round"] == 3
-
-
-def test_the_fourth_held_out_round_is_well_formed_and_apart_from_the_others():
-    """Round 4 (``--set held-out-4``): at least 22 rule-breaking mutants over both targets, 14 of them on
-    rare inputs, 4 controls or more, none sharing a name with an earlier round's mutant of its target,
-    every rule-breaking mutant's edits differing from every earlier mutant's; no other set runs it, and
-    ``held-out-4`` runs nothing else."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from mutation_score import CRITERION_3, CRITERION_4, _selected
-
-    fourth = [m for _, _, m in ALL if m.round == 4]
-    breaking = [m for m in fourth if not m.control]
-    assert len(breaking) >= 22 and sum(m.rare for m in breaking) >= 14
-    assert sum(m.control for m in fourth) >= 4
-    assert all(m.held_out and not m.post_hoc and not m.equivalent for m in fourth)
-    assert {n for n, _, m in ALL if m.round == 4} == set(SUITES)
-    for name, _, m in ALL:
-        if m.round == 4:
-            earlier = [o for n, _, o in ALL if n == name and o.round != 4]
-            assert all(o.name != m.name and o.edits != m.edits for o in earlier)
-        assert _selected(m, "held-out-4", False) == (m.round == 4)
-        for chosen in ("all", "dev", "held-out", "held-out-2", "held-out-3"):
-            assert not (_selected(m, chosen, False) and m.round == 4)
-    assert {
-        k: v
-        for k, v in CRITERION_4.items()
-        if k not in ("round", "kill_rate_of", "controls", "equivalent", "kit_and_plugins")
-    } == {
-        k: v
-        for k, v in CRITERION_3.items()
-        if k not in ("round", "kill_rate_of", "controls", "equivalent", "kit_and_plugins")
-    }
-    assert CRITERION_4["kill_rate_min"] == 0.97 and CRITERION_4["controls_killed_max"] == 0
-    assert CRITERION_4["seconds_per_configuration_max"] == 60.0 and CRITERION_4["round"] == 4
-
-
-def test_the_fifth_held_out_round_is_well_formed_and_apart_from_the_others():
-    """Round 5 (``--set held-out-5``): at least 23 rule-breaking mutants over both targets, 14 of them on
-    rare inputs, 4 controls or more, none sharing a name with an earlier round's mutant of its target,
-    every mutant's edits differing from every earlier mutant's; no other set runs it, and
-    ``held-out-5`` runs nothing else."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from mutation_score import CRITERION_4, CRITERION_5, _selected
-
-    fifth = [m for _, _, m in ALL if m.round == 5]
-    breaking = [m for m in fifth if not m.control]
-    assert len(breaking) >= 23 and sum(m.rare for m in breaking) >= 14
-    assert sum(m.control for m in fifth) >= 4
-    assert all(m.held_out and not m.post_hoc and not m.equivalent for m in fifth)
-    assert {n for n, _, m in ALL if m.round == 5} == set(SUITES)
+    _selected = mutation_score._selected
+    criterion = getattr(mutation_score, f"CRITERION_{round_}")
+    previous = getattr(mutation_score, f"CRITERION_{round_ - 1}")
+    mine = [m for _, _, m in ALL if m.round == round_]
+    breaking = [m for m in mine if not m.control]
+    assert len(breaking) >= at_least and sum(m.rare for m in breaking) >= 14
+    assert sum(m.control for m in mine) >= 4
+    assert all(m.held_out and not m.post_hoc and not m.equivalent for m in mine)
+    assert {n for n, _, m in ALL if m.round == round_} == set(SUITES)
     assert {m.rule for m in breaking} <= set(list_checks(level="error"))
+    others = ["all", "dev", "held-out", *(f"held-out-{r}" for r in range(2, 6) if r != round_)]
     for name, _, m in ALL:
-        if m.round == 5:
-            earlier = [o for n, _, o in ALL if n == name and o.round != 5]
-            assert all(o.name != m.name and o.edits != m.edits for o in earlier)
-        assert _selected(m, "held-out-5", False) == (m.round == 5)
-        for chosen in ("all", "dev", "held-out", "held-out-2", "held-out-3", "held-out-4"):
-            assert not (_selected(m, chosen, False) and m.round == 5)
-    keys = ("round", "kill_rate_of", "controls", "equivalent", "kit_and_plugins")
-    assert {k: v for k, v in CRITERION_5.items() if k not in keys} == {
-        k: v for k, v in CRITERION_4.items() if k not in keys
-    }
-    assert CRITERION_5["kill_rate_min"] == 0.97 and CRITERION_5["controls_killed_max"] == 0
-    assert CRITERION_5["seconds_per_configuration_max"] == 60.0 and CRITERION_5["round"] == 5
+        if m.round == round_:
+            earlier = [o for n, _, o in ALL if n == name and o.round != round_]
+            assert all(o.name != m.name for o in earlier)
+            if round_ >= 4:
+                assert all(o.edits != m.edits for o in earlier)
+        assert _selected(m, f"held-out-{round_}", False) == (m.round == round_)
+        for chosen in others:
+            assert not (_selected(m, chosen, False) and m.round == round_)
+    if round_ >= 4:
+        keys = ("round", "kill_rate_of", "controls", "equivalent", "kit_and_plugins")
+        assert {k: v for k, v in criterion.items() if k not in keys} == {
+            k: v for k, v in previous.items() if k not in keys
+        }
+    assert criterion["kill_rate_min"] == 0.97 and criterion["controls_killed_max"] == 0
+    assert criterion["seconds_per_configuration_max"] == 60.0 and criterion["round"] == round_
 
 
 @pytest.mark.slow
