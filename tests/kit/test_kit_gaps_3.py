@@ -77,7 +77,8 @@ def test_check_edge_inputs_finds_a_failure_above_the_usual_token_counts():
 def test_the_round_3_survivor_long_emb_chunks_drop_tail_is_caught(tmp_path):
     cls = _mutant_class("hello", "long_emb_chunks_drop_tail", tmp_path)
     report = _run(cls(), "check_shape_dtype", "check_edge_inputs")
-    assert not report.ok and "token-dense long" in str(report), str(report)
+    # caught on a token-dense long input or (since round 4's crossing) a crossed long one
+    assert not report.ok and ("token-dense long" in str(report) or "crossed:" in str(report)), str(report)
 
 
 # -- class 2: constants at arbitrary values --------------------------------------------------------
