@@ -21,6 +21,13 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
   the other (``(1, L)``, ``(L, 1)``, ``(2, L)`` ... for an image): extreme aspect ratios, where a
   plugin's resizing can round a side to 0;
 * **units**: each unit at its minimum and its maximum;
+* **crossed**: the families above crossed (see :func:`cross_inputs`): every accepted dtype, in a
+  varied pattern, at every large size regime (long at odd lengths just over powers of two, thin and
+  long), at each unit's minimum, maximum and the base's value, plain and with the dtype's special
+  values (max, min, smallest normal and subnormal) planted off any regular grid -- a seeded,
+  bounded selection of that product that still covers every dtype, shape, unit setting and variant;
+  and tiny constants (the smallest subnormal, the smallest normal and its 2nd, 3rd and 4th roots,
+  where squares and products of three and four underflow) in every float dtype;
 * **rounding**: each unit at values where it times a number of the plugin's configuration is a
   multiple of 1/2 (``frame_seconds`` × ``sample_rate`` = 6.5 samples): there a count computed from
   the two (frames, samples per window) depends on their last bits, so a configuration that does not
@@ -33,7 +40,8 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
 The kit cannot know which of these the plugin accepts, so each must give valid tokens **or** a
 deliberate :class:`~v22sdk.errors.InputError`; nothing else (a crash, a NaN, an out-of-range slot).
 :func:`invalid_inputs` derives inputs the declared spec excludes (other dtype kinds and ranks,
-NaN/inf in every float dtype, units out of range), each of which must be an ``InputError``.
+NaN/inf in every float dtype -- also planted off any regular grid in a large input -- units out of
+range), each of which must be an ``InputError``.
 """
 
 from __future__ import annotations
@@ -73,6 +81,13 @@ CONSTANT_FRACTIONS = (0.9, 0.7, 1 / 3, -0.55, 0.999)
 #: given this long on axis 0 (the largest one within CONSTANT_ELEMENTS), so frames tile them exactly.
 WHOLE_LENGTHS = (5040, 2520, 720, 360, 120, 60)
 CONSTANT_ELEMENTS = 2**16
+#: At most this many crossed inputs (dtype x size regime x unit setting x variant), chosen by a
+#: covering pass and then CROSS_SEED's random draw (see cross_inputs) ...
+CROSS_MAX = 24
+CROSS_SEED = 20_240_404
+#: ... at lengths 2**p + 1 and 2**p + an odd k (seeded) for these p, where they fit LONG_ELEMENTS.
+CROSS_POWERS = (12, 16)
+CROSS_ODD = 3
 #: Twin inputs are this long on their first (up to two) axes: a multiple of every power of two
 #: an area thumbnail may reduce by.
 TWIN_SIDE = 64
@@ -426,6 +441,189 @@ def _thin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
     return out
 
 
+# -- crossed families ---------------------------------------------------------------------------
+def _varied_pattern(dtype_name: str, x: np.ndarray) -> tuple[str, np.ndarray]:
+    """The first pattern of ``dtype_name`` at ``x``'s shape whose values vary (so a change in place
+    shows), else the first."""
+    patterns = _dtype_patterns(dtype_name, x)
+    for what, data in patterns:
+        if _varied(data):
+            return what, data
+    return patterns[0]
+
+
+def _odd_lengths(cap: int, rng: np.random.Generator) -> list[int]:
+    """Odd lengths just over powers of two (2**p + 1, 2**p + a seeded odd k) that fit ``cap``;
+    the largest odd length within ``cap`` when none does."""
+    out: list[int] = []
+    for p in CROSS_POWERS:
+        ks = [2 * int(k) + 1 for k in rng.integers(1, 2 ** (p - 2), size=CROSS_ODD - 1)]
+        out += [n for n in [2**p + 1] + [2**p + k for k in ks] if n <= cap and n not in out]
+    if not out and cap > 2:
+        out.append(cap - 1 + cap % 2)
+    return out
+
+
+def _special_values(dtype: np.dtype) -> list[Any]:
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        return [info.max, -info.max, info.smallest_subnormal, info.smallest_normal, -info.smallest_normal]
+    if dtype.kind in "iu":
+        info_i = np.iinfo(dtype)
+        return [info_i.max, info_i.min]
+    return [True, False]
+
+
+def off_grid_positions(shape: tuple[int, ...]) -> list[int]:
+    """Flat indices off every regular grid: (1, 1, ...), an odd offset past the middle, the last
+    element (each only once)."""
+    size = int(np.prod(shape))
+    if size == 0:
+        return []
+    ones = int(np.ravel_multi_index(tuple(min(1, n - 1) for n in shape), shape))
+    odd = min(size - 1, size // 2 + 3 - (size // 2) % 2)
+    return list(dict.fromkeys([ones, odd, size - 1]))
+
+
+def _planted(data: np.ndarray) -> np.ndarray:
+    out: np.ndarray = data.copy()
+    values = _special_values(out.dtype)
+    with np.errstate(all="ignore"):
+        for i, flat in enumerate(off_grid_positions(out.shape)):
+            out.flat[flat] = values[i % len(values)]
+    return out
+
+
+#: Odd lengths tried (seeded) when looking for one whose quotient or product by a unit rounds up.
+ROUNDING_TRIES = 256
+
+
+def _rounding_lengths(
+    x: np.ndarray, settings: list[tuple[str, dict[str, Any]]], rng: np.random.Generator
+) -> list[tuple[tuple[int, ...], int]]:
+    """For each unit setting and each unit value v in it: an odd length n on axis 0 just over the
+    largest power of two in CROSS_POWERS that fits, where n / v and n * v (a duration from a rate,
+    a count from a period) round up in float32, so an offset or count kept in single precision
+    lands past the input's end."""
+    rest = max(1, x.size // max(int(x.shape[0]), 1))
+    cap = LONG_ELEMENTS // rest
+    fitting = [p for p in CROSS_POWERS if 2**p + 1 <= cap]
+    if not fitting:
+        return []
+    p = fitting[-1]
+    span = max(1, min(2 ** (p - 2), (cap - 2**p) // 2))
+    candidates = [n for k in rng.integers(0, span, ROUNDING_TRIES) if (n := 2**p + 2 * int(k) + 1) <= cap]
+    out: list[tuple[tuple[int, ...], int]] = []
+    for u, (_, setting) in enumerate(settings):
+        for value in setting.values():
+            if not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
+                continue
+            for op in (np.divide, np.multiply):
+                n = next((n for n in candidates if float(np.float32(op(n, value))) > float(op(n, value))), None)
+                if n is not None and ((n,) + x.shape[1:], u) not in out:
+                    out.append(((n,) + x.shape[1:], u))
+    return out
+
+
+def cross_inputs(spec: InputSpec, base: Sample) -> list[KitInput]:
+    """Families crossed, within CROSS_MAX inputs: every accepted dtype (bool included) in a varied
+    pattern, at every large size regime (long along each of the first two axes at odd lengths just
+    over powers of two, thin and long), at each unit's minimum and maximum and the base's units,
+    plain or with the dtype's special values planted off any grid (:func:`off_grid_positions`).
+
+    The full product is ordered by a seeded shuffle (CROSS_SEED); a first pass takes each item that
+    brings a dtype, a (shape, unit setting) pair or a variant not yet taken -- so every long length
+    meets every unit extreme, where a duration's float32 rounding shows -- a second pass fills up
+    to CROSS_MAX."""
+    x = np.asarray(base.data)
+    if x.ndim == 0 or x.size == 0:
+        return []
+    units, src = dict(base.units), base.source
+    rng = np.random.default_rng(CROSS_SEED)
+    dtypes = [d for k in spec.dtypes if k in KIND_DTYPES for d in KIND_DTYPES[k]]
+    shapes: list[tuple[int, ...]] = []
+    for axis in range(min(x.ndim, 2)):
+        rest = max(1, x.size // int(x.shape[axis]))
+        for n in _odd_lengths(LONG_ELEMENTS // rest, rng):
+            shapes.append(x.shape[:axis] + (n,) + x.shape[axis + 1 :])
+    for ki in _thin_inputs(x, units, src):
+        if ki.sample.data.shape not in shapes:
+            shapes.append(ki.sample.data.shape)
+    settings: list[tuple[str, dict[str, Any]]] = [("", units)]
+    for unit in spec.units:
+        for end, value in (("minimum", unit.minimum), ("maximum", unit.maximum)):
+            if np.isfinite(value) and units.get(unit.name) != float(value):
+                settings.append((f", {unit.name} at its {end} {float(value):g}", {**units, unit.name: float(value)}))
+    pairs = [(shape, u) for shape in shapes for u in range(len(settings))]
+    pairs += _rounding_lengths(x, settings, rng)
+    product = [(d, p, v) for d in dtypes for p in range(len(pairs)) for v in (0, 1)]
+    order = [product[i] for i in rng.permutation(len(product))]
+    chosen: list[tuple[str, int, int]] = []
+    seen: set[tuple[int, Any]] = set()
+    for item in order:
+        new = {(dim, value) for dim, value in enumerate(item)} - seen
+        if new:
+            chosen.append(item)
+            seen |= new
+    for item in order:
+        if len(chosen) >= CROSS_MAX:
+            break
+        if item not in chosen:
+            chosen.append(item)
+    out: list[KitInput] = []
+    for dtype_name, p, v in chosen:
+        shape, u = pairs[p]
+        what, small = _varied_pattern(dtype_name, x)
+        data = _fit(small, shape)
+        if v:
+            data = _planted(data)
+            what += ", special values off the grid"
+        label, setting = settings[u]
+        out.append(
+            KitInput(
+                f"crossed: {dtype_name} {what}, shape {data.shape}{label}",
+                Sample(data, setting, src),
+                "long",
+                kind=np.dtype(dtype_name).kind,
+                rank=data.ndim,
+            )
+        )
+    return out
+
+
+def tiny_inputs(kinds: list[str], x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInput]:
+    """Constant and sign-alternating inputs at tiny magnitudes in every accepted float dtype: the
+    smallest subnormal, the smallest normal and its square, cube and fourth roots (where a square,
+    a product of three or of four underflows to 0 but the value does not), at the base's shape and
+    a whole length on axis 0."""
+    out: list[KitInput] = []
+    if "f" not in kinds or x.ndim == 0 or x.size == 0:
+        return out
+    rest = max(1, x.size // max(int(x.shape[0]), 1))
+    whole = next((n for n in WHOLE_LENGTHS if n * rest <= CONSTANT_ELEMENTS), None)
+    shapes = [x.shape] + ([(whole,) + x.shape[1:]] if whole and whole != x.shape[0] else [])
+    for dtype_name in KIND_DTYPES["f"]:
+        info = np.finfo(dtype_name)
+        tiny = float(info.smallest_normal)
+        magnitudes = [float(info.smallest_subnormal)] + [tiny ** (1 / k) for k in (1, 2, 3, 4)]
+        for value in magnitudes:
+            for shape in shapes:
+                for what, data in (
+                    ("constant", np.full(shape, value, dtype_name)),
+                    ("alternating sign", _alternating(shape, -value, value, np.dtype(dtype_name))),
+                ):
+                    out.append(
+                        KitInput(
+                            f"tiny: {dtype_name} {what} {value:.3g}, shape {shape}",
+                            Sample(data, units, src),
+                            "content",
+                            kind="f",
+                            rank=len(shape),
+                        )
+                    )
+    return out
+
+
 def config_numbers(config: Any) -> list[float]:
     """The positive finite numbers of a configuration, in order (nested dicts and lists included;
     not bools), each once."""
@@ -593,6 +791,7 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
         )
         if b == 0:
             out += _constant_inputs(kinds, x, units, src)
+            out += tiny_inputs(kinds, x, units, src)
         if b == 0:
             for axis in range(min(x.ndim, 2)):
                 long = _long(x, axis)
@@ -672,6 +871,7 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
             )
     if bases:
         out += _thin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
+        out += cross_inputs(spec, bases[0])
         start = len(out)
         twins = _twin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
         out += [attrs.evolve(t, twin_of=start + t.twin_of) if t.twin_of is not None else t for t in twins]
@@ -806,6 +1006,18 @@ def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
                         broken = np.zeros(x.shape, dtype=dtype_name)
                     broken.flat[broken.size // 2] = bad
                     cases.append((f"{dtype_name} holding {bad}", Sample(broken, units, src)))
+            big = _long(x, 0) if x.ndim and x.size else None
+            if big is not None:
+                for dtype_name in ("float16", "float32", "float64"):
+                    bads = (np.nan,) if dtype_name == "float16" else (np.nan, np.inf, -np.inf)
+                    for i, flat in enumerate(off_grid_positions(big.shape)):
+                        bad = bads[i % len(bads)]
+                        broken = np.zeros(big.shape, dtype=dtype_name)
+                        broken.flat[flat] = bad
+                        where = tuple(int(j) for j in np.unravel_index(flat, big.shape))
+                        cases.append(
+                            (f"{dtype_name}, shape {big.shape}, holding {bad} at {where}", Sample(broken, units, src))
+                        )
         others = {"b": np.bool_, "u": np.uint8, "i": np.int16, "f": np.float32, "c": np.complex64}
         for kind, dtype in others.items():
             if kind not in spec.dtypes:

@@ -164,7 +164,9 @@ def offset_problems(found: Mapping[str, Any], n: int, sample: Sample, modality: 
             if value.size and (np.diff(value) < 0).any():
                 out.append("offsets['char'] must be non-decreasing (tokens in input order)")
         elif key == "time":
-            start, end = value[:, 0], value[:, 1]
+            # in float64: compared in float32 (numpy's rule for a Python float), an end that float32
+            # rounded past the input's end would equal the rounded duration
+            start, end = value[:, 0].astype(np.float64), value[:, 1].astype(np.float64)
             duration = signal_duration(sample, modality)
             # a token stands for a stretch of signal: end == start (e.g. ends never written) is as
             # wrong as an empty box
