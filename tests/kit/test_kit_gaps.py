@@ -191,6 +191,7 @@ def test_the_round_2_survivor_thin_downscale_zero_side_is_caught(tmp_path):
 
 
 # -- the references pass the changed checks ------------------------------------------------------
+@pytest.mark.slow  # every reference plugin through the changed checks: minutes of CPU (audio)
 @pytest.mark.parametrize(
     "make",
     [

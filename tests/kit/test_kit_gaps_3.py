@@ -226,6 +226,7 @@ def test_the_round_3_survivor_attr_cache_keyed_on_thumbnail_is_caught(tmp_path):
 
 
 # -- the references pass the changed checks ------------------------------------------------------
+@pytest.mark.slow  # every reference plugin through the changed checks: minutes of CPU (audio)
 @pytest.mark.parametrize(
     "make",
     [

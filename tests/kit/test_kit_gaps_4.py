@@ -192,6 +192,7 @@ def test_the_round_4_survivors_are_caught(target, mutant, names, tmp_path):
 
 
 # -- the references pass the changed checks ------------------------------------------------------
+@pytest.mark.slow  # every reference plugin through the changed checks: minutes of CPU (audio)
 @pytest.mark.parametrize(
     "make",
     [
