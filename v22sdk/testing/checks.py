@@ -300,6 +300,14 @@ def kit_run(modality: Modality) -> KitRun:
     return run
 
 
+def _fail_on(
+    ki: _inputs.KitInput, problem: str | CheckFailure, *, rule: str, check: str, modality: Modality
+) -> CheckFailure:
+    """The finished failure of ``check`` on the kit's own input ``ki`` (a message is attributed to ``rule``)."""
+    failure = problem if isinstance(problem, CheckFailure) else CheckFailure(problem, rule=rule)
+    return finish(failure, ki.sample, check=check, modality=modality, settings=current(), label=ki.label)
+
+
 def _judge_kit_inputs(modality: Modality, check: str) -> None:
     """From contract version 2, a rule check also judges its rule on the kit's own inputs."""
     __tracebackhide__ = True
@@ -312,14 +320,7 @@ def _judge_kit_inputs(modality: Modality, check: str) -> None:
             continue
         problem = rule(out.encoding, ki.sample, modality)
         if problem:
-            raise finish(
-                CheckFailure(problem, rule=check),
-                ki.sample,
-                check=check,
-                modality=modality,
-                settings=current(),
-                label=ki.label,
-            )
+            raise _fail_on(ki, problem, rule=check, check=check, modality=modality)
 
 
 def _for_all(
@@ -722,27 +723,13 @@ def _clone_on_kit_inputs(modality: Modality, clone: Modality) -> None:
                 if "check_determinism" in reported(modality):
                     continue
                 problem = f"tokenizing the same input twice differs: {next(u for u in unstable if u)}"
-                raise finish(
-                    CheckFailure(problem, rule="check_determinism"),
-                    ki.sample,
-                    check=check,
-                    modality=modality,
-                    settings=current(),
-                    label=ki.label,
-                )
+                raise _fail_on(ki, problem, rule="check_determinism", check=check, modality=modality)
             problem = (
                 f"the modality rebuilt from its config tokenizes differently: "
                 f"{_encoding_difference(out.encoding, theirs.encoding)}"
             )
         if problem:
-            raise finish(
-                CheckFailure(problem, rule=check),
-                ki.sample,
-                check=check,
-                modality=modality,
-                settings=current(),
-                label=ki.label,
-            )
+            raise _fail_on(ki, problem, rule=check, check=check, modality=modality)
 
 
 # -- contract version 2 ---------------------------------------------------------------------
@@ -804,9 +791,7 @@ def check_edge_inputs(modality: Modality, *, max_examples: int | None = None) ->
         except SkipExample:
             continue
         if problem is not None and (problem.rule in (None, check) or problem.rule not in known):
-            raise finish(
-                problem, ki.sample, check=check, modality=modality, settings=current(), label=ki.label
-            ) from problem.__cause__
+            raise _fail_on(ki, problem, rule=check, check=check, modality=modality) from problem.__cause__
         if problem is None and run.outcomes[index].encoding is not None:
             accepted.append(ki)
     for batch in _edge_batches(accepted):
@@ -1013,18 +998,14 @@ def _twins_on_a_fresh_instance(modality: Modality) -> None:
             again = _outcome(modality, ki.sample, quiet=True)
             if again.encoding is None or _encoding_difference(again.encoding, mine):
                 continue  # not deterministic at all: check_determinism's finding
-            raise finish(
-                CheckFailure(
-                    f"'{run.inputs[first].label}' and '{run.inputs[second].label}' (one shape, mean and "
-                    f"low-resolution summary, other detail) tokenized in the other order by a fresh instance: "
-                    f"'{ki.label}' differs: {diff}",
-                    rule="check_fresh_instance",
-                ),
-                ki.sample,
+            raise _fail_on(
+                ki,
+                f"'{run.inputs[first].label}' and '{run.inputs[second].label}' (one shape, mean and "
+                f"low-resolution summary, other detail) tokenized in the other order by a fresh instance: "
+                f"'{ki.label}' differs: {diff}",
+                rule="check_fresh_instance",
                 check="check_fresh_instance",
                 modality=modality,
-                settings=current(),
-                label=ki.label,
             )
 
 
