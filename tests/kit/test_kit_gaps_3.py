@@ -31,7 +31,7 @@ from v22sdk.testing import checks
 from v22sdk.testing._inputs import LONG_TOKENS, kit_inputs
 
 from .mutants import apply, targets
-from .test_kit_gaps import _mutant_class, _run
+from .test_kit_gaps import _mutant_class, _run, references
 
 hello = pytest.importorskip("v22sdk_hello.modality", reason="pip install -e contrib/v22sdk-hello")
 vision = pytest.importorskip("v22sdk_vision.modality")
@@ -226,20 +226,8 @@ def test_the_round_3_survivor_attr_cache_keyed_on_thumbnail_is_caught(tmp_path):
 
 
 # -- the references pass the changed checks ------------------------------------------------------
-@pytest.mark.slow  # every reference plugin through the changed checks: minutes of CPU (audio)
-@pytest.mark.parametrize(
-    "make",
-    [
-        HelloModality,
-        lambda: HelloModality(frame_seconds=0.2),
-        lambda: HelloModality(frame_seconds=0.0123),
-        vision.VisionModality,
-        lambda: vision.VisionModality(grid=2),
-        lambda: pytest.importorskip("v22sdk_audio.modality").AudioModality(),
-        lambda: pytest.importorskip("v22sdk_text.modality").TextModality(),
-    ],
-    ids=["hello", "hello-0.2", "hello-0.0123", "vision", "vision-grid-2", "audio", "text"],
-)
+@pytest.mark.slow
+@references()
 def test_references_pass_the_changed_checks(make):
     report = _run(
         make(),

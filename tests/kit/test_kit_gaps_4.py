@@ -23,7 +23,7 @@ from v22sdk.modality import Encoding
 from v22sdk.testing import checks
 from v22sdk.testing._inputs import CROSS_MAX, KIND_DTYPES, cross_inputs, invalid_inputs, kit_inputs, off_grid_positions
 
-from .test_kit_gaps import _mutant_class, _run
+from .test_kit_gaps import _mutant_class, _run, references
 
 hello = pytest.importorskip("v22sdk_hello.modality", reason="pip install -e contrib/v22sdk-hello")
 vision = pytest.importorskip("v22sdk_vision.modality")
@@ -192,19 +192,8 @@ def test_the_round_4_survivors_are_caught(target, mutant, names, tmp_path):
 
 
 # -- the references pass the changed checks ------------------------------------------------------
-@pytest.mark.slow  # every reference plugin through the changed checks: minutes of CPU (audio)
-@pytest.mark.parametrize(
-    "make",
-    [
-        HelloModality,
-        lambda: HelloModality(frame_seconds=0.2),
-        lambda: HelloModality(frame_seconds=0.0123),
-        VisionModality,
-        lambda: VisionModality(grid=2),
-        lambda: pytest.importorskip("v22sdk_audio.modality").AudioModality(),
-    ],
-    ids=["hello", "hello-0.2", "hello-0.0123", "vision", "vision-grid-2", "audio"],
-)
+@pytest.mark.slow
+@references("text")  # text takes no crossed inputs (no array input)
 def test_references_pass_the_crossed_inputs(make):
     modality = make()
     report = _run(
