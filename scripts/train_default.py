@@ -174,6 +174,12 @@ def main() -> None:
         metavar="V1,V2",
         help="also store every training sound as each of these variants (v22sdk.engine.storage.AUDIO_VARIANTS)",
     )
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="the engine's seed (initialisation, batch order); the suite and the copies drawn stay seed 0",
+    )
     ap.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT, help="where to write the checkpoint")
     ap.add_argument("--out", type=Path, default=None, help="result file (JSON, v22sdk.evidence)")
     ap.add_argument(
@@ -197,8 +203,9 @@ def main() -> None:
     unknown = [v for v in always if v not in AUDIO_VARIANTS]
     if unknown:
         ap.error(f"--always-audio: unknown variant(s) {', '.join(unknown)}; known: {', '.join(AUDIO_VARIANTS)}")
+    criterion = CRITERION if args.seed == 0 else {**CRITERION, "seed": f"{args.seed} (not 0): a seed-paired comparison"}
     criterion = (
-        {**CRITERION, "augmentation_always": CRITERION_ALWAYS.format(names=", ".join(always))} if always else CRITERION
+        {**criterion, "augmentation_always": CRITERION_ALWAYS.format(names=", ".join(always))} if always else criterion
     )
 
     torch.set_num_threads(1)
@@ -218,7 +225,7 @@ def main() -> None:
             {"part": part, "name": s.get("name"), "version": s.get("version"), "licence": s.get("licence")}
             for part, s in info["sources"].items()
         ]
-        cfg = preset("small", epochs=args.epochs, seed=0)
+        cfg = preset("small", epochs=args.epochs, seed=args.seed)
         res = train_engine(
             manifest,
             cfg,
@@ -333,6 +340,7 @@ def main() -> None:
             "safeguards": m["safeguards"],
             "best_epoch": m.get("best_epoch"),
             "suite": {"size": info["size"], "seed": info["seed"], "n": info["n"], "counts": info["counts"]},
+            "seed": args.seed,
             "augment": args.augment,
             "always_audio": list(always),
             "train_examples": len(split["train"]),

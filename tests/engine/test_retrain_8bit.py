@@ -36,7 +36,7 @@ SHIPPED = _store(audio__wav8=0.90, audio__wav8_22k=0.89, audio__ogg=0.96, vision
 
 def test_a_candidate_better_on_8_bit_and_no_worse_elsewhere_replaces(decide):
     cand = _store(audio__wav8=0.95, audio__wav8_22k=0.94, audio__ogg=0.955, vision__jpeg90=0.97, audio__r16k=0.90)
-    verdict = decide(SHIPPED, cand, 0.950, 0.941)
+    verdict = decide([SHIPPED], [cand], [0.950], [0.941])
     # r16k was under 0.95 with the shipped checkpoint already: its fall does not count
     assert verdict == {"replace": True, "reasons": []}
 
@@ -53,14 +53,25 @@ def test_a_candidate_better_on_8_bit_and_no_worse_elsewhere_replaces(decide):
 def test_each_condition_of_the_rule_keeps_the_shipped_checkpoint(decide, change, val_exact, reason):
     cand = {**_store(audio__wav8=0.95, audio__wav8_22k=0.94, audio__ogg=0.96, vision__jpeg90=0.97, audio__r16k=0.93)}
     cand.update({k: {"agreement": v} for k, v in change.items()})
-    verdict = decide(SHIPPED, cand, 0.950, val_exact)
+    verdict = decide([SHIPPED], [cand], [0.950], [val_exact])
     assert verdict["replace"] is False
     assert verdict["reasons"] == [reason]
 
 
 def test_a_variant_missing_from_the_candidate_is_a_reason(decide):
     cand = _store(audio__wav8=0.95, audio__wav8_22k=0.94, audio__ogg=0.96, vision__jpeg90=0.97)
-    assert decide(SHIPPED, cand, 0.95, 0.95)["reasons"] == ["audio/r16k: not measured for the candidate"]
+    assert decide([SHIPPED], [cand], [0.95], [0.95])["reasons"] == ["audio/r16k: not measured for the candidate"]
+
+
+def test_with_several_seeds_the_rule_reads_the_means(decide):
+    low = _store(audio__wav8=0.96, audio__wav8_22k=0.95, audio__ogg=0.96, vision__jpeg90=0.94, audio__r16k=0.93)
+    high = _store(audio__wav8=0.96, audio__wav8_22k=0.95, audio__ogg=0.96, vision__jpeg90=0.97, audio__r16k=0.93)
+    # one seed's jpeg90 under 0.95 and one seed's accuracy 0.02 lower are within the rule on the means
+    verdict = decide([SHIPPED, SHIPPED], [low, high], [0.95, 0.93], [0.925, 0.94])
+    assert verdict == {"replace": True, "reasons": []}
+    # the same runs, with the shipped recipe's accuracy higher on average: kept
+    verdict = decide([SHIPPED, SHIPPED], [low, high], [0.95, 0.95], [0.925, 0.94])
+    assert verdict["reasons"] == ["val exact match 0.932 < 0.950 - 0.01"]
 
 
 def test_always_audio_stores_every_training_sound_in_each_variant_once(tmp_path):
