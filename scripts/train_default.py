@@ -136,6 +136,42 @@ def doc_values(result: dict) -> dict[str, str]:
     return out
 
 
+def exact_by(groups: list[str], correct: list[bool], total: str | None = None) -> dict[str, dict]:
+    """Exact match per group (sorted), and over every example as ``total`` when given: n, correct,
+    the share and its Wilson 95 % interval."""
+    from v22sdk.engine.calibration import wilson_interval
+
+    out = {}
+    for g in sorted(set(groups)) + ([total] if total else []):
+        rows = [i for i, x in enumerate(groups) if g in (total, x)]
+        k = int(sum(correct[i] for i in rows))
+        out[g] = {"n": len(rows), "correct": k, "exact": k / len(rows), "ci95": list(wilson_interval(k, len(rows)))}
+    return out
+
+
+def resave(path: Path, model, cfg, vocab, metrics: dict, **changes) -> None:
+    """Save the checkpoint at ``path`` again (float16) with ``model``'s weights, ``metrics`` merged
+    into its metrics and ``changes`` (calibration=, open_set=) replacing what it held."""
+    from v22sdk.engine.checkpoint import read_checkpoint, save_checkpoint
+
+    full = read_checkpoint(path)
+    full["metrics"].update(metrics)
+    keep = {k: full[k] for k in ("calibration", "open_set") if k not in changes}
+    save_checkpoint(
+        path,
+        model,
+        cfg,
+        vocab,
+        split=full["split"],
+        data=full["data"],
+        metrics=full["metrics"],
+        history=full["history"],
+        storage="float16",
+        **keep,
+        **changes,
+    )
+
+
 def main() -> None:
     import torch
 
@@ -143,9 +179,8 @@ def main() -> None:
         choose_calibration,
         expected_calibration_error,
         fit_calibration,
-        wilson_interval,
     )
-    from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT, load_checkpoint, read_checkpoint, save_checkpoint
+    from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT, load_checkpoint
     from v22sdk.engine.config import preset
     from v22sdk.engine.data.suite import build_suite, read_suite_info
     from v22sdk.engine.ood import build_ood, read_ood
@@ -273,18 +308,12 @@ def main() -> None:
             "val_ece_before": expected_calibration_error(raw_val, correct),
             "val_ece_after": expected_calibration_error(val["confidence"], correct),
         }
-        full = read_checkpoint(args.checkpoint)
-        full["metrics"]["calibration"] = {k: v for k, v in calibration.items() if k != "method"}
-        save_checkpoint(
+        resave(
             args.checkpoint,
             model,
             cfg,
             vocab,
-            split=full["split"],
-            data=full["data"],
-            metrics=full["metrics"],
-            history=full["history"],
-            storage="float16",
+            {"calibration": {k: v for k, v in calibration.items() if k != "method"}},
             calibration=calibration,
             open_set=scorer.to_state(),
         )
@@ -296,36 +325,20 @@ def main() -> None:
 
         # -- held-out accuracy of the shipped checkpoint -------------------------------------------------
         test = split_features(model, data["test"], vocab, fitted)
-        acc, acc_rows = {}, []
-        for mod in sorted(set(test["modalities"])) + ["all"]:
-            rows = [i for i, m in enumerate(test["modalities"]) if mod in ("all", m)]
-            k = int(sum(test["correct"][i] for i in rows))
-            lo, hi = wilson_interval(k, len(rows))
-            acc[mod] = {"n": len(rows), "correct": k, "exact": k / len(rows), "ci95": [lo, hi]}
-            acc_rows.append([mod, str(len(rows)), f"{k / len(rows):.3f}", f"[{lo:.3f}, {hi:.3f}]"])
-        by_part = {}
+        acc = exact_by(test["modalities"], test["correct"], total="all")
+        acc_rows = [
+            [mod, str(v["n"]), f"{v['exact']:.3f}", f"[{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]"]
+            for mod, v in acc.items()
+        ]
         lines = [json.loads(line) for line in Path(manifest).read_text(encoding="utf-8").splitlines()]
-        part_of = [lines[i]["part"] for i in split["test"]]
-        for part in sorted(set(part_of)):
-            rows = [i for i, p in enumerate(part_of) if p == part]
-            k = int(sum(test["correct"][i] for i in rows))
-            lo, hi = wilson_interval(k, len(rows))
-            by_part[part] = {"n": len(rows), "correct": k, "exact": k / len(rows), "ci95": [lo, hi]}
+        by_part = exact_by([lines[i]["part"] for i in split["test"]], test["correct"])
         # the shipped (float16) weights' figures, for 'run --knows' (the trainer recorded the float32 ones)
-        full = read_checkpoint(args.checkpoint)
-        full["metrics"]["test_shipped"] = {mod: {"exact": v["exact"], "n": v["n"]} for mod, v in acc.items()}
-        save_checkpoint(
+        resave(
             args.checkpoint,
             model,
             cfg,
             vocab,
-            split=full["split"],
-            data=full["data"],
-            metrics=full["metrics"],
-            history=full["history"],
-            storage="float16",
-            calibration=full["calibration"],
-            open_set=full["open_set"],
+            {"test_shipped": {mod: {"exact": v["exact"], "n": v["n"]} for mod, v in acc.items()}},
         )
         m = res["metrics"]
         summary = {

@@ -104,3 +104,52 @@ def test_always_audio_stores_every_training_sound_in_each_variant_once(tmp_path)
     eight = [r for r in extra if r["variant"] == "wav8"]
     assert all(sf.info(r["input"]).subtype == "PCM_U8" for r in eight)
     assert all(sf.info(r["input"]).samplerate == 22050 for r in extra if r["variant"] == "wav8_22k")
+
+
+def test_exact_by_counts_each_group_and_the_total_with_wilson_intervals():
+    exact_by = _load("train_default").exact_by
+    out = exact_by(["b", "a", "b", "b"], [True, False, True, False], total="all")
+    assert list(out) == ["a", "b", "all"]
+    assert (out["a"]["n"], out["a"]["correct"], out["a"]["exact"]) == (1, 0, 0.0)
+    assert (out["b"]["n"], out["b"]["correct"]) == (3, 2) and out["b"]["exact"] == pytest.approx(2 / 3)
+    assert (out["all"]["n"], out["all"]["correct"], out["all"]["exact"]) == (4, 2, 0.5)
+    lo, hi = out["all"]["ci95"]
+    assert 0.15 < lo < 0.5 < hi < 0.85  # Wilson, not the Wald interval's 0.01-0.99
+    assert "all" not in exact_by(["a"], [True])
+
+
+def _same(a, b) -> bool:
+    """Equal, nested dicts/lists of tensors, arrays and plain values included."""
+    import torch
+
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, type(a)) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and torch.equal(a, b)
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b
+
+
+def test_resave_merges_metrics_and_keeps_what_it_is_not_told_to_replace(tmp_path):
+    import shutil
+
+    from v22sdk.engine.checkpoint import DEFAULT_CHECKPOINT, load_checkpoint, read_checkpoint
+
+    if not DEFAULT_CHECKPOINT.is_file():
+        pytest.skip("no default checkpoint")
+    path = tmp_path / "c.pt"
+    shutil.copy(DEFAULT_CHECKPOINT, path)
+    model, cfg, vocab, _ = load_checkpoint(path)
+    before = read_checkpoint(path)
+    _load("train_default").resave(path, model, cfg, vocab, {"test_shipped": {"all": {"exact": 0.5}}})
+    after = read_checkpoint(path)
+    assert after["metrics"]["test_shipped"] == {"all": {"exact": 0.5}}
+    assert after["metrics"]["val"] == before["metrics"]["val"]
+    assert after["calibration"] == before["calibration"]
+    assert _same(after["open_set"], before["open_set"])
+    assert after["storage"] == "float16" and after["split"] == before["split"]
+    _load("train_default").resave(path, model, cfg, vocab, {}, calibration={"temperature": 2.0})
+    assert read_checkpoint(path)["calibration"] == {"temperature": 2.0}
