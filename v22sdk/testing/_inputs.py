@@ -215,11 +215,11 @@ def _dtype_patterns(dtype_name: str, base: np.ndarray) -> list[tuple[str, np.nda
         lo, hi = int(info.min), int(info.max)
         out.append(("alternating full scale", _alternating(shape, lo, hi, dtype)))
         out.append(("zeros", np.zeros(shape, dtype)))
+        out.append(("maximum everywhere", np.full(shape, hi, dtype)))
         if dtype_name in ("uint8", "uint16", "int16", "int32"):
-            out.append(("maximum everywhere", np.full(shape, hi, dtype)))
             out.append(("ramp over the full range", _ramp(shape, lo, hi, dtype)))
-            if lo < 0:
-                out.append(("minimum everywhere", np.full(shape, lo, dtype)))
+        if lo < 0:
+            out.append(("minimum everywhere", np.full(shape, lo, dtype)))
     else:
         info = np.finfo(dtype)
         out += [("alternating 0/1", _alternating(shape, 0.0, 1.0, dtype)), ("ramp 0..1", _ramp(shape, 0.0, 1.0, dtype))]
@@ -233,10 +233,6 @@ def _dtype_patterns(dtype_name: str, base: np.ndarray) -> list[tuple[str, np.nda
                 ("alternating ±1000", _alternating(shape, -1000.0, 1000.0, dtype)),
                 ("constant 10", np.full(shape, 10.0, dtype)),
                 ("subnormal values", _alternating(shape, 0.0, float(info.smallest_subnormal), dtype)),
-                (
-                    "near the largest finite value",
-                    _alternating(shape, -float(info.max) / 2, float(info.max) / 2, dtype),
-                ),
             ]
             if base.dtype.kind in "biuf":
                 with np.errstate(all="ignore"):
@@ -244,6 +240,14 @@ def _dtype_patterns(dtype_name: str, base: np.ndarray) -> list[tuple[str, np.nda
                 if np.isfinite(converted).all():
                     out.append(("the base's values", converted))
                     out.append(("the base's values × 1e-30", (base.astype(np.float64) * 1e-30).astype(dtype)))
+        # the extreme magnitudes in every float dtype, with either sign and each sign alone: a range
+        # check on one side only (x.max() > limit) lets the other through
+        big = float(info.max)
+        out += [
+            ("near the largest finite value", _alternating(shape, -big / 2, big / 2, dtype)),
+            ("the largest finite value everywhere", np.full(shape, big, dtype)),
+            ("the most negative finite value everywhere", np.full(shape, -big, dtype)),
+        ]
     return out
 
 
