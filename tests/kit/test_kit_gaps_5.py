@@ -5,7 +5,9 @@
   this configuration does not take");
 * extremes: every accepted float dtype at its largest finite value and its most negative one, each
   sign alone (and every integer dtype at its minimum and its maximum everywhere): a range check on
-  one side only lets the other side through.
+  one side only lets the other side through;
+* twins: one pair of the twin inputs is large (over 1024 pixels a side for an image, over 2**16
+  samples for a signal), where a plugin may memoise big inputs by a summary (``check_fresh_process``).
 
 Each rule is shown failing a small broken plugin of this file and the round-5 mutant that survived
 it, and the reference plugins pass.
@@ -21,8 +23,11 @@ import pytest
 
 from v22sdk import Sample
 from v22sdk.modality import Encoding
+from v22sdk.testing import checks
 from v22sdk.testing._inputs import (
     KIND_DTYPES,
+    TWIN_LARGE_LENGTH,
+    TWIN_LARGE_SIDE,
     kit_inputs,
 )
 
@@ -57,6 +62,23 @@ def test_every_float_dtype_at_its_extremes_with_either_sign_alone():
         assert any(label.startswith(f"{dtype_name} minimum everywhere") for label in labels), dtype_name
         assert any(label.startswith(f"{dtype_name} maximum everywhere") for label in labels), dtype_name
         assert info.min < 0
+
+
+def test_one_pair_of_twins_is_large_with_one_shape_dtype_and_mean():
+    for modality, base, shape in (
+        (HelloModality(), HELLO_BASE, (TWIN_LARGE_LENGTH,)),
+        (VisionModality(), VISION_BASE, (TWIN_LARGE_SIDE, TWIN_LARGE_SIDE, 3)),
+    ):
+        inputs = kit_inputs(modality, [base])
+        large = [
+            (inputs[ki.twin_of].sample.data, ki.sample.data)
+            for ki in inputs
+            if ki.twin_of is not None and ki.sample.data.shape == shape
+        ]
+        assert len(large) == 1, [ki.label for ki in inputs if ki.family == "twin"]
+        a, b = large[0]
+        assert a.dtype == b.dtype and a.mean() == b.mean() and not np.array_equal(a, b)
+    assert TWIN_LARGE_SIDE > 1024 and TWIN_LARGE_LENGTH > 2**16
 
 
 # -- broken plugins of this file ------------------------------------------------------------------
@@ -97,6 +119,25 @@ class NegativePeakUnchecked(HelloModality):
         return super().encode(data, sample_rate=sample_rate)
 
 
+_LONG_MEMO: dict = {}
+
+
+class LongSignalMemo(HelloModality):
+    """Memoises signals over 2**16 samples by (length, dtype, rate, mean) in the module: consistent
+    within one process, wrong for the second of two long signals of one mean."""
+
+    name = "hello_long_memo"
+
+    def encode(self, data, *, sample_rate):
+        x = np.asarray(data)
+        if x.ndim == 1 and x.size > 2**16 and x.dtype.kind in "if":
+            key = (x.size, x.dtype.str, sample_rate, float(x.mean()))
+            if key not in _LONG_MEMO:
+                _LONG_MEMO[key] = super().encode(data, sample_rate=sample_rate)
+            return _LONG_MEMO[key]
+        return super().encode(data, sample_rate=sample_rate)
+
+
 def test_load_giving_an_undeclared_unit_is_caught():
     report = _run(LoadAddsChannels(), "check_files")
     assert report.failed == ["check_files"], str(report)
@@ -117,6 +158,13 @@ def test_float_samples_far_below_the_range_on_one_side_are_caught():
     assert "float64 the most negative finite value everywhere" in str(report), str(report)
 
 
+def test_long_signals_memoised_by_their_mean_are_caught_by_a_fresh_process():
+    _LONG_MEMO.clear()
+    report = _run(LongSignalMemo(), "check_fresh_process", fresh_process=True)
+    assert report.failed == ["check_fresh_process"], str(report)
+    assert "a fresh process (call" in report["check_fresh_process"].reason, str(report)
+
+
 # -- the round-5 survivors -------------------------------------------------------------------------
 def _importable_mutant_class(target: str, mutant: str, tmp_path, monkeypatch):
     """:func:`_mutant_class`, its package also on ``sys.path`` under its own name, so the fresh
@@ -135,6 +183,7 @@ def _importable_mutant_class(target: str, mutant: str, tmp_path, monkeypatch):
     [
         ("hello", "amplitude_checked_on_max_only", ("check_finite",), {}),
         ("vision", "load_adds_dpi_unit", ("check_files",), {}),
+        ("vision", "big_image_cache_by_mean", ("check_fresh_process",), {}),
     ],
 )
 def test_the_round_5_survivors_are_caught(target, mutant, names, config, tmp_path, monkeypatch):
@@ -159,3 +208,5 @@ def test_references_pass_the_round_5_rules(make):
         fresh_process=True,
     )
     assert report.ok, str(report)
+    if modality.input_spec.kind == "array":
+        assert any("large:" in ki.label for ki in checks.kit_run(modality).inputs)

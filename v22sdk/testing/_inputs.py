@@ -91,6 +91,12 @@ CROSS_ODD = 3
 #: Twin inputs are this long on their first (up to two) axes: a multiple of every power of two
 #: an area thumbnail may reduce by.
 TWIN_SIDE = 64
+#: ... and one pair is large, where a plugin may take another path for big inputs (a downscale, a
+#: memo of expensive results): an image this many pixels a side (over 1024, a multiple of
+#: TWIN_SIDE), a signal this long (over 2**16), at most TWIN_LARGE_ELEMENTS elements.
+TWIN_LARGE_SIDE = 1088
+TWIN_LARGE_LENGTH = 2**16 + TWIN_SIDE
+TWIN_LARGE_ELEMENTS = 2**23
 
 #: Single characters (and tiny texts) that stress text tokenizers.
 TEXT_EDGES: tuple[tuple[str, str], ...] = (
@@ -341,8 +347,8 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
     pairs: list[tuple[str, np.ndarray, np.ndarray]] = []
 
     def pattern(mask: np.ndarray) -> np.ndarray:
-        full = mask.reshape(mask.shape + (1,) * (len(shape) - spatial))
-        out = np.ascontiguousarray(np.broadcast_to(np.where(full, hi, 0).astype(dtype), shape))
+        full = mask.reshape(mask.shape + (1,) * (x.ndim - spatial))
+        out = np.ascontiguousarray(np.broadcast_to(np.where(full, hi, 0).astype(dtype), mask.shape + shape[spatial:]))
         if len(shape) > spatial and shape[-1] > 1:  # the last channel (an alpha?) at full scale
             out[..., -1] = hi
         return out
@@ -358,6 +364,12 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
     for axis in range(spatial):
         pairs.append((f"the base with neighbours swapped along axis {axis}", fitted, _pair_swapped(fitted, axis)))
     pairs.append(("the base mirrored", fitted, np.ascontiguousarray(np.flip(fitted, axis=spatial - 1))))
+    large = (TWIN_LARGE_SIDE,) * spatial + x.shape[spatial:] if x.ndim > 1 else (TWIN_LARGE_LENGTH,)
+    if int(np.prod(large)) <= TWIN_LARGE_ELEMENTS:  # large: one half at full scale, and mirrored
+        left = np.indices(large[:spatial])[spatial - 1] < large[spatial - 1] // 2
+        pairs.append(
+            ("large: the first half at full scale, mirrored", pattern(left), pattern(np.flip(left, spatial - 1)))
+        )
     out: list[KitInput] = []
     for index, (what, a, b) in enumerate(pairs):
         if a.tobytes() == b.tobytes():
