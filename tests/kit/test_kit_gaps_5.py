@@ -7,7 +7,9 @@
   sign alone (and every integer dtype at its minimum and its maximum everywhere): a range check on
   one side only lets the other side through;
 * twins: one pair of the twin inputs is large (over 1024 pixels a side for an image, over 2**16
-  samples for a signal), where a plugin may memoise big inputs by a summary (``check_fresh_process``).
+  samples for a signal), where a plugin may memoise big inputs by a summary (``check_fresh_process``);
+* awkward sizes: images over 1024 pixels on one side with an odd other side at which a scale back
+  from a power-of-two working size rounds up in float64 (``check_offsets``).
 
 Each rule is shown failing a small broken plugin of this file and the round-5 mutant that survived
 it, and the reference plugins pass.
@@ -25,9 +27,12 @@ from v22sdk import Sample
 from v22sdk.modality import Encoding
 from v22sdk.testing import checks
 from v22sdk.testing._inputs import (
+    AWKWARD_LONG,
     KIND_DTYPES,
     TWIN_LARGE_LENGTH,
     TWIN_LARGE_SIDE,
+    _scale_back_rounds_up,
+    awkward_sides,
     kit_inputs,
 )
 
@@ -79,6 +84,20 @@ def test_one_pair_of_twins_is_large_with_one_shape_dtype_and_mean():
         a, b = large[0]
         assert a.dtype == b.dtype and a.mean() == b.mean() and not np.array_equal(a, b)
     assert TWIN_LARGE_SIDE > 1024 and TWIN_LARGE_LENGTH > 2**16
+
+
+def test_awkward_sizes_round_up_when_scaled_back():
+    assert 653 % 2 and (1024, "floor") in _scale_back_rounds_up(653, 2048)  # the round-5 survivor's size
+    for long in AWKWARD_LONG:
+        sides = awkward_sides(long, 2**20 // (long * 3))
+        assert sides and all(n % 2 and _scale_back_rounds_up(n, long) for n in sides), long
+        for n in sides:  # e.g. 89 x 2048: 44 working rows, 44 * (89 / 44) > 89
+            m = int(np.floor(n * 1024 / long))
+            assert m * (n / m) > n
+    shapes = {ki.sample.data.shape[:2] for ki in kit_inputs(VisionModality(), [VISION_BASE]) if "awkward" in ki.label}
+    assert {max(s) for s in shapes} == set(AWKWARD_LONG) and all(min(s) % 2 for s in shapes)
+    assert {s[::-1] for s in shapes} == shapes  # both orientations
+    assert not [ki for ki in kit_inputs(HelloModality(), [HELLO_BASE]) if "awkward" in ki.label]  # 1-D: none
 
 
 # -- broken plugins of this file ------------------------------------------------------------------
@@ -138,6 +157,26 @@ class LongSignalMemo(HelloModality):
         return super().encode(data, sample_rate=sample_rate)
 
 
+class BoxesScaledBack(VisionModality):
+    """Computes boxes in the working image (the longer side at 1024 pixels) and scales their ends
+    back with a ceiling: an end m * (n / m) that rounds up in float64 lands a pixel past the image."""
+
+    name = "vision_boxes_scaled_back"
+
+    def encode(self, data, **units):
+        enc = super().encode(data, **units)
+        x = np.asarray(data)
+        height, width = x.shape[:2]
+        scale = 1024 / max(height, width)
+        if scale >= 1:
+            return enc
+        h, w = max(1, round(height * scale)), max(1, round(width * scale))
+        boxes = enc.offsets["box"].copy()
+        boxes[:, 2] = np.ceil(np.round(boxes[:, 2] * (w / width)) * (width / w))
+        boxes[:, 3] = np.ceil(np.round(boxes[:, 3] * (h / height)) * (height / h))
+        return Encoding(enc.emb, enc.attr, {"box": boxes.astype(np.int64)})
+
+
 def test_load_giving_an_undeclared_unit_is_caught():
     report = _run(LoadAddsChannels(), "check_files")
     assert report.failed == ["check_files"], str(report)
@@ -165,6 +204,13 @@ def test_long_signals_memoised_by_their_mean_are_caught_by_a_fresh_process():
     assert "a fresh process (call" in report["check_fresh_process"].reason, str(report)
 
 
+def test_boxes_scaled_back_past_an_awkward_image_are_caught():
+    report = _run(BoxesScaledBack(), "check_offsets")
+    assert report.failed == ["check_offsets"], str(report)
+    reason = report["check_offsets"].reason
+    assert "is not a non-empty box inside the image" in reason and "awkward size" in reason, reason
+
+
 # -- the round-5 survivors -------------------------------------------------------------------------
 def _importable_mutant_class(target: str, mutant: str, tmp_path, monkeypatch):
     """:func:`_mutant_class`, its package also on ``sys.path`` under its own name, so the fresh
@@ -184,6 +230,7 @@ def _importable_mutant_class(target: str, mutant: str, tmp_path, monkeypatch):
         ("hello", "amplitude_checked_on_max_only", ("check_finite",), {}),
         ("vision", "load_adds_dpi_unit", ("check_files",), {}),
         ("vision", "big_image_cache_by_mean", ("check_fresh_process",), {}),
+        ("vision", "grid_boxes_scaled_back_ceil", ("check_offsets",), {"grid": 2}),
     ],
 )
 def test_the_round_5_survivors_are_caught(target, mutant, names, config, tmp_path, monkeypatch):

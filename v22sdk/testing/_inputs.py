@@ -457,6 +457,71 @@ def _thin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
     return out
 
 
+#: Awkward sizes: an image over 1024 pixels on one side -- twice a power-of-two working side, and
+#: just over one -- ...
+AWKWARD_LONG = (2048, 1025)
+#: ... whose other side n is odd and chosen so that scaling back from a working image whose long
+#: side is one of these (m = floor or ceil of n x working / long pixels) rounds up in float64:
+#: m * (n / m) > n, so a box or coordinate scaled back and rounded up lands past the input's end.
+AWKWARD_WORKING = (256, 512, 1024)
+#: At most this many other sides per long side (the fewest that meet every working side found).
+AWKWARD_COUNT = 2
+
+
+def _scale_back_rounds_up(n: int, long: int) -> set[tuple[int, str]]:
+    """The (working side, rounding) at which n pixels, scaled to ``working / long`` and back by
+    ``n / m``, come back as more than n in float64."""
+    found: set[tuple[int, str]] = set()
+    for working in AWKWARD_WORKING:
+        if working >= long:
+            continue
+        exact = n * working / long
+        for how, m in (("floor", int(np.floor(exact))), ("ceil", int(np.ceil(exact)))):
+            if m >= 1 and m * (n / m) > n:
+                found.add((working, how))
+    return found
+
+
+def awkward_sides(long: int, cap: int) -> list[int]:
+    """Odd sides n <= ``cap`` for an image ``long`` pixels on its other side, chosen greedily (the
+    smallest that adds the most) to cover every (working side, rounding) where a scale back rounds up."""
+    candidates = list(range(3, cap + 1, 2))
+    covered: set[tuple[int, str]] = set()
+    out: list[int] = []
+    while candidates and len(out) < AWKWARD_COUNT:
+        best = max(candidates, key=lambda n: (len(_scale_back_rounds_up(n, long) - covered), -n))
+        new = _scale_back_rounds_up(best, long) - covered
+        if not new:
+            break
+        out.append(best)
+        covered |= new
+    return out
+
+
+def _awkward_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInput]:
+    """The base fitted to (n, long) and (long, n) on its first two axes, for each long side in
+    AWKWARD_LONG and its awkward other sides (:func:`awkward_sides`), within LONG_ELEMENTS."""
+    out: list[KitInput] = []
+    if x.ndim < 2 or x.size == 0:
+        return out
+    rest = max(1, x.size // (int(x.shape[0]) * int(x.shape[1])))
+    for long in AWKWARD_LONG:
+        for n in awkward_sides(long, LONG_ELEMENTS // (long * rest)):
+            for sides in ((n, long), (long, n)):
+                data = _fit(x, sides + x.shape[2:])
+                out.append(
+                    KitInput(
+                        f"awkward size: {sides[0]} x {sides[1]} (a scale back from a working size rounds up), "
+                        f"shape {data.shape}",
+                        Sample(data, units, src),
+                        "long",
+                        kind=x.dtype.kind,
+                        rank=x.ndim,
+                    )
+                )
+    return out
+
+
 # -- crossed families ---------------------------------------------------------------------------
 def _varied_pattern(dtype_name: str, x: np.ndarray) -> tuple[str, np.ndarray]:
     """The first pattern of ``dtype_name`` at ``x``'s shape whose values vary (so a change in place
@@ -887,6 +952,7 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
             )
     if bases:
         out += _thin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
+        out += _awkward_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
         out += cross_inputs(spec, bases[0])
         start = len(out)
         twins = _twin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
