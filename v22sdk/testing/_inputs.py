@@ -375,11 +375,12 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
         if a.tobytes() == b.tobytes():
             continue
         first = len(out)
+        family = "long" if what.startswith("large") else "twin"  # a large one is batched with a short one
         out.append(
             KitInput(
                 f"twin {index}a: {what}, shape {a.shape}",
                 Sample(a.copy(), units, src),
-                "twin",
+                family,
                 kind=dtype.kind,
                 rank=a.ndim,
             )
@@ -388,7 +389,7 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
             KitInput(
                 f"twin {index}b: {what}, the other phase, shape {b.shape}",
                 Sample(b.copy(), units, src),
-                "twin",
+                family,
                 kind=dtype.kind,
                 rank=b.ndim,
                 twin_of=first,
