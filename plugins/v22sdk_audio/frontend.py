@@ -31,6 +31,9 @@ CLIP_LEVEL = 0.99
 #: Most channels an (n, ch) array may have; more suggests a channels-first array.
 MAX_CHANNELS = 32
 MIN_RATE, MAX_RATE = 1_000.0, 384_000.0
+#: Float samples beyond this many times full scale are no recording (a 32-bit PCM value read as a
+#: float without scaling is 2**31); near the float64 limit the spectra overflow to inf and NaN.
+MAX_FLOAT_AMPLITUDE = 1e100
 
 
 def to_float(data: np.ndarray, source: str) -> np.ndarray:
@@ -60,6 +63,11 @@ def to_float(data: np.ndarray, source: str) -> np.ndarray:
             first = int(np.flatnonzero(bad.ravel())[0])
             raise InputError(
                 source, f"holds {int(bad.sum())} non-finite value(s) (NaN or inf), the first at flat index {first}"
+            )
+        peak = float(np.abs(out).max())
+        if peak > MAX_FLOAT_AMPLITUDE:
+            raise InputError(
+                source, f"float samples reach {peak:g}: beyond ±{MAX_FLOAT_AMPLITUDE:g} full scale is not audio"
             )
         return out
     bits = data.dtype.itemsize * 8

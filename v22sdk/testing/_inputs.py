@@ -91,6 +91,12 @@ CROSS_ODD = 3
 #: Twin inputs are this long on their first (up to two) axes: a multiple of every power of two
 #: an area thumbnail may reduce by.
 TWIN_SIDE = 64
+#: ... and one pair is large, where a plugin may take another path for big inputs (a downscale, a
+#: memo of expensive results): an image this many pixels a side (over 1024, a multiple of
+#: TWIN_SIDE), a signal this long (over 2**16), at most TWIN_LARGE_ELEMENTS elements.
+TWIN_LARGE_SIDE = 1088
+TWIN_LARGE_LENGTH = 2**16 + TWIN_SIDE
+TWIN_LARGE_ELEMENTS = 2**23
 
 #: Single characters (and tiny texts) that stress text tokenizers.
 TEXT_EDGES: tuple[tuple[str, str], ...] = (
@@ -215,11 +221,11 @@ def _dtype_patterns(dtype_name: str, base: np.ndarray) -> list[tuple[str, np.nda
         lo, hi = int(info.min), int(info.max)
         out.append(("alternating full scale", _alternating(shape, lo, hi, dtype)))
         out.append(("zeros", np.zeros(shape, dtype)))
+        out.append(("maximum everywhere", np.full(shape, hi, dtype)))
         if dtype_name in ("uint8", "uint16", "int16", "int32"):
-            out.append(("maximum everywhere", np.full(shape, hi, dtype)))
             out.append(("ramp over the full range", _ramp(shape, lo, hi, dtype)))
-            if lo < 0:
-                out.append(("minimum everywhere", np.full(shape, lo, dtype)))
+        if lo < 0:
+            out.append(("minimum everywhere", np.full(shape, lo, dtype)))
     else:
         info = np.finfo(dtype)
         out += [("alternating 0/1", _alternating(shape, 0.0, 1.0, dtype)), ("ramp 0..1", _ramp(shape, 0.0, 1.0, dtype))]
@@ -233,10 +239,6 @@ def _dtype_patterns(dtype_name: str, base: np.ndarray) -> list[tuple[str, np.nda
                 ("alternating ±1000", _alternating(shape, -1000.0, 1000.0, dtype)),
                 ("constant 10", np.full(shape, 10.0, dtype)),
                 ("subnormal values", _alternating(shape, 0.0, float(info.smallest_subnormal), dtype)),
-                (
-                    "near the largest finite value",
-                    _alternating(shape, -float(info.max) / 2, float(info.max) / 2, dtype),
-                ),
             ]
             if base.dtype.kind in "biuf":
                 with np.errstate(all="ignore"):
@@ -244,6 +246,14 @@ def _dtype_patterns(dtype_name: str, base: np.ndarray) -> list[tuple[str, np.nda
                 if np.isfinite(converted).all():
                     out.append(("the base's values", converted))
                     out.append(("the base's values × 1e-30", (base.astype(np.float64) * 1e-30).astype(dtype)))
+        # the extreme magnitudes in every float dtype, with either sign and each sign alone: a range
+        # check on one side only (x.max() > limit) lets the other through
+        big = float(info.max)
+        out += [
+            ("near the largest finite value", _alternating(shape, -big / 2, big / 2, dtype)),
+            ("the largest finite value everywhere", np.full(shape, big, dtype)),
+            ("the most negative finite value everywhere", np.full(shape, -big, dtype)),
+        ]
     return out
 
 
@@ -337,8 +347,8 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
     pairs: list[tuple[str, np.ndarray, np.ndarray]] = []
 
     def pattern(mask: np.ndarray) -> np.ndarray:
-        full = mask.reshape(mask.shape + (1,) * (len(shape) - spatial))
-        out = np.ascontiguousarray(np.broadcast_to(np.where(full, hi, 0).astype(dtype), shape))
+        full = mask.reshape(mask.shape + (1,) * (x.ndim - spatial))
+        out = np.ascontiguousarray(np.broadcast_to(np.where(full, hi, 0).astype(dtype), mask.shape + shape[spatial:]))
         if len(shape) > spatial and shape[-1] > 1:  # the last channel (an alpha?) at full scale
             out[..., -1] = hi
         return out
@@ -354,16 +364,23 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
     for axis in range(spatial):
         pairs.append((f"the base with neighbours swapped along axis {axis}", fitted, _pair_swapped(fitted, axis)))
     pairs.append(("the base mirrored", fitted, np.ascontiguousarray(np.flip(fitted, axis=spatial - 1))))
+    large = (TWIN_LARGE_SIDE,) * spatial + x.shape[spatial:] if x.ndim > 1 else (TWIN_LARGE_LENGTH,)
+    if int(np.prod(large)) <= TWIN_LARGE_ELEMENTS:  # large: one half at full scale, and mirrored
+        left = np.indices(large[:spatial])[spatial - 1] < large[spatial - 1] // 2
+        pairs.append(
+            ("large: the first half at full scale, mirrored", pattern(left), pattern(np.flip(left, spatial - 1)))
+        )
     out: list[KitInput] = []
     for index, (what, a, b) in enumerate(pairs):
         if a.tobytes() == b.tobytes():
             continue
         first = len(out)
+        family = "long" if what.startswith("large") else "twin"  # a large one is batched with a short one
         out.append(
             KitInput(
                 f"twin {index}a: {what}, shape {a.shape}",
                 Sample(a.copy(), units, src),
-                "twin",
+                family,
                 kind=dtype.kind,
                 rank=a.ndim,
             )
@@ -372,7 +389,7 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
             KitInput(
                 f"twin {index}b: {what}, the other phase, shape {b.shape}",
                 Sample(b.copy(), units, src),
-                "twin",
+                family,
                 kind=dtype.kind,
                 rank=b.ndim,
                 twin_of=first,
@@ -434,6 +451,71 @@ def _thin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
                         f"thin and long: length {n} on axis {thin}, {length} on axis {long_axis}: shape {data.shape}",
                         Sample(data, units, src),
                         "thin",
+                        kind=x.dtype.kind,
+                        rank=x.ndim,
+                    )
+                )
+    return out
+
+
+#: Awkward sizes: an image over 1024 pixels on one side -- twice a power-of-two working side, and
+#: just over one -- ...
+AWKWARD_LONG = (2048, 1025)
+#: ... whose other side n is odd and chosen so that scaling back from a working image whose long
+#: side is one of these (m = floor or ceil of n x working / long pixels) rounds up in float64:
+#: m * (n / m) > n, so a box or coordinate scaled back and rounded up lands past the input's end.
+AWKWARD_WORKING = (256, 512, 1024)
+#: At most this many other sides per long side (the fewest that meet every working side found).
+AWKWARD_COUNT = 2
+
+
+def _scale_back_rounds_up(n: int, long: int) -> set[tuple[int, str]]:
+    """The (working side, rounding) at which n pixels, scaled to ``working / long`` and back by
+    ``n / m``, come back as more than n in float64."""
+    found: set[tuple[int, str]] = set()
+    for working in AWKWARD_WORKING:
+        if working >= long:
+            continue
+        exact = n * working / long
+        for how, m in (("floor", int(np.floor(exact))), ("ceil", int(np.ceil(exact)))):
+            if m >= 1 and m * (n / m) > n:
+                found.add((working, how))
+    return found
+
+
+def awkward_sides(long: int, cap: int) -> list[int]:
+    """Odd sides n <= ``cap`` for an image ``long`` pixels on its other side, chosen greedily (the
+    smallest that adds the most) to cover every (working side, rounding) where a scale back rounds up."""
+    candidates = list(range(3, cap + 1, 2))
+    covered: set[tuple[int, str]] = set()
+    out: list[int] = []
+    while candidates and len(out) < AWKWARD_COUNT:
+        best = max(candidates, key=lambda n: (len(_scale_back_rounds_up(n, long) - covered), -n))
+        new = _scale_back_rounds_up(best, long) - covered
+        if not new:
+            break
+        out.append(best)
+        covered |= new
+    return out
+
+
+def _awkward_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInput]:
+    """The base fitted to (n, long) and (long, n) on its first two axes, for each long side in
+    AWKWARD_LONG and its awkward other sides (:func:`awkward_sides`), within LONG_ELEMENTS."""
+    out: list[KitInput] = []
+    if x.ndim < 2 or x.size == 0:
+        return out
+    rest = max(1, x.size // (int(x.shape[0]) * int(x.shape[1])))
+    for long in AWKWARD_LONG:
+        for n in awkward_sides(long, LONG_ELEMENTS // (long * rest)):
+            for sides in ((n, long), (long, n)):
+                data = _fit(x, sides + x.shape[2:])
+                out.append(
+                    KitInput(
+                        f"awkward size: {sides[0]} x {sides[1]} (a scale back from a working size rounds up), "
+                        f"shape {data.shape}",
+                        Sample(data, units, src),
+                        "long",
                         kind=x.dtype.kind,
                         rank=x.ndim,
                     )
@@ -871,6 +953,7 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
             )
     if bases:
         out += _thin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
+        out += _awkward_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
         out += cross_inputs(spec, bases[0])
         start = len(out)
         twins = _twin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)

@@ -1326,6 +1326,14 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
                 "(or load raises UnitsError)",
                 rule=check,
             )
+        declared = {u.name for u in modality.input_spec.units}
+        unknown = sorted(str(k) for k in loaded.units if k not in declared)
+        if unknown:
+            raise CheckFailure(
+                f"load() of {path.name} gave units the input spec does not declare ({', '.join(unknown)}): "
+                "tokenize refuses an unknown unit, so no file could be tokenized",
+                rule=check,
+            )
         return loaded
 
     reference = load(first)
@@ -1347,8 +1355,17 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
         direct = modality.tokenize(load(first))
     except ContractViolation as exc:
         raise _violation(exc, f"tokenize_file({first.name})", modality) from None
-    except InputError:
-        return  # a file the format holds but this configuration does not take
+    except InputError as exc:
+        try:
+            _raw_encode(modality, sample)
+        except Exception:
+            return  # the input itself is refused: the rule checks report it
+        raise CheckFailure(
+            f"tokenize_file refused {first.name}, a file save() wrote from a valid input that tokenize takes: "
+            f"{exc} (save raises InputError for a sample its format cannot hold; a file it wrote must load "
+            "and tokenize)",
+            rule=check,
+        ) from None
     except Exception as exc:
         raise CheckFailure(
             f"tokenize_file raised {type(exc).__name__} on a file save() wrote: {exc}",
