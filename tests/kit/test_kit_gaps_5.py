@@ -11,6 +11,11 @@
 * awkward sizes: images over 1024 pixels on one side with an odd other side at which a scale back
   from a power-of-two working size rounds up in float64 (``check_offsets``).
 
+After the round-5 fixes, one more rule (the fifth round had flagged ``rate_capped_at_192k`` as an
+equivalence candidate, since refusing a valid input was allowed): ``check_input_spec`` holds the
+declared unit ranges to the same standard as the declared dtype kinds and ranks -- each unit at
+its declared minimum and at its declared maximum is accepted by some input the kit makes.
+
 Each rule is shown failing a small broken plugin of this file and the round-5 mutant that survived
 it, and the reference plugins pass.
 """
@@ -211,6 +216,47 @@ def test_boxes_scaled_back_past_an_awkward_image_are_caught():
     assert "is not a non-empty box inside the image" in reason and "awkward size" in reason, reason
 
 
+class RateCapped(HelloModality):
+    """Declares sample rates up to 384 kHz, refuses any over 192 kHz."""
+
+    name = "hello_rate_capped"
+
+    def encode(self, data, **units):
+        from v22sdk import InputError
+
+        if float(units.get("sample_rate", 0.0)) > 192_000.0:
+            raise InputError("hello", "sample rates over 192 kHz are not supported")
+        return super().encode(data, **units)
+
+
+class RateFloorRaised(HelloModality):
+    """Declares sample rates from 100 Hz, refuses any under 1 kHz."""
+
+    name = "hello_rate_floor"
+
+    def encode(self, data, **units):
+        from v22sdk import InputError
+
+        if float(units.get("sample_rate", 1e9)) < 1_000.0:
+            raise InputError("hello", "sample rates under 1 kHz are not supported")
+        return super().encode(data, **units)
+
+
+@pytest.mark.parametrize(("plugin", "end"), [(RateCapped, "maximum"), (RateFloorRaised, "minimum")])
+def test_a_declared_unit_end_that_no_input_is_accepted_at_is_caught(plugin, end):
+    report = _run(plugin(), "check_input_spec")
+    assert report.failed == ["check_input_spec"], str(report)
+    reason = report["check_input_spec"].reason
+    assert "declares unit sample_rate from 100 to 384000 Hz, but none of the" in reason, reason
+    assert f"inputs the kit made at its {end} was accepted" in reason, reason
+    other = "minimum" if end == "maximum" else "maximum"
+    assert f"at its {other} was accepted" not in reason, reason
+
+
+def test_the_reference_hello_takes_both_ends_of_its_rate():
+    assert _run(HelloModality(), "check_input_spec").ok
+
+
 # -- the round-5 survivors -------------------------------------------------------------------------
 def _importable_mutant_class(target: str, mutant: str, tmp_path, monkeypatch):
     """:func:`_mutant_class`, its package also on ``sys.path`` under its own name, so the fresh
@@ -231,6 +277,7 @@ def _importable_mutant_class(target: str, mutant: str, tmp_path, monkeypatch):
         ("vision", "load_adds_dpi_unit", ("check_files",), {}),
         ("vision", "big_image_cache_by_mean", ("check_fresh_process",), {}),
         ("vision", "grid_boxes_scaled_back_ceil", ("check_offsets",), {"grid": 2}),
+        ("hello", "rate_capped_at_192k", ("check_input_spec",), {}),
     ],
 )
 def test_the_round_5_survivors_are_caught(target, mutant, names, config, tmp_path, monkeypatch):
@@ -248,6 +295,7 @@ def test_references_pass_the_round_5_rules(make):
         modality,
         "check_files",
         "check_finite",
+        "check_input_spec",
         "check_offsets",
         "check_edge_inputs",
         "check_fresh_instance",

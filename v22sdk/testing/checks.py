@@ -732,13 +732,22 @@ def _clone_on_kit_inputs(modality: Modality, clone: Modality) -> None:
             raise _fail_on(ki, problem, rule=check, check=check, modality=modality)
 
 
+def _same_number(value: Any, bound: float) -> bool:
+    """Whether a unit value given to an input is ``bound`` (a number; anything else is not)."""
+    try:
+        return float(value) == bound
+    except (TypeError, ValueError):
+        return False
+
+
 # -- contract version 2 ---------------------------------------------------------------------
 @contract_check(since=2)
 @_kit
 def check_input_spec(modality: Modality, *, max_examples: int | None = None) -> None:
     """``input_spec`` is true in both directions: what it excludes (other dtype kinds and ranks,
     NaN or inf in every float dtype, units missing, unknown, non-numeric or out of range) raises
-    InputError, and every dtype kind and rank it declares is accepted by some input the kit makes."""
+    InputError, and every dtype kind and rank it declares, and each unit at its declared minimum and
+    at its declared maximum, is accepted by some input the kit makes."""
     __tracebackhide__ = True
     run = kit_run(modality)
     if not run.bases:
@@ -765,6 +774,22 @@ def check_input_spec(modality: Modality, *, max_examples: int | None = None) -> 
                     f"input_spec declares dtype {attribute} {value!r}, but none of the {len(tried)} "
                     f"inputs of that {attribute} the kit made was accepted (first: {ki.label}: "
                     f"{type(out.error).__name__}: {out.error})"
+                )
+    for unit in spec.units:
+        for end, bound in (("minimum", unit.minimum), ("maximum", unit.maximum)):
+            if not np.isfinite(bound):
+                continue
+            tried = [
+                (ki, out)
+                for ki, out in zip(run.inputs, run.outcomes)
+                if _same_number(ki.sample.units.get(unit.name), float(bound))
+            ]
+            if tried and not any(out.encoding is not None for _, out in tried):
+                ki, out = tried[0]
+                problems.append(
+                    f"input_spec declares unit {unit.name} from {float(unit.minimum):g} to {float(unit.maximum):g} "
+                    f"{unit.symbol}, but none of the {len(tried)} inputs the kit made at its {end} was accepted "
+                    f"(first: {ki.label}: {type(out.error).__name__}: {out.error})"
                 )
     if problems:
         raise CheckFailure("; ".join(problems), rule="check_input_spec", check="check_input_spec")
