@@ -31,9 +31,10 @@ CLIP_LEVEL = 0.99
 #: Most channels an (n, ch) array may have; more suggests a channels-first array.
 MAX_CHANNELS = 32
 MIN_RATE, MAX_RATE = 1_000.0, 384_000.0
-#: Float samples beyond this many times full scale are no recording (a 32-bit PCM value read as a
-#: float without scaling is 2**31); near the float64 limit the spectra overflow to inf and NaN.
-MAX_FLOAT_AMPLITUDE = 1e100
+#: Float samples beyond this many times full scale are no recording. 2**31 (a 32-bit PCM value read
+#: as a float without scaling) stays accepted; far beyond it the analysis overflows: the pitch
+#: tracker's float32 autocorrelation (640 squared samples) at about 7e17, float64 spectra near 1e154.
+MAX_FLOAT_AMPLITUDE = 1e12
 
 
 def to_float(data: np.ndarray, source: str) -> np.ndarray:

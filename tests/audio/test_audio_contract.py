@@ -114,6 +114,26 @@ def test_missing_sample_rate_is_units_error(audio):
         audio.encode(tone(440, 0.5))
 
 
+@pytest.mark.parametrize("peak", [1.5e12, -1e300, float(np.finfo(np.float64).max)])
+def test_float_samples_far_beyond_full_scale_are_refused(audio, peak):
+    x = np.zeros(16_000)
+    x[100] = peak
+    with pytest.raises(InputError, match=r"float samples reach .*beyond ±1e\+12 full scale"):
+        audio.tokenize(x, sample_rate=16_000)
+
+
+@pytest.mark.parametrize("peak", [2.0**31, 1e12])
+def test_unscaled_pcm_as_floats_is_accepted_without_overflow(audio, peak):
+    import warnings
+
+    x = peak * np.sin(2 * np.pi * 220 * np.arange(16_000) / 16_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow in any internal cast
+        batch = audio.tokenize(x, sample_rate=16_000)
+    assert np.isfinite(batch.emb).all() and np.isfinite(batch.attr).all()
+    assert np.allclose(np.linalg.norm(batch.emb, axis=1), 1.0, atol=1e-5)
+
+
 def test_nan_error_names_the_position(audio):
     x = tone(440, 0.5)
     x[1234] = np.nan

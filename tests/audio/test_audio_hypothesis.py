@@ -49,8 +49,10 @@ def test_tiny_inputs(rate, n, dtype):
     rate=st.integers(8_000, 96_000),
 )
 def test_arbitrary_float_arrays_tokenize_or_raise_input_error(data, rate):
+    from v22sdk_audio.frontend import MAX_FLOAT_AMPLITUDE
+
     x = np.asarray(data, dtype=np.float32)
-    if not np.all(np.isfinite(x)):
+    if not np.all(np.isfinite(x)) or np.abs(x.astype(np.float64)).max() > MAX_FLOAT_AMPLITUDE:
         with pytest.raises(InputError):
             AUDIO.tokenize(x, sample_rate=rate)
     else:
