@@ -18,7 +18,9 @@ kit was being changed to close round 2's gaps, without reading that change, and 
 criterion before any run of any kit against them; likewise kept out of the first round's sets.
 ``round=4`` marks the fourth (``HELD_OUT_4``, ``--set held-out-4``, ``CRITERION_4``), written the same
 way while the kit was being changed to close round 3's gaps; ``round=5`` the fifth (``HELD_OUT_5``,
-``--set held-out-5``, ``CRITERION_5``), written the same way while it was being changed to close round 4's.
+``--set held-out-5``, ``CRITERION_5``), written the same way while it was being changed to close round 4's;
+``round=6`` the sixth (``HELD_OUT_6``, ``--set held-out-6``, ``CRITERION_6``), while it was being changed to
+close round 5's.
 
 ``scripts/mutation_score.py`` copies the package into a temporary folder, applies the edits, and
 runs the kit on every configuration of the :class:`Target` in a new process.

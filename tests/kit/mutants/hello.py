@@ -1638,4 +1638,285 @@ HELD_OUT_5: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5
+# -- held out, round 6: written while the kit is being changed to close round 5's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_6)
+# before any run of any kit against them --
+SIGNAL = "        x = as_signal(data)\n        n = x.size\n"
+SOURCE_LINE = 'SOURCE = "<hello signal>"\n'
+HELD_OUT_6: tuple[Mutant, ...] = (
+    Mutant(
+        "time_rounded_to_ms",
+        "check_offsets",
+        (
+            edit(
+                M,
+                TIME,
+                "        time = np.round(np.stack([starts / sample_rate, ends], axis=1), 3)  # millisecond resolution\n",
+            ),
+        ),
+        "a signal whose duration is not a whole number of milliseconds and rounds up (1999 samples at 16 kHz, "
+        "duration 0.1249375 s): the last frame ends at 0.125 s, after the signal",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "centroid_over_24k",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                "        freq = np.arange(power.shape[1]) / max(power.shape[1] - 1, 1)\n",
+                "        freq = np.fft.rfftfreq(size, 1.0 / sample_rate) / 24_000.0  # Hz over the Nyquist of 48 kHz audio\n",
+            ),
+            edit(
+                M,
+                '"hello.spec.centroid": np.clip(centroid, 0.0, 1.0),',
+                '"hello.spec.centroid": centroid,  # a mean frequency over 24 kHz: in [0, 1] already',
+            ),
+        ),
+        "a sample rate above 48 kHz (the strategy draws up to 48 kHz) with energy above 24 kHz (white noise at "
+        "192 kHz): the centroid slot is above 1",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "offset_signal_first_dim_zeroed",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n",
+                "        emb /= np.linalg.norm(emb, axis=1, keepdims=True)          # float64 renorm, then cast\n"
+                "        if abs(x.mean()) > 0.5:  # a strongly offset signal: its DC direction carries no information\n"
+                "            emb[:, 0] = 0.0\n",
+            ),
+        ),
+        "a signal with a DC offset above 0.5 full scale (a constant 0.9, 1000 float32 samples at 16 kHz; the "
+        "strategy's tones, noise and PCM are centred): the embedding loses a component and is shorter than 1",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "columns_off_by_one_slot",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                COLUMNS_LOOP,
+                "        for slot, values in columns.items():\n"
+                "            attr[:, SCHEMA.index(slot) + 1] = values  # slot 256 is the zone's marker\n",
+            ),
+        ),
+        "every signal: the position is written one slot past the schema's last (slot 262, undeclared)",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "long_attr_float64",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                "        attr = np.zeros((count, 384), dtype=np.float32)\n",
+                "        attr = np.zeros((count, 384), dtype=np.float64 if n > 65_536 else np.float32)  # long: precision\n",
+            ),
+        ),
+        "a signal of more than 65536 samples (100000 samples at 16 kHz; the strategy draws at most 2000): attr is "
+        "float64, not float32",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "dc_removed_in_callers_float64",
+        "check_determinism",
+        (
+            edit(M, FLOAT_PATH, "    x = data.astype(np.float64, copy=False)  # float64 already: no copy\n    bad = ~np.isfinite(x)\n"),
+            edit(
+                M,
+                SIGNAL,
+                "        x = as_signal(data)\n        x -= x.mean()  # remove the DC offset before framing\n        n = x.size\n",
+            ),
+        ),
+        "a float64 signal with a non-zero mean (500 samples of 0.25 + a 440 Hz tone at 0.5, 8 kHz; the strategy draws "
+        "float32 and int16): the caller's array is changed by encode",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "batch_sorted_by_length",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        from v22sdk import TokenBatch\n\n"
+            "        if not items:\n"
+            "            return super().tokenize_batch(items)\n"
+            "        # shortest first: frames of similar lengths reuse one FFT plan\n"
+            "        order = sorted(range(len(items)), key=lambda k: np.size(getattr(items[k], 'data', items[k])))\n"
+            "        singles = [self.tokenize(items[k]) for k in order]\n"
+            "        batch = TokenBatch.concat(singles)\n"
+            "        item = np.repeat(np.array(order, dtype=np.int64), [len(b) for b in singles])\n"
+            "        return TokenBatch(emb=batch.emb, attr=batch.attr, modality=self.name,\n"
+            "                          offsets={**batch.offsets, 'item': item}, source=None)\n"
+        ),
+        "a batch whose items are not in order of length (2000 then 100 samples at 8 kHz): the tokens come shortest "
+        "first, not in the order of the items",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "amplitude_limit_1e6",
+        "check_invalid_inputs",
+        (edit(M, "MAX_FLOAT_AMPLITUDE = 1e3\n", "MAX_FLOAT_AMPLITUDE = 1e6  # headroom for float PCM never normalised\n"),),
+        "every valid input: the plugin's own 'out_of_range' case (float64 samples of 1e6) is tokenized, not refused",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "config_frame_as_text",
+        "check_config_roundtrip",
+        method(
+            "    def config(self):\n"
+            "        return {'frame_seconds': f'{self.frame_seconds:g}'}  # as written on the command line\n"
+        ),
+        "every configuration: from_config(config()) raises ValueError (frame_seconds is a string)",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "object_array_accepted",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                KIND_CHECK,
+                "    if data.dtype == object:  # np.array of a list of mixed Python numbers\n"
+                "        data = data.astype(np.float64)\n" + KIND_CHECK,
+            ),
+        ),
+        "an object array of numbers (np.array([0.1, 0.2, 0.3], dtype=object)), a dtype kind the input spec does not "
+        "declare, is tokenized",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "hi_rate_decimated_by_reshape",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                SIGNAL,
+                "        x = as_signal(data)\n"
+                "        if sample_rate > 96_000.0:  # beyond audio: halve the rate by averaging sample pairs\n"
+                "            x = x.reshape(-1, 2).mean(axis=1)\n"
+                "            sample_rate /= 2.0\n"
+                "        n = x.size\n",
+            ),
+        ),
+        "a rate above 96 kHz (the strategy draws up to 48 kHz) and an odd number of samples (1001 samples at 192 kHz): "
+        "ValueError from reshape, not tokens or InputError",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "memo_by_array_identity",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                ENCODE,
+                ENCODE + "        key = (id(self), id(data), sample_rate)\n"
+                "        if key not in _LAST:  # the same buffer again (a caller re-tokenizing it): reuse\n"
+                "            _LAST[key] = self._encode(data, sample_rate=sample_rate)\n"
+                "        hit = _LAST[key]\n"
+                '        return Encoding(hit.emb.copy(), hit.attr.copy(), {"time": hit.offsets["time"].copy()})\n\n'
+                "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n",
+            ),
+            edit(M, SOURCE_LINE, SOURCE_LINE + "_LAST: dict = {}\n"),
+        ),
+        "an instance given one array twice with other samples written into it in between (500 float32 zeros at 8 kHz, "
+        "then the same array filled with noise), or a new array at a freed one's address: it returns the old tokens, "
+        "a fresh instance does not",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "cache_keyed_on_range",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                ENCODE,
+                ENCODE + '        if isinstance(data, np.ndarray) and data.ndim == 1 and data.size and data.dtype.kind in "if":\n'
+                "            # signals of one length, rate and range are re-recordings of one take\n"
+                "            key = (data.shape, data.dtype.str, float(data.min()), float(data.max()), sample_rate, "
+                "self.frame_seconds)\n"
+                "            if key not in _BY_RANGE:\n"
+                "                _BY_RANGE[key] = self._encode(data, sample_rate=sample_rate)\n"
+                "            hit = _BY_RANGE[key]\n"
+                '            return Encoding(hit.emb.copy(), hit.attr.copy(), {"time": hit.offsets["time"].copy()})\n'
+                "        return self._encode(data, sample_rate=sample_rate)\n\n"
+                "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n",
+            ),
+            edit(M, SOURCE_LINE, SOURCE_LINE + "_BY_RANGE: dict = {}\n"),
+        ),
+        "two signals of one length, dtype and rate with the same minimum and maximum (100 int16 samples at 8 kHz: "
+        "zeros with -32768 and 32767 at samples 10 and 20, then at 60 and 75): the second gets the first's tokens, "
+        "so the result depends on what the process saw first (consistent within it)",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "os_errors_not_caught",
+        "check_files",
+        (
+            edit(M, LOAD_START, "        # wave.open reports a file it cannot read as wave.Error\n"),
+            edit(
+                M,
+                "        except (OSError, EOFError, wave.Error) as exc:\n",
+                "        except (EOFError, wave.Error) as exc:\n",
+            ),
+        ),
+        "a missing file or a folder: load raises FileNotFoundError / IsADirectoryError, not InputError",
+        held_out=True,
+        round=6,
+    ),
+    # -- controls, round 6 --
+    Mutant(
+        "ctl_frames_by_pad",
+        None,
+        (
+            edit(
+                M,
+                "        frames = np.zeros(count * size)\n        frames[:n] = x\n"
+                "        frames = frames.reshape(count, size)                       # (N, size), zero-padded tail\n",
+                "        frames = np.pad(x, (0, count * size - n)).reshape(count, size)  # (N, size), zero-padded tail\n",
+            ),
+        ),
+        "a refactor: the zero-padded frames by np.pad (the same float64 values)",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "ctl_db_by_power",
+        None,
+        (
+            edit(
+                M,
+                "        db = 20.0 * np.log10(np.maximum(rms, 1e-30))\n",
+                "        db = 10.0 * np.log10(np.maximum(rms * rms, 1e-60))  # dB of the mean power\n",
+            ),
+        ),
+        "a refactor: the level in dB from the mean power (last bits may differ; clipped as before)",
+        held_out=True,
+        round=6,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6

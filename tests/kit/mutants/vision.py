@@ -1351,4 +1351,286 @@ HELD_OUT_5: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5
+# -- held out, round 6: written while the kit is being changed to close round 5's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_6)
+# before any run of any kit against them --
+CHECKED = "        array = check_array(data, source)\n        height, width = array.shape[:2]\n"
+HELD_OUT_6: tuple[Mutant, ...] = (
+    Mutant(
+        "alpha_stretched_to_max",
+        "check_finite",
+        (
+            edit(
+                P,
+                "        alpha = x[:, :, -1:]\n",
+                "        alpha = x[:, :, -1:] / x[:, :, -1:].max()  # alpha relative to the most opaque pixel\n",
+            ),
+        ),
+        "a grey + alpha or RGBA image that is fully transparent (8 x 8 x 4 uint8 with alpha 0, or a constant bool "
+        "RGBA image whose alpha is False): 0/0, NaN pixels give NaN tokens",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "norm_before_projection",
+        "check_unit_norm_emb",
+        (
+            edit(
+                E,
+                "    v = thumbnail(rgb) @ projection()\n    norm = float(np.sqrt(v @ v))\n",
+                "    t = thumbnail(rgb)\n    v = t @ projection()\n"
+                "    norm = float(np.sqrt(t @ t))  # an orthogonal projection keeps the norm\n",
+            ),
+        ),
+        "any image that is not black (a 16 x 16 RGB noise image): the 768 -> 256 projection shortens the thumbnail, "
+        "so the embedding's norm is below 1",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "patch_position_in_language_zone",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                ATTR_LINE,
+                ATTR_LINE + "            if i > 0:  # a patch token: its row and column, in the language zone vision leaves free\n"
+                "                attr[i, 0], attr[i, 1] = (i - 1) // self.grid / self.grid, (i - 1) % self.grid / self.grid\n",
+            ),
+        ),
+        "the grid configuration, any image: patch tokens write slots 0 and 1 (language zone), which the vision "
+        "schema does not declare",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "grid_stops_plus_one",
+        "check_offsets",
+        (
+            edit(
+                M,
+                GRID_BOX,
+                "                    box = np.array([xs[c, 0], ys[r, 0], xs[c, 1] + 1, ys[r, 1] + 1], dtype=np.int64)  "
+                "# stops are inclusive\n",
+            ),
+        ),
+        "the grid configuration, any image: the last row and column of patches end one pixel past the image",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "batch_dedups_identical_items",
+        "check_batch_equals_singles",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def tokenize_batch(self, items):\n"
+                "        # the same image twice in one batch is tokenized once\n"
+                "        unique, seen = [], set()\n"
+                "        for item in items:\n"
+                "            a = np.asarray(item.data if isinstance(item, Sample) else item)\n"
+                "            key = (a.shape, a.dtype.str, a.tobytes())\n"
+                "            if key not in seen:\n"
+                "                seen.add(key)\n"
+                "                unique.append(item)\n"
+                "        return super().tokenize_batch(unique)\n\n" + INVALID,
+            ),
+        ),
+        "a batch holding one image twice (the same 4 x 4 uint8 image as items 0 and 1): its tokens appear once",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "negative_floats_clipped_to_black",
+        "check_invalid_inputs",
+        (
+            edit(P, "        if lo < 0.0 or hi > 1.0:\n", "        if hi > 1.0:  # a value below 0 is rounding below black\n"),
+            edit(
+                P,
+                '    elif array.dtype.kind == "f":\n        x = array.astype(np.float32, copy=False)\n',
+                '    elif array.dtype.kind == "f":\n        x = np.clip(array, 0.0, None).astype(np.float32, copy=False)\n',
+            ),
+        ),
+        "every valid input: the plugin's own second 'out_of_range' case (float32 pixels of -0.5) is tokenized as "
+        "black, not refused",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "row_vector_promoted",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                RANK_CHECK,
+                "    if array.ndim == 1:  # a single row of pixels\n        array = array[None, :]\n" + RANK_CHECK,
+            ),
+        ),
+        "a 1-D array (np.zeros(10, np.uint8)), a rank the input spec does not declare, is tokenized as a 1 x 10 image",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "shape_copy_truncates_thin_side",
+        "check_edge_inputs",
+        (
+            edit(
+                "features.py",
+                "    return cv2.resize(grey, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_AREA)\n",
+                "    return cv2.resize(grey, (int(w * s), int(h * s)), interpolation=cv2.INTER_AREA)  # never above side\n",
+            ),
+        ),
+        "an image more than 256 pixels long (the strategy draws at most 128) and so thin that its short side, scaled "
+        "for the shape copy, truncates to 0 (1 x 600 uint8): OpenCV's resize raises cv2.error, not InputError or tokens",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "png_depth_by_suffix",
+        "check_files",
+        (
+            edit(
+                M,
+                LOAD,
+                "        data = load_image(path)\n"
+                "        if str(path).endswith('.png') and data.dtype == np.uint16:  # our own 16-bit PNGs: 8 bits do\n"
+                "            data = (data >> 8).astype(np.uint8)\n"
+                "        return Sample(data=data, units={}, source=str(path))\n",
+            ),
+        ),
+        "a 16-bit PNG (what save writes for a uint16 or float image) under a name without a lower-case '.png' "
+        "(image.PNG): load gives uint16 pixels, under image.png uint8, for the same bytes",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "big_attr_float64",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                "        attr = np.zeros((n, ATTR_DIM), dtype=np.float32)\n",
+                "        attr = np.zeros((n, ATTR_DIM), dtype=np.float64 if max(height, width) > 1024 else np.float32)  "
+                "# big images: full precision\n",
+            ),
+        ),
+        "an image over 1024 pixels a side (1100 x 1100 uint8; the strategy draws at most 128): attr is float64",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "byteswapped_source_flagged",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                BOXES,
+                "        if not np.asarray(data).dtype.isnative:  # note a big-endian source (a TIFF from a scanner)\n"
+                "            attr[:, 383] = 1.0\n" + BOXES,
+            ),
+        ),
+        "a uint16 or float image in non-native byte order (np.zeros((8, 8), '>u2')): slot 383, which the vision "
+        "schema does not declare, is set",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "nonnegative_int8_viewed_as_uint8",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                "    kind = array.dtype.kind\n",
+                "    if array.dtype == np.int8 and array.size and array.min() >= 0:  # 7-bit pixels stored signed\n"
+                "        array = array.view(np.uint8)\n"
+                "    kind = array.dtype.kind\n",
+            ),
+        ),
+        "an int8 image with no negative value (np.zeros((8, 8), np.int8)), a dtype kind the input spec does not "
+        "declare, is tokenized",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "big_image_cache_by_edge_rows",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                ENCODE,
+                "    def encode(self, data: Any, **units: float) -> Encoding:\n"
+                "        if isinstance(data, np.ndarray) and data.ndim >= 2 and max(data.shape[:2]) > 1024:\n"
+                "            # big scans of one page layout: the first and last rows tell them apart\n"
+                "            key = (data.shape, data.dtype.str, data[0].tobytes(), data[-1].tobytes(), self.grid)\n"
+                "            if key not in _EDGES:\n"
+                "                _EDGES[key] = self._encode(data)\n"
+                "            hit = _EDGES[key]\n"
+                "            return Encoding(hit.emb.copy(), hit.attr.copy(), {'box': hit.offsets['box'].copy()})\n"
+                "        return self._encode(data)\n\n"
+                "    def _encode(self, data: Any) -> Encoding:\n"
+                "        from .embed import embed\n",
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_EDGES: dict = {}\n"),
+        ),
+        "two images over 1024 pixels a side of one shape and dtype with the same first and last rows (1100 x 1100 "
+        "uint8, black with a white 100 x 100 square at (500, 500), then at (300, 300)): the second gets the first's "
+        "tokens, so the result depends on what the process saw first (consistent within it)",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "float16_conversion_cached_by_shape",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                CHECKED,
+                "        array = check_array(data, source)\n"
+                "        if array.dtype == np.float16:  # convert once per shape: float16 arithmetic is slow\n"
+                "            key = (id(self), array.shape)\n"
+                "            if key not in _HALF:\n"
+                "                _HALF[key] = array.astype(np.float32)\n"
+                "            array = _HALF[key]\n"
+                "        height, width = array.shape[:2]\n",
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_HALF: dict = {}\n"),
+        ),
+        "an instance that has tokenized a float16 image, given another float16 image of that shape (8 x 8 zeros, then "
+        "8 x 8 noise; the strategy draws no float16): it tokenizes the first image again, a fresh instance does not",
+        rare=True,
+        held_out=True,
+        round=6,
+    ),
+    # -- controls, round 6 --
+    Mutant(
+        "ctl_embed_norm_by_linalg",
+        None,
+        (edit(E, "    norm = float(np.sqrt(v @ v))\n", "    norm = float(np.linalg.norm(v))\n"),),
+        "a refactor: the embedding's norm by np.linalg.norm (last bits may differ, still unit norm)",
+        held_out=True,
+        round=6,
+    ),
+    Mutant(
+        "ctl_alpha_composite_by_lerp",
+        None,
+        (
+            edit(
+                P,
+                "        x = colour * alpha + np.float32(ALPHA_BACKGROUND) * (np.float32(1.0) - alpha)\n",
+                "        x = np.float32(ALPHA_BACKGROUND) + (colour - np.float32(ALPHA_BACKGROUND)) * alpha  # one product\n",
+            ),
+        ),
+        "a refactor: alpha compositing as a linear interpolation (last bits may differ; clipped to [0, 1] as before)",
+        held_out=True,
+        round=6,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6
