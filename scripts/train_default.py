@@ -127,6 +127,8 @@ def doc_values(result: dict) -> dict[str, str]:
         "best_epoch": str(summary["best_epoch"]),
         "val_n": f"{cal['n']:,}",
         "temperature": f"{cal['temperature']:.2f}",
+        **{f"temperature.{m}": f"{t:.2f}" for m, t in (cal.get("per_modality") or {}).items()},
+        "calibration": cal.get("objective", "global"),
         "dev_inputs": f"{sum(result['open_set']['dev_counts'].values()):,}",
     }
     for part, c in summary["suite"]["counts"].items():
