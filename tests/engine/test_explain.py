@@ -30,6 +30,9 @@ EXAMPLES = DEFAULT_CHECKPOINT.parent / "examples"
 IMAGE = EXAMPLES / "seven.png"
 SOUND = EXAMPLES / "seven.wav"
 TEXT = "digit SEVEN"
+#: the shipped checkpoint's answers to them (regression pins; the text is one it misreads, which the
+#: worked example in docs/explanations.md explains: an explanation is of the answer given)
+ANSWERS = {str(IMAGE): "七", str(SOUND): "七", TEXT: "零"}
 PHOTO = DEFAULT_CHECKPOINT.parent / "demo" / "images" / "apple_20.png"
 
 
@@ -179,7 +182,8 @@ def test_explanation_of_the_bundled_engine_is_complete_and_names_the_plugin_slot
     memory_before = len(runner.model.memory)
     expl = runner.explain_answer(source, method="ig")
     run = runner.run(source)
-    assert expl["decoded"] == run["decoded"] == run["output"] == "七" and expl["familiar"] is run["familiar"] is True
+    assert expl["decoded"] == run["decoded"] == run["output"] == ANSWERS[source]
+    assert expl["familiar"] is run["familiar"] is True
     assert expl["confidence"] == pytest.approx(run["confidence"], rel=1e-4, abs=1e-9)
     assert len(runner.model.memory) == memory_before  # read, never written
     schema = runner.registry.get_class("modalities", expl["modality"]).schema
