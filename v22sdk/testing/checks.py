@@ -765,31 +765,33 @@ def check_input_spec(modality: Modality, *, max_examples: int | None = None) -> 
     if spec.kind != "array":
         return
     problems = []
+
+    def refused_all(wanted: Any) -> tuple[int, str] | None:
+        """When the kit made inputs ``wanted`` selects and refused every one: how many, and the first."""
+        tried = [(ki, out) for ki, out in zip(run.inputs, run.outcomes) if wanted(ki)]
+        if not tried or any(out.encoding is not None for _, out in tried):
+            return None
+        ki, out = tried[0]
+        return len(tried), f"first: {ki.label}: {type(out.error).__name__}: {out.error}"
+
     for attribute, declared in (("kind", [k for k in spec.dtypes if k in _inputs.KIND_DTYPES]), ("rank", spec.ndim)):
         for value in declared:
-            tried = [(ki, out) for ki, out in zip(run.inputs, run.outcomes) if getattr(ki, attribute) == value]
-            if tried and not any(out.encoding is not None for _, out in tried):
-                ki, out = tried[0]
+            seen = refused_all(lambda ki, a=attribute, v=value: getattr(ki, a) == v)
+            if seen:
                 problems.append(
-                    f"input_spec declares dtype {attribute} {value!r}, but none of the {len(tried)} "
-                    f"inputs of that {attribute} the kit made was accepted (first: {ki.label}: "
-                    f"{type(out.error).__name__}: {out.error})"
+                    f"input_spec declares dtype {attribute} {value!r}, but none of the {seen[0]} "
+                    f"inputs of that {attribute} the kit made was accepted ({seen[1]})"
                 )
     for unit in spec.units:
         for end, bound in (("minimum", unit.minimum), ("maximum", unit.maximum)):
             if not np.isfinite(bound):
                 continue
-            tried = [
-                (ki, out)
-                for ki, out in zip(run.inputs, run.outcomes)
-                if _same_number(ki.sample.units.get(unit.name), float(bound))
-            ]
-            if tried and not any(out.encoding is not None for _, out in tried):
-                ki, out = tried[0]
+            seen = refused_all(lambda ki, n=unit.name, b=float(bound): _same_number(ki.sample.units.get(n), b))
+            if seen:
                 problems.append(
                     f"input_spec declares unit {unit.name} from {float(unit.minimum):g} to {float(unit.maximum):g} "
-                    f"{unit.symbol}, but none of the {len(tried)} inputs the kit made at its {end} was accepted "
-                    f"(first: {ki.label}: {type(out.error).__name__}: {out.error})"
+                    f"{unit.symbol}, but none of the {seen[0]} inputs the kit made at its {end} was "
+                    f"accepted ({seen[1]})"
                 )
     if problems:
         raise CheckFailure("; ".join(problems), rule="check_input_spec", check="check_input_spec")
