@@ -1733,7 +1733,11 @@ HELD_OUT_6: tuple[Mutant, ...] = (
         "dc_removed_in_callers_float64",
         "check_determinism",
         (
-            edit(M, FLOAT_PATH, "    x = data.astype(np.float64, copy=False)  # float64 already: no copy\n    bad = ~np.isfinite(x)\n"),
+            edit(
+                M,
+                FLOAT_PATH,
+                "    x = data.astype(np.float64, copy=False)  # float64 already: no copy\n    bad = ~np.isfinite(x)\n",
+            ),
             edit(
                 M,
                 SIGNAL,
@@ -1770,7 +1774,13 @@ HELD_OUT_6: tuple[Mutant, ...] = (
     Mutant(
         "amplitude_limit_1e6",
         "check_invalid_inputs",
-        (edit(M, "MAX_FLOAT_AMPLITUDE = 1e3\n", "MAX_FLOAT_AMPLITUDE = 1e6  # headroom for float PCM never normalised\n"),),
+        (
+            edit(
+                M,
+                "MAX_FLOAT_AMPLITUDE = 1e3\n",
+                "MAX_FLOAT_AMPLITUDE = 1e6  # headroom for float PCM never normalised\n",
+            ),
+        ),
         "every valid input: the plugin's own 'out_of_range' case (float64 samples of 1e6) is tokenized, not refused",
         held_out=True,
         round=6,
@@ -1852,7 +1862,8 @@ HELD_OUT_6: tuple[Mutant, ...] = (
             edit(
                 M,
                 ENCODE,
-                ENCODE + '        if isinstance(data, np.ndarray) and data.ndim == 1 and data.size and data.dtype.kind in "if":\n'
+                ENCODE
+                + '        if isinstance(data, np.ndarray) and data.ndim == 1 and data.size and data.dtype.kind in "if":\n'
                 "            # signals of one length, rate and range are re-recordings of one take\n"
                 "            key = (data.shape, data.dtype.str, float(data.min()), float(data.max()), sample_rate, "
                 "self.frame_seconds)\n"

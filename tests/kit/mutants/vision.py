@@ -1394,7 +1394,8 @@ HELD_OUT_6: tuple[Mutant, ...] = (
             edit(
                 M,
                 ATTR_LINE,
-                ATTR_LINE + "            if i > 0:  # a patch token: its row and column, in the language zone vision leaves free\n"
+                ATTR_LINE
+                + "            if i > 0:  # a patch token: its row and column, in the language zone vision leaves free\n"
                 "                attr[i, 0], attr[i, 1] = (i - 1) // self.grid / self.grid, (i - 1) % self.grid / self.grid\n",
             ),
         ),
@@ -1445,7 +1446,11 @@ HELD_OUT_6: tuple[Mutant, ...] = (
         "negative_floats_clipped_to_black",
         "check_invalid_inputs",
         (
-            edit(P, "        if lo < 0.0 or hi > 1.0:\n", "        if hi > 1.0:  # a value below 0 is rounding below black\n"),
+            edit(
+                P,
+                "        if lo < 0.0 or hi > 1.0:\n",
+                "        if hi > 1.0:  # a value below 0 is rounding below black\n",
+            ),
             edit(
                 P,
                 '    elif array.dtype.kind == "f":\n        x = array.astype(np.float32, copy=False)\n',
