@@ -366,7 +366,13 @@ def _harmonic_measures(power: np.ndarray, f0: np.ndarray, voiced: np.ndarray) ->
     odd = hp[:, h % 2 == 1].sum(axis=1)
     even = hp[:, h % 2 == 0].sum(axis=1)
     has_harm = (odd + even) >= 1e-4 * tot  # pure tones: no harmonics, ratio undefined -> 0
-    oe[idx] = np.where(
-        has_harm & (odd > 0) & (even > 0), np.log10(np.maximum(odd, 1e-300) / np.maximum(even, 1e-300)), 0.0
-    )
+    defined = has_harm & (odd > 0) & (even > 0)
+    odd, even = np.maximum(odd, 1e-300), np.maximum(even, 1e-300)
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        ratio = np.log10(odd / even)
+    # a ratio beyond float64's range (harmonics ~1e-300 of the others' power) overflowed to inf or
+    # underflowed to 0: the difference of the logarithms is finite there (never inf, nor a NaN mean)
+    wide = ~np.isfinite(ratio)
+    ratio[wide] = np.log10(odd[wide]) - np.log10(even[wide])
+    oe[idx] = np.where(defined, ratio, 0.0)
     return hr, oe

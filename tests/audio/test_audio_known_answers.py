@@ -199,3 +199,30 @@ def test_direct_and_fast_spectral_forms_agree():
     zc = sp.zero_crossings(padded)
     fast = (zc[np.arange(20) * 1024 + 1023] - zc[np.arange(20) * 1024]) / 1024
     np.testing.assert_allclose(fast, sp.zero_crossing_rate(frames))
+
+
+def test_odd_even_ratio_beyond_float64_range_is_finite_and_warning_free():
+    """Harmonic powers ~1e-300 apart overflowed log10(odd / even) (a RuntimeWarning, and inf or
+    -inf per frame: a NaN mean when both occur); the difference of the logarithms is used there."""
+    import warnings
+
+    from v22sdk_audio import analysis
+    from v22sdk_audio import spectral as spectrum
+
+    step = spectrum.FREQS[1]
+    f0 = np.full(3, 100.0)
+    power = np.full((3, len(spectrum.FREQS)), 1e-320)
+    for h in range(2, 11):
+        b = int(round(h * 100.0 / step))
+        odd_frame_big = h % 2 == 1
+        power[0, b] = 1e10 if odd_frame_big else 1e-310  # odd harmonics ~1e320 x the even ones
+        power[1, b] = 1e-310 if odd_frame_big else 1e10  # the reverse
+        power[2, b] = 2.0 if odd_frame_big else 1.0  # an ordinary ratio: unchanged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        _, oe = analysis._harmonic_measures(power, f0, np.ones(3, bool))
+    assert np.isfinite(oe).all()
+    assert oe[0] > 300 and oe[1] < -300
+    odd = sum(power[2, int(round(h * 100.0 / step)) + d] for h in (3, 5, 7, 9) for d in (-1, 0, 1))
+    even = sum(power[2, int(round(h * 100.0 / step)) + d] for h in (2, 4, 6, 8, 10) for d in (-1, 0, 1))
+    assert oe[2] == np.log10(odd / even)
