@@ -14,7 +14,8 @@ topic), cached under ``--dir`` (default /tmp/v22-bench-memory) because 1M turns 
 
 Sections:
   l2       L2 hybrid top-1 over 10,000 turns next to FAISS IndexFlatIP top-1 (cosine only) on the
-           same rows, interleaved, cache-warm and cache-cold (64 MB touched before each call).
+           same rows, interleaved, cache-warm and cache-cold (64 MB touched before each call); five
+           rounds, the median ratio and its range over them.
   write    CPU per durable turn: a bare SQLite INSERT + COMMIT (WAL, synchronous=FULL, the same
            columns and bytes), SQLiteTier.commit and TieredMemory.write, in one process, in
            rotating order; wall medians and the disk's fdatasync beside them. Each call's input is
@@ -142,7 +143,10 @@ def timed(fn):
 # -- sections ------------------------------------------------------------------------------------
 
 
-def bench_l2(res, repeat, cache):
+def bench_l2(res, repeat, cache, rounds=5):
+    """L2 top-1 (exact hybrid) next to FAISS IndexFlatIP top-1 on the same 10k rows, interleaved
+    call by call; ``rounds`` rounds of ``repeat`` calls per case, so that the table gives the
+    median ratio over rounds and its range (a single run swung by about 0.1 either way)."""
     import faiss
 
     from v22sdk.memory.ring import RingTier
@@ -163,10 +167,12 @@ def bench_l2(res, repeat, cache):
     flat = faiss.IndexFlatIP(256)
     flat.add(ring.units)
     junk = np.ones(8_000_000)  # 64 MB: touched before a cache-cold call
-    rows, data = [], {}
-    for kind in ("near", "fresh"):
-        qs, qm, qc, _ = queries(10_000, kind, 64)
-        for cold in (False, True):
+    cases = [(kind, cold) for kind in ("near", "fresh") for cold in (False, True)]
+    qsets = {kind: queries(10_000, kind, 64) for kind in ("near", "fresh")}
+    per: dict[str, list[tuple[float, float]]] = {f"{k}, {'cold' if c else 'warm'}": [] for k, c in cases}
+    for _ in range(rounds):
+        for kind, cold in cases:
+            qs, qm, qc, _ = qsets[kind]
             ours, peer = [], []
             for r in range(repeat):
                 i = r % 64
@@ -177,22 +183,35 @@ def bench_l2(res, repeat, cache):
                     if cold:
                         junk.sum()
                     out.append(timed(fn)[1])
-            a, f = statistics.median(ours), statistics.median(peer)
-            label = f"{kind}, {'cold' if cold else 'warm'}"
-            data[label] = {"ours_cpu_s": a, "faiss_cpu_s": f, "ratio": a / f}
-            rows.append([label, f"{a * 1e6:.0f}", f"{f * 1e6:.0f}", f"{a / f:.2f}"])
-            print(
-                f"  L2 10k {label:12}: ours {a * 1e6:7.0f} us, FAISS {f * 1e6:7.0f} us, ratio {a / f:.2f}", flush=True
-            )
+            per[f"{kind}, {'cold' if cold else 'warm'}"].append((statistics.median(ours), statistics.median(peer)))
+    rows, data = [], {}
+    for label, runs in per.items():
+        ratios = [a / f for a, f in runs]
+        a, f, ratio = (statistics.median(x) for x in ([r[0] for r in runs], [r[1] for r in runs], ratios))
+        data[label] = {
+            "ours_cpu_s": a,
+            "faiss_cpu_s": f,
+            "ratio": ratio,
+            "ratio_min": min(ratios),
+            "ratio_max": max(ratios),
+            "rounds": [{"ours_cpu_s": x, "faiss_cpu_s": y} for x, y in runs],
+        }
+        rows.append([label, f"{a * 1e6:.0f}", f"{f * 1e6:.0f}", f"{ratio:.2f}", f"{min(ratios):.2f}–{max(ratios):.2f}"])
+        print(
+            f"  L2 10k {label:12}: ours {a * 1e6:7.0f} us, FAISS {f * 1e6:7.0f} us, ratio {ratio:.2f} "
+            f"(rounds {min(ratios):.2f}-{max(ratios):.2f})",
+            flush=True,
+        )
     res["data"]["l2"] = data
     res["tables"]["l2"] = {
         "columns": [
             "queries, cache",
             "ours: exact hybrid top-1 (µs CPU)",
             "FAISS IndexFlatIP top-1, cosine only (µs CPU)",
-            "ratio",
+            f"ratio (median of {rounds} rounds)",
+            "ratio, range over rounds",
         ],
-        "align": "lrrr",
+        "align": "lrrrr",
         "rows": rows,
     }
 
@@ -741,7 +760,7 @@ def main() -> None:
             flush=True,
         )
         if "l2" in only:
-            bench_l2(res, 64 if quick else 640, args.dir)
+            bench_l2(res, 64 if quick else 640, args.dir, 2 if quick else 5)
         if "write" in only:
             bench_write(res, tmp, 200 if quick else 1500)
         if "restart" in only:
