@@ -235,5 +235,5 @@ def test_codes_choose_what_faiss_stores_and_the_bound_reads_exact_cosines(data):
     for r in range(len(q)):
         exact = units[cand[r] - 1] @ q[r]
         off.append(float(np.abs(exact - cos[r]).max()))
-        assert idx._shortlist_bound(q[r], cos[r], cand[r] >= 0, cand[r]) >= float(exact.max())
+        assert idx._shortlist_bound(q[r], cos[r], cand[r] >= 0, units[cand[r] - 1]) >= float(exact.max())
     assert 0 < max(off) < 0.01  # the codes are approximate, by less than SQ8_SLACK

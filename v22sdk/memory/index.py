@@ -335,16 +335,16 @@ class AnnIndex:
     def _rerank(self, ids, qunit, qmask, qcount):
         return exact_scores(self.units[ids], self.masks[ids], self.counts[ids], qunit, qmask, qcount)
 
-    def _shortlist_bound(self, qunit, cos, found, ids) -> float:
+    def _shortlist_bound(self, qunit, cos, found, units) -> float:
         """A bound on the cosine of the turns outside the shortlist: the shortlist's highest
         ("robust") or lowest ("strict") cosine, from the exact cosines when FAISS's are those of
         8-bit codes (off by up to a few thousandths); 1 when fewer turns were probed than asked
         (nothing bounds the rest)."""
         if not found.all():
             return 1.0
-        if self.codes == "flat" or not len(ids):
+        if self.codes == "flat" or not len(units):
             return float(cos[0] if self.bound == "robust" else cos[found][-1]) + MARGIN
-        exact = self.units[ids] @ qunit
+        exact = units @ qunit
         if self.bound == "robust":
             return max(float(cos[0]), float(exact.max())) + MARGIN
         return float(cos[found][-1]) + SQ8_SLACK + MARGIN
@@ -356,12 +356,13 @@ class AnnIndex:
             ids = ids[~np.isin(ids, exclude)]
         out_i = np.full(k, -1, np.int64)
         out_s = np.full(k, -np.inf)
-        sc = self._rerank(ids, qunit, qmask, qcount)
+        units = self.units[ids]  # gathered once: the re-rank and the bound read them
+        sc = exact_scores(units, self.masks[ids], self.counts[ids], qunit, qmask, qcount)
         if self.jaccard and qcount > 0 and len(ids):
             # Cosine of turns outside the shortlist: at most the shortlist's lowest if the ANN
             # ranked exactly ("strict"); an ANN misses some of the highest too, so by default the
             # bound is the shortlist's highest cosine ("robust").
-            c_k = self._shortlist_bound(qunit, cos, found, ids)
+            c_k = self._shortlist_bound(qunit, cos, found, units)
             kth = np.sort(sc)[::-1][k - 1] if len(sc) >= k else -np.inf
             need = (kth - W_COS * c_k) / W_JAC - MARGIN
             if need <= 1.0:
