@@ -1930,4 +1930,337 @@ HELD_OUT_6: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6
+# -- held out, round 7: written while the kit is being changed to close round 6's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_7)
+# before any run of any kit against them --
+BANDS = "        bands = np.log1p(power @ _band_matrix(power.shape[1]) / size)   # (N, 16)\n"
+POWER = "        power = np.abs(np.fft.rfft(frames, axis=1)) ** 2           # (N, size // 2 + 1)\n"
+ATTR_ALLOC = "        attr = np.zeros((count, 384), dtype=np.float32)\n"
+POSITION = '            "hello.time.position": np.clip((starts / sample_rate + ends) / 2.0 / duration, 0.0, 1.0),\n'
+LAST_SLOT = '    ("hello.time.position", "frame centre within the whole signal", "centre / duration in [0, 1]"),\n])\n'
+EMPTY_CHECK = '    if data.size == 0:\n        raise InputError(source, "the signal is empty")\n'
+WRITE_WAV = (
+    '        pcm = np.clip(np.round(x * 32768.0), -32768, 32767).astype("<i2")\n'
+    '        with wave.open(os.fspath(path), "wb") as wav:\n'
+    "            wav.setnchannels(1)\n"
+    "            wav.setsampwidth(2)\n"
+    "            wav.setframerate(int(rate))\n"
+    "            wav.writeframes(pcm.tobytes())\n"
+)
+HELD_OUT_7: tuple[Mutant, ...] = (
+    Mutant(
+        "bands_log_not_log1p",
+        "check_finite",
+        (
+            edit(
+                M,
+                BANDS,
+                "        bands = np.log(power @ _band_matrix(power.shape[1]) / size)     # (N, 16) log power per band\n",
+            ),
+        ),
+        "a silent frame (1000 float32 zeros at 16 kHz): log(0) = -inf in every band, the band norm is inf, so the "
+        "frame is not taken as silent and its direction is -inf / inf = NaN",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "int8_emb_quantised",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                RENORM,
+                RENORM
+                + "        if data.dtype == np.int8:  # 8-bit PCM: an embedding in 8-bit steps (no finer than its source)\n"
+                "            emb = np.round(emb * 127.0) / 127.0\n",
+            ),
+        ),
+        "int8 samples (the strategy draws float32 and int16; 8-bit WAV files load as int8), any frame (1000 int8 "
+        "samples of noise at 8 kHz): rounded to steps of 1/127 the embedding's norm is off by 1e-3 to 4e-3",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "crest_slot_unclipped",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                LAST_SLOT,
+                '    ("hello.time.position", "frame centre within the whole signal", "centre / duration in [0, 1]"),\n'
+                '    ("hello.level.crest", "crest factor of the frame: peak over RMS, in dB",\n'
+                '     "dB / 20, in [0, 1] for audio (crest factors stay under 20 dB)"),\n'
+                "])\n",
+            ),
+            edit(
+                M,
+                POSITION,
+                POSITION
+                + '            "hello.level.crest": np.where(rms > 0, 20.0 * np.log10(np.maximum(np.abs(frames).max(axis=1), '
+                "1e-30) / np.maximum(rms, 1e-30)), 0.0) / 20.0,\n",
+            ),
+        ),
+        "a frame whose crest factor is above 20 dB, e.g. a click (800 float32 samples at 16 kHz, zeros but sample 400 "
+        "= 0.5: crest sqrt(800), 29 dB): the new slot 262 is 1.45; hypothesis' sparse arrays often draw such frames",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "token_array_index_confusion",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                ATTR_ALLOC,
+                "        tokens = np.zeros((count, 640), dtype=np.float32)  # one array per token: emb (0..255), then attr\n"
+                "        tokens[:, :256] = emb\n",
+            ),
+            edit(
+                M,
+                COLUMNS_LOOP,
+                "        for slot, values in columns.items():\n            tokens[:, SCHEMA.index(slot)] = values\n",
+            ),
+            edit(M, RETURN, '        return Encoding(tokens[:, :256], tokens[:, 256:], {"time": time})\n'),
+        ),
+        "every signal: SCHEMA.index gives attr positions (256..261), used here as positions in the 640-value token, "
+        "so the six values land in attr 0..5 (the language zone, undeclared) and the declared slots stay 0",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "one_sample_tail_dropped_time_kept",
+        "check_offsets",
+        (
+            edit(
+                M,
+                RETURN,
+                "        if count > 1 and lengths[-1] == 1:  # a last frame of one sample has no spectrum: no token for it\n"
+                "            emb, attr = emb[:-1], attr[:-1]\n" + RETURN,
+            ),
+        ),
+        "a signal whose last frame holds one sample (801 samples at 16 kHz, frame 800; 11 samples at 100 Hz): the "
+        "token is dropped from emb and attr but not from offsets['time'], which has one row more than there are "
+        "tokens",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "long_chunks_time_restarts",
+        "check_offsets",
+        (
+            edit(
+                M,
+                SIZE,
+                SIZE + "        step = CHUNK - CHUNK % size  # whole frames per chunk\n"
+                "        if n > CHUNK and size <= CHUNK:  # a long signal: chunks of whole frames bound the FFT's memory\n"
+                "            parts = [self.encode(data[i : i + step], sample_rate=sample_rate) for i in range(0, n, step)]\n"
+                "            return Encoding(np.concatenate([p.emb for p in parts]), np.concatenate([p.attr for p in parts]),\n"
+                '                            {"time": np.concatenate([p.offsets["time"] for p in parts])})\n',
+            ),
+            edit(M, SOURCE_LINE, SOURCE_LINE + "CHUNK = 1 << 16  # samples per FFT pass of a long signal\n"),
+        ),
+        "a signal longer than 65536 samples (100000 float32 samples of noise at 16 kHz; the strategy draws at most "
+        "2000): each chunk's times start again at 0 s, so the starts decrease at the chunk boundary",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "pre_emphasis_state",
+        "check_determinism",
+        (
+            edit(
+                M,
+                POWER,
+                "        emphasised = np.zeros(count * size)  # pre-emphasis y[t] = x[t] - 0.97 x[t-1] for the spectrum: the\n"
+                '        emphasised[:n] = x - 0.97 * np.concatenate(([_EMPHASIS["last"]], x[:-1]))  # filter runs on across\n'
+                '        _EMPHASIS["last"] = float(x[-1])  # calls, so the chunks of one stream join seamlessly\n'
+                "        power = np.abs(np.fft.rfft(emphasised.reshape(count, size), axis=1)) ** 2  # (N, size // 2 + 1)\n",
+            ),
+            edit(M, SOURCE_LINE, SOURCE_LINE + '_EMPHASIS = {"last": 0.0}  # the pre-emphasis filter\'s state\n'),
+        ),
+        "any signal tokenized after another one (or twice) whose last sample differs from the state before the first "
+        "call (1000 float32 samples of noise at 16 kHz, tokenized twice): the first frame's spectrum, so its "
+        "embedding and centroid, differ between the calls",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "batch_split_item_restarts",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        # bound the memory of one call: sub-batches of at most 2**16 samples\n"
+            "        from v22sdk import TokenBatch\n\n"
+            "        groups: list = [[]]\n"
+            "        total = 0\n"
+            "        for item in items:\n"
+            "            size = int(np.size(getattr(item, 'data', item)))\n"
+            "            if groups[-1] and total + size > 1 << 16:\n"
+            "                groups.append([])\n"
+            "                total = 0\n"
+            "            groups[-1].append(item)\n"
+            "            total += size\n"
+            "        if len(groups) == 1:\n"
+            "            return super().tokenize_batch(items)\n"
+            "        return TokenBatch.concat([Modality.tokenize_batch(self, group) for group in groups])\n"
+        ),
+        "a batch whose items add up to more than 65536 samples (70000 and 1000 float32 samples at 16 kHz; the strategy "
+        "draws at most 2000 per item): each sub-batch numbers its items from 0, so the second item's tokens say "
+        "item 0",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "config_legacy_default",
+        "check_config_roundtrip",
+        method(
+            "    def config(self):\n"
+            "        # only what differs from the defaults\n"
+            "        return {k: v for k, v in super().config().items() if v != attrs.fields_dict(type(self))[k].default}\n\n"
+            "    @classmethod\n"
+            "    def from_config(cls, config):\n"
+            "        # configs written before 0.1 left frame_seconds out when it was 0.025 s, that version's default\n"
+            "        return cls(**{'frame_seconds': 0.025, **config})\n"
+        ),
+        "the default configuration: config() is {} (0.05 s is the default), which from_config reads as the old "
+        "default of 0.025 s, so the rebuilt modality has another config and other tokens",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "inf_saturated",
+        "check_invalid_inputs",
+        (
+            edit(
+                M,
+                FLOAT_PATH,
+                "    x = np.nan_to_num(data.astype(np.float64), nan=np.nan, posinf=1.0, neginf=-1.0)  # an overflowed "
+                "sample: full scale\n    bad = ~np.isfinite(x)\n",
+            ),
+        ),
+        "every float32 valid input (the strategy's tones and noise): the default 'non_finite' case with inf (in the "
+        "middle) is tokenized with the inf read as full scale, not refused (NaN still is)",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "khz_rates_scaled",
+        "check_input_spec",
+        method(
+            "    def check_units(self, units, source):\n"
+            "        units = dict(units)\n"
+            "        rate = units.get('sample_rate')\n"
+            "        if isinstance(rate, (int, float)) and 8.0 <= rate < 100.0:  # a rate given in kHz (44.1, 48)\n"
+            "            units['sample_rate'] = rate * 1000.0\n"
+            "        return super().check_units(units, source)\n"
+        ),
+        "a sample rate just below the declared minimum of 100 Hz (99.9 Hz; the strategy draws 100 Hz and up): "
+        "accepted as 99.9 kHz, not refused (0, negative, NaN and 1e9 still are)",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "strided_refused",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                EMPTY_CHECK,
+                "    if not data.flags.c_contiguous:  # the FFT wants the samples side by side\n"
+                '        raise InputError(source, "the samples must be contiguous in memory (pass np.ascontiguousarray(x))")\n'
+                + EMPTY_CHECK,
+            ),
+        ),
+        "a strided or reversed view of a valid signal (x[::2] of 2000 float32 samples at 16 kHz; the strategy draws "
+        "contiguous arrays): InputError, while the same samples in a contiguous array are tokenized",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "save_24bit_for_int32",
+        "check_files",
+        (
+            edit(
+                M,
+                WRITE_WAV,
+                '        pcm = np.clip(np.round(x * 32768.0), -32768, 32767).astype("<i2")\n'
+                "        width, raw = 2, pcm.tobytes()\n"
+                '        if sample.data.dtype.kind == "i" and sample.data.dtype.itemsize >= 4:  # 32-bit PCM: keep 24 bits\n'
+                '            pcm24 = np.clip(np.round(x * 8388608.0), -8388608, 8388607).astype("<i4")\n'
+                "            width, raw = 3, pcm24.view(np.uint8).reshape(-1, 4)[:, :3].tobytes()\n"
+                '        with wave.open(os.fspath(path), "wb") as wav:\n'
+                "            wav.setnchannels(1)\n"
+                "            wav.setsampwidth(width)\n"
+                "            wav.setframerate(int(rate))\n"
+                "            wav.writeframes(raw)\n",
+            ),
+        ),
+        "a file saved from int32 or int64 samples (the strategy draws float32 and int16): save writes 24-bit PCM, "
+        "which load refuses ('24-bit PCM is not supported'), so tokenize_file refuses a file save wrote",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "projection_from_global_rng",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                "np.random.default_rng(SEED).standard_normal((256, N_BANDS + 1))",
+                "np.random.standard_normal((256, N_BANDS + 1))",
+            ),
+            edit(
+                M,
+                "SEED = 22_0001\n",
+                "SEED = 22_0001\nnp.random.seed(SEED)  # seeds the projection's draws, made on first use\n",
+            ),
+        ),
+        "a process in which anything draws from or reseeds NumPy's global generator between the import and the first "
+        "call (hypothesis reseeds it for each example; np.random.seed(0) before tokenizing): the projection, so every "
+        "embedding, differs from that of a process that tokenizes at once (consistent within a process)",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    # -- controls, round 7 --
+    Mutant(
+        "ctl_truncated_wav_padded",
+        None,
+        (
+            edit(
+                M,
+                TRUNCATED,
+                "        if len(raw) < count * width * channels:  # a recording cut short: keep it, padded with zeros\n"
+                "            raw = raw + bytes(count * width * channels - len(raw))\n",
+            ),
+        ),
+        "a salvaging reader: a WAV cut inside its samples loads as what is there, zero-padded to the header's length "
+        "(valid tokens, which a truncated file may give; a header cut short is still an InputError)",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "ctl_emb_sign_canonical",
+        None,
+        (
+            edit(
+                M,
+                RENORM,
+                RENORM
+                + "        emb *= np.where(emb[:, :1] < 0, -1.0, 1.0)  # a canonical sign: first component non-negative\n",
+            ),
+        ),
+        "a design change: each embedding's sign made canonical (first component >= 0): other vectors, still unit "
+        "norm, deterministic and the same in batches",
+        held_out=True,
+        round=7,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7

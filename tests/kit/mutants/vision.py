@@ -1638,4 +1638,332 @@ HELD_OUT_6: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6
+# -- held out, round 7: written while the kit is being changed to close round 6's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_7)
+# before any run of any kit against them --
+T, S = "texture.py", "save.py"
+DIMS = "        height, width = array.shape[:2]\n"
+SPECTRUM = "    f = np.abs(np.fft.fft2(x - x.mean())).ravel()  # unshifted; read through the plan's indices\n"
+EMPTY_SIDES = "    if array.shape[0] == 0 or array.shape[1] == 0:\n"
+PREPARED = "    array = check_array(data, source)\n    h, w = array.shape[:2]\n"
+BIG_RESIZE = (
+    "        elif array.dtype == np.float16:  # OpenCV cannot resize float16\n"
+    "            array = array.astype(np.float32)\n"
+    "        array = bound_size(np.ascontiguousarray(array))\n"
+)
+GREY_ALPHA_SAVE = (
+    "    elif pixels.ndim == 3 and pixels.shape[2] == 2:\n"
+    "        grey, alpha = pixels[:, :, :1], pixels[:, :, 1:]\n"
+    "        pixels = np.concatenate([grey, grey, grey, alpha], axis=2)\n"
+    "    if pixels.ndim == 3:\n"
+)
+HELD_OUT_7: tuple[Mutant, ...] = (
+    Mutant(
+        "transparent_image_no_tokens",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                CHECKED,
+                "        array = check_array(data, source)\n"
+                "        if array.ndim == 3 and array.shape[2] in (2, 4) and not array[:, :, -1].any():\n"
+                "            # nothing visible: a fully transparent image has no tokens\n"
+                "            return Encoding(np.zeros((0, 256), np.float32), np.zeros((0, ATTR_DIM), np.float32),\n"
+                "                            {'box': np.zeros((0, 4), np.int64)})\n"
+                "        height, width = array.shape[:2]\n",
+            ),
+        ),
+        "a fully transparent image (8 x 8 x 4 uint8 with alpha 0; a constant bool grey + alpha image whose alpha is "
+        "False): no token at all for a valid input",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "spectrum_standardised",
+        "check_finite",
+        (
+            edit(
+                T,
+                SPECTRUM,
+                "    f = np.abs(np.fft.fft2((x - x.mean()) / x.std())).ravel()  # standardised: the spectrum's shape, "
+                "not the contrast\n",
+            ),
+        ),
+        "a flat image (a 16 x 16 uint8 image of one grey level, so a constant texture copy): 0 / 0, the spectrum is "
+        "NaN, the flat-image guard does not fire and spectral_dispersion (attr 234, an unclipped tanh) is NaN",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "normalise_only_if_off",
+        "check_unit_norm_emb",
+        (
+            edit(
+                E,
+                "    else:\n        v = v / norm\n",
+                "    elif abs(norm - 1.0) > 1e-2:  # already unit (to 1 %): left as it is\n        v = v / norm\n",
+            ),
+        ),
+        "a dark image whose projected thumbnail has a norm within 1 % of 1 but not within 1e-4 (a constant grey uint8 "
+        "image of level 17: norm 15.075 x 17 / 255 = 1.005; the strategy's constant images are random colours): the "
+        "embedding's norm is 1.005",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "patch_attr_relative_to_global",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                BOXES,
+                "        if self.grid:  # patch tokens: what each patch adds to its image (a residual on the global token)\n"
+                "            attr[1:, idx] -= attr[0, idx]\n" + BOXES,
+            ),
+        ),
+        "the grid configuration on an image whose patches differ from the whole in a signed slot (32 x 32 RGB uint8, "
+        "blue with a red top-left quarter: red_blue_balance -0.5 overall, +1 in that patch; or any noise image's hue "
+        "mean): a patch's residual is beyond [-1, 1]",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "box_dims_from_last_axes",
+        "check_offsets",
+        (edit(M, DIMS, "        height, width = array.shape[-2:]  # the image's last two axes\n"),),
+        "a 3-D (H, W, C) image wider than it is high, or narrower than its channel count (an 8 x 16 x 3 uint8 "
+        "image): the global box is [0, 0, C, W], past the image's height",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "boxes_in_smallest_index_type",
+        "check_offsets",
+        (
+            edit(
+                M,
+                BOXES,
+                "        boxes = np.stack([box for _crop, box in crops]).astype(np.min_scalar_type(max(height, width) - 1))  "
+                "# the smallest type that holds a pixel index\n",
+            ),
+        ),
+        "an image whose longer side is exactly 256 pixels (256 x 100 uint8; the strategy draws at most 128): the "
+        "boxes are uint8, so the exclusive end 256 wraps to 0 and the global box is empty",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "grey_axis_dropped_in_place",
+        "check_determinism",
+        (
+            edit(
+                P,
+                EMPTY_SIDES,
+                "    if array.ndim == 3 and array.shape[2] == 1:  # grey with a channel axis: drop the axis (no copy)\n"
+                "        array.shape = array.shape[:2]\n" + EMPTY_SIDES,
+            ),
+        ),
+        "an (H, W, 1) grey image (8 x 8 x 1 uint8): encode sets the shape of the caller's own array, which is (8, 8) "
+        "afterwards",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "batch_through_one_token_buffer",
+        "check_batch_equals_singles",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def tokenize_batch(self, items):\n"
+                "        # one TokenBuffer for the whole batch: no fresh output memory per image\n"
+                "        from v22sdk import TokenBatch, TokenBuffer\n\n"
+                "        if not items:\n"
+                "            return super().tokenize_batch(items)\n"
+                "        buffer = TokenBuffer()\n"
+                "        singles = [self.tokenize(item, out=buffer) for item in items]\n"
+                "        batch = TokenBatch.concat(singles)\n"
+                "        item = np.repeat(np.arange(len(singles), dtype=np.int64), [len(b) for b in singles])\n"
+                "        return TokenBatch(emb=batch.emb, attr=batch.attr, modality=self.name,\n"
+                "                          offsets={**batch.offsets, 'item': item}, source=None)\n\n" + INVALID,
+            ),
+        ),
+        "a batch of two different images (two 8 x 8 uint8 noise images): every single is a view of the one buffer, "
+        "which the next call overwrites, so the batch holds the last image's emb and attr for every item",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "str_path_loaded",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                "    if isinstance(data, (str, bytes)) or data is None:\n",
+                "    if isinstance(data, str) and os.path.isfile(data):  # a path: the image file it names\n"
+                "        from .decode import load_image\n\n"
+                "        data = load_image(data)\n"
+                "    if isinstance(data, (str, bytes)) or data is None:\n",
+            ),
+            edit(
+                P,
+                "from typing import Any\n\nimport numpy as np\n",
+                "import os\nfrom typing import Any\n\nimport numpy as np\n",
+            ),
+        ),
+        "a str that names an existing image file (the path of a PNG that save wrote): a non-array input is tokenized, "
+        "not refused (a str naming no file still is)",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "save_grey_alpha_as_is",
+        "check_files",
+        (
+            edit(
+                S,
+                GREY_ALPHA_SAVE,
+                "    # grey + alpha (H, W, 2) is PNG's own colour type 4: written as it is\n"
+                "    if pixels.ndim == 3 and pixels.shape[2] in (3, 4):\n",
+            ),
+        ),
+        "saving a grey + alpha image (8 x 8 x 2 uint8), which the strategy draws: OpenCV's PNG encoder takes 1, 3 or "
+        "4 channels, so save raises cv2.error, not InputError, and writes no file",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "save_appends_png_suffix",
+        "check_files",
+        (
+            edit(
+                S,
+                '    with open(path, "wb") as fh:\n',
+                "    target = os.fspath(path)\n"
+                '    if not target.lower().endswith(".png"):  # a PNG file: give it its extension\n'
+                '        target += ".png"\n'
+                '    with open(target, "wb") as fh:\n',
+            ),
+        ),
+        "saving to a path without a '.png' suffix (sample.img, 44100.wav): the file is written to sample.img.png, so "
+        "load and tokenize_file of the path save was given raise InputError (no such file)",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "fortran_order_read_as_transposed",
+        "check_edge_inputs",
+        (
+            edit(
+                P,
+                PREPARED,
+                "    array = check_array(data, source)\n"
+                "    if array.flags.f_contiguous and not array.flags.c_contiguous:\n"
+                "        # column-major pixels (MATLAB, Fortran readers) hold the image transposed: rows first again\n"
+                "        array = np.ascontiguousarray(array.swapaxes(0, 1))\n"
+                "    h, w = array.shape[:2]\n",
+            ),
+        ),
+        "the same pixels in Fortran order (np.asfortranarray of a 12 x 20 x 3 uint8 noise image; the strategy draws "
+        "C-ordered arrays): the features and embedding of the transposed image, other tokens than in C order",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "big_focus_compensated",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                BOXES,
+                "        if max(height, width) > 1024:  # focus is measured after the downscale, which hides detail: add "
+                "back its share\n"
+                '            attr[:, SCHEMA.index("vis.space.focus")] += np.log10((max(height, width) / 1024) ** 2) / 4.0\n'
+                + BOXES,
+            ),
+        ),
+        "a sharp image over 1024 pixels a side (1100 x 1100 uint8 noise; the strategy draws at most 128): focus is "
+        "already 1 after its clip, and the compensation takes it to 1.016",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "big_alpha_unpremultiplied",
+        "check_finite",
+        (
+            edit(
+                P,
+                BIG_RESIZE,
+                "        elif array.dtype == np.float16:  # OpenCV cannot resize float16\n"
+                "            array = array.astype(np.float32)\n"
+                "        if array.ndim == 3 and array.shape[2] in (2, 4):\n"
+                "            # colour + alpha: resampled premultiplied (no dark fringes at transparent edges), then divided back\n"
+                "            top = np.float32(_SCALE.get(array.dtype, 1.0))\n"
+                "            f = array.astype(np.float32) / top\n"
+                "            f[:, :, :-1] *= f[:, :, -1:]\n"
+                "            f = bound_size(f)\n"
+                "            f[:, :, :-1] /= f[:, :, -1:]\n"
+                "            array = f\n"
+                "        else:\n"
+                "            array = bound_size(np.ascontiguousarray(array))\n",
+            ),
+        ),
+        "an image with an alpha channel over 1024 pixels a side with fully transparent pixels (1100 x 1100 x 4 uint8, "
+        "alpha 0 in the left half; the strategy draws at most 128): 0 / 0 there, NaN pixels give NaN tokens",
+        rare=True,
+        held_out=True,
+        round=7,
+    ),
+    # -- controls, round 7 --
+    Mutant(
+        "ctl_batch_buffer_copied",
+        None,
+        (
+            edit(
+                M,
+                INVALID,
+                "    def tokenize_batch(self, items):\n"
+                "        # one TokenBuffer for the whole batch (no fresh output memory per image); each result copied out\n"
+                "        from v22sdk import TokenBatch, TokenBuffer\n\n"
+                "        if not items:\n"
+                "            return super().tokenize_batch(items)\n"
+                "        buffer = TokenBuffer()\n"
+                "        embs, rows, boxes = [], [], []\n"
+                "        for item in items:\n"
+                "            single = self.tokenize(item, out=buffer)\n"
+                "            embs.append(single.emb.copy())\n"
+                "            rows.append(single.attr.copy())\n"
+                "            boxes.append(single.offsets['box'].copy())\n"
+                "        item = np.repeat(np.arange(len(items), dtype=np.int64), [len(e) for e in embs])\n"
+                "        return TokenBatch(emb=np.concatenate(embs), attr=np.concatenate(rows), modality=self.name,\n"
+                "                          offsets={'box': np.concatenate(boxes), 'item': item}, source=None)\n\n"
+                + INVALID,
+            ),
+        ),
+        "a batch through one TokenBuffer, each single copied out before the next call: the singles' tokens, bit for bit",
+        held_out=True,
+        round=7,
+    ),
+    Mutant(
+        "ctl_luma_percentiles_by_numpy",
+        None,
+        (
+            edit(
+                "colour.py",
+                "    lo, med, hi = _luma_percentiles(y)  # last use of y: partitioned in place\n",
+                "    lo, med, hi = np.percentile(y, [1.0, 50.0, 99.0])  # NumPy's own (the fast path's reference)\n",
+            ),
+        ),
+        "a refactor: the luma percentiles by np.percentile, which _luma_percentiles reproduces bit for bit",
+        held_out=True,
+        round=7,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
