@@ -39,9 +39,10 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
 
 The kit cannot know which of these the plugin accepts, so each must give valid tokens **or** a
 deliberate :class:`~v22sdk.errors.InputError`; nothing else (a crash, a NaN, an out-of-range slot).
-:func:`invalid_inputs` derives inputs the declared spec excludes (other dtype kinds and ranks,
-NaN/inf in every float dtype -- also planted off any regular grid in a large input -- units out of
-range), each of which must be an ``InputError``.
+:func:`invalid_inputs` derives inputs the declared spec excludes (every dtype of the other dtype
+kinds, with values a declared kind could also hold -- zeros, 0/1, whole numbers 0..127 -- and with
+values of either sign; other ranks; NaN/inf in every float dtype -- also planted off any regular
+grid in a large input -- units out of range), each of which must be an ``InputError``.
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ TWIN_SIDE = 64
 TWIN_LARGE_SIDE = 1088
 TWIN_LARGE_LENGTH = 2**16 + TWIN_SIDE
 TWIN_LARGE_ELEMENTS = 2**23
+#: Dtype kinds an input spec may leave out, with the dtypes tried for each (complex is never declared).
+UNDECLARED_DTYPES: dict[str, tuple[str, ...]] = {**KIND_DTYPES, "c": ("complex64", "complex128")}
 
 #: Single characters (and tiny texts) that stress text tokenizers.
 TEXT_EDGES: tuple[tuple[str, str], ...] = (
@@ -1069,6 +1072,29 @@ def kit_inputs(modality: Modality, bases: list[Sample]) -> list[KitInput]:
 
 
 # -- inputs the spec excludes ------------------------------------------------------------------
+def _undeclared_patterns(dtype_name: str, shape: tuple[int, ...]) -> list[tuple[str, np.ndarray]]:
+    """Values in a dtype of a kind the spec does not declare, each of which must be refused: zeros,
+    0/1 (which every dtype kind holds), whole numbers 0..127 (which every integer and float dtype
+    holds) and values of either sign (an integer's minimum and maximum alternating; a ramp -1..1 for
+    float and complex). A plugin that reads an undeclared dtype as a declared one when its values
+    fit (int8 viewed as uint8 when none is negative) is found by the values a declared kind holds."""
+    dtype = np.dtype(dtype_name)
+    out = [
+        ("zeros", np.zeros(shape, dtype)),
+        ("alternating 0/1", _alternating(shape, 0, 1, dtype)),
+    ]
+    if dtype.kind != "b":
+        n = int(np.prod(shape))
+        whole = np.round(np.linspace(0, 127, n)) if n > 1 else np.array([127.0])
+        out.append(("whole numbers 0..127", whole.astype(dtype).reshape(shape)))
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            out.append(("alternating minimum/maximum", _alternating(shape, int(info.min), int(info.max), dtype)))
+        else:
+            out.append(("a ramp -1..1", _ramp(shape, -1.0, 1.0, dtype)))
+    return out
+
+
 def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
     """Inputs the declared spec excludes, derived from a valid ``base``: each must raise InputError."""
     units, src = dict(base.units), base.source
@@ -1101,15 +1127,13 @@ def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
                         cases.append(
                             (f"{dtype_name}, shape {big.shape}, holding {bad} at {where}", Sample(broken, units, src))
                         )
-        others = {"b": np.bool_, "u": np.uint8, "i": np.int16, "f": np.float32, "c": np.complex64}
-        for kind, dtype in others.items():
-            if kind not in spec.dtypes:
-                cases.append(
-                    (
-                        f"dtype kind {kind!r} ({np.dtype(dtype).name}), not declared",
-                        Sample(np.zeros(x.shape, dtype=dtype), units, src),
-                    )
-                )
+        for kind, dtype_names in UNDECLARED_DTYPES.items():
+            if kind in spec.dtypes:
+                continue
+            for dtype_name in dtype_names:
+                for what, data in _undeclared_patterns(dtype_name, x.shape):
+                    detail = dtype_name if what == "zeros" else f"{dtype_name}, {what}"
+                    cases.append((f"dtype kind {kind!r} ({detail}), not declared", Sample(data, units, src)))
         cases.append(("a str array", Sample(np.full(x.shape, "x"), units, src)))
         cases.append(("an object array", Sample(np.full(x.shape, None, dtype=object), units, src)))
         cases.append(("a str, not an array", Sample("not an array", units, src)))
