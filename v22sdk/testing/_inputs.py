@@ -15,8 +15,9 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
 * **token-dense long**: each unit at the end of its range with the more tokens, the base tiled to
   about LONG_TOKENS tokens there (a long input is otherwise long in elements, short in tokens);
 * **twins**: pairs of one shape, dtype, mean and low-resolution summary but other fine detail
-  (opposite phases, neighbours swapped pairwise, a mirror image), for the fresh-instance and
-  fresh-process comparisons in the other order;
+  (opposite phases, neighbours swapped pairwise, a mirror image); a pair in every accepted dtype
+  (a half and its mirror image); two large pairs, one of them with the same borders (edges) and
+  other interiors -- for the fresh-instance and fresh-process comparisons in the other order;
 * **thin and long**: for every pair of axes, length 1 and 2 on one and the kit's long length on
   the other (``(1, L)``, ``(L, 1)``, ``(2, L)`` ... for an image): extreme aspect ratios, where a
   plugin's resizing can round a side to 0;
@@ -92,12 +93,17 @@ CROSS_ODD = 3
 #: Twin inputs are this long on their first (up to two) axes: a multiple of every power of two
 #: an area thumbnail may reduce by.
 TWIN_SIDE = 64
-#: ... and one pair is large, where a plugin may take another path for big inputs (a downscale, a
+#: ... and two pairs are large, where a plugin may take another path for big inputs (a downscale, a
 #: memo of expensive results): an image this many pixels a side (over 1024, a multiple of
 #: TWIN_SIDE), a signal this long (over 2**16), at most TWIN_LARGE_ELEMENTS elements.
 TWIN_LARGE_SIDE = 1088
 TWIN_LARGE_LENGTH = 2**16 + TWIN_SIDE
 TWIN_LARGE_ELEMENTS = 2**23
+#: One large pair agrees on its borders: this fraction of each of its first (up to two) axes, at
+#: either end, is the same in both (the first and last rows and columns included); they differ only
+#: inside, so a memo keyed on the edges of an input (a header, a margin) gives the second the first's
+#: tokens.
+TWIN_BORDER = 1 / 4
 #: Dtype kinds an input spec may leave out, with the dtypes tried for each (complex is never declared).
 UNDECLARED_DTYPES: dict[str, tuple[str, ...]] = {**KIND_DTYPES, "c": ("complex64", "complex128")}
 
@@ -136,8 +142,8 @@ class KitInput:
     """One input the kit derived: a label for messages, the sample, what family it is from, the
     dtype kind and rank it stands for (for the spec's truthfulness), and ``same_as``: the index of
     the input whose tokens it must reproduce exactly (the same values in another memory layout);
-    ``twin_of``: the index of its twin (same shape, dtype, mean and low-resolution summary, other
-    fine detail), whose tokens a fresh instance and a fresh process compute in the other order."""
+    ``twin_of``: the index of its twin (same shape, dtype and mean, other detail: see
+    :func:`_twin_inputs`), whose tokens a fresh instance and a fresh process compute in the other order."""
 
     label: str
     sample: Sample
@@ -331,11 +337,18 @@ def _pair_swapped(x: np.ndarray, axis: int) -> np.ndarray:
     return np.ascontiguousarray(np.take(x, index, axis=axis))
 
 
-def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInput]:
+def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any, kinds: list[str] | None = None) -> list[KitInput]:
     """Pairs of inputs of one shape and dtype, one mean and one low-resolution summary but other
     fine detail: alternating values and checkerboards in opposite phase, the base and the base with
     neighbours swapped pairwise, the base and its mirror image. A cache keyed on such a summary
-    gives the second of a pair the first one's tokens."""
+    gives the second of a pair the first one's tokens.
+
+    Also, in every dtype of the accepted ``kinds`` (the base's included), one pair of that dtype:
+    the first half at full scale against its mirror image (a conversion cached per shape and dtype
+    gives the second the first's tokens); and two large pairs: the first half at full scale against
+    its mirror image (other edges), and zero borders (TWIN_BORDER of each side, at either end) with
+    the first half of the interior at full scale against its mirror image (the same edges, the same
+    mean: a memo keyed on them)."""
     if x.size == 0 or x.dtype.kind not in "biuf":
         return []
     spatial = min(x.ndim, 2)
@@ -344,17 +357,29 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
         if x.ndim > 1
         else (max(TWIN_SIDE, -(-min(x.shape[0], LONG_LENGTH) // TWIN_SIDE) * TWIN_SIDE),)
     )
-    dtype = x.dtype
-    hi: Any = True if dtype.kind == "b" else (1.0 if dtype.kind == "f" else np.iinfo(dtype).max)
     grids = np.indices(shape[:spatial])
     pairs: list[tuple[str, np.ndarray, np.ndarray]] = []
 
-    def pattern(mask: np.ndarray) -> np.ndarray:
+    def pattern(mask: np.ndarray, dtype: np.dtype = x.dtype) -> np.ndarray:
+        """``mask`` at full scale of ``dtype``, the rest 0."""
+        hi: Any = True if dtype.kind == "b" else (1.0 if dtype.kind == "f" else np.iinfo(dtype).max)
         full = mask.reshape(mask.shape + (1,) * (x.ndim - spatial))
         out = np.ascontiguousarray(np.broadcast_to(np.where(full, hi, 0).astype(dtype), mask.shape + shape[spatial:]))
         if len(shape) > spatial and shape[-1] > 1:  # the last channel (an alpha?) at full scale
             out[..., -1] = hi
         return out
+
+    def halves(sides: tuple[int, ...], border: float = 0.0) -> np.ndarray:
+        """True on the first half (along the last spatial axis) of the part of ``sides`` inside a
+        border of ``border`` of each side at either end."""
+        index = np.indices(sides)
+        inside = np.ones(sides, dtype=bool)
+        for axis, n in enumerate(sides):
+            band = int(n * border)
+            inside &= (index[axis] >= band) & (index[axis] < n - band)
+        band = int(sides[-1] * border)
+        first_half: np.ndarray = inside & (index[-1] < band + (sides[-1] - 2 * band) // 2)
+        return first_half
 
     last = grids[spatial - 1] % 2 == 1
     pairs.append((f"alternating along axis {spatial - 1}", pattern(last), pattern(~last)))
@@ -367,12 +392,24 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
     for axis in range(spatial):
         pairs.append((f"the base with neighbours swapped along axis {axis}", fitted, _pair_swapped(fitted, axis)))
     pairs.append(("the base mirrored", fitted, np.ascontiguousarray(np.flip(fitted, axis=spatial - 1))))
-    large = (TWIN_LARGE_SIDE,) * spatial + x.shape[spatial:] if x.ndim > 1 else (TWIN_LARGE_LENGTH,)
-    if int(np.prod(large)) <= TWIN_LARGE_ELEMENTS:  # large: one half at full scale, and mirrored
-        left = np.indices(large[:spatial])[spatial - 1] < large[spatial - 1] // 2
+    half = halves(shape[:spatial])
+    for dtype_name in [d for k in (kinds or []) if k in KIND_DTYPES for d in KIND_DTYPES[k]]:
+        dtype = np.dtype(dtype_name)
         pairs.append(
-            ("large: the first half at full scale, mirrored", pattern(left), pattern(np.flip(left, spatial - 1)))
+            (
+                f"{dtype_name}: the first half at full scale, mirrored",
+                pattern(half, dtype),
+                pattern(half[..., ::-1], dtype),
+            )
         )
+    large = (TWIN_LARGE_SIDE,) * spatial + x.shape[spatial:] if x.ndim > 1 else (TWIN_LARGE_LENGTH,)
+    if int(np.prod(large)) <= TWIN_LARGE_ELEMENTS:  # large: a half at full scale and mirrored, edges or not
+        for what, border in (
+            ("large: the first half at full scale, mirrored", 0.0),
+            ("large: zero borders, the first half of the interior at full scale, mirrored", TWIN_BORDER),
+        ):
+            mask = halves(large[:spatial], border)
+            pairs.append((what, pattern(mask), pattern(np.flip(mask, spatial - 1))))
     out: list[KitInput] = []
     for index, (what, a, b) in enumerate(pairs):
         if a.tobytes() == b.tobytes():
@@ -384,7 +421,7 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
                 f"twin {index}a: {what}, shape {a.shape}",
                 Sample(a.copy(), units, src),
                 family,
-                kind=dtype.kind,
+                kind=a.dtype.kind,
                 rank=a.ndim,
             )
         )
@@ -393,7 +430,7 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
                 f"twin {index}b: {what}, the other phase, shape {b.shape}",
                 Sample(b.copy(), units, src),
                 family,
-                kind=dtype.kind,
+                kind=b.dtype.kind,
                 rank=b.ndim,
                 twin_of=first,
             )
@@ -959,7 +996,7 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
         out += _awkward_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
         out += cross_inputs(spec, bases[0])
         start = len(out)
-        twins = _twin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
+        twins = _twin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source, kinds)
         out += [attrs.evolve(t, twin_of=start + t.twin_of) if t.twin_of is not None else t for t in twins]
     return out
 
