@@ -7,9 +7,9 @@
   declared one when its values happen to fit is refused nowhere (it had tried one dtype of each
   kind, all zeros);
 * twins in every dtype: for every accepted dtype, one pair of twin inputs of that dtype (the first
-  half at full scale, and its mirror image), so ``check_fresh_instance`` and ``check_fresh_process``
-  give one instance two different inputs of one shape in each dtype (the twins had been of the
-  base's dtype only): a conversion cached per shape shows;
+  half at full scale, and its mirror image), which ``check_fresh_instance`` and
+  ``check_fresh_process`` tokenize in the other order than the long-used instance did (the twins
+  had been of the base's dtype only): a conversion cached per shape shows;
 * twins that agree on their borders: a second large pair, zero on a border of a quarter of each
   side at either end (the first and last rows and columns included), the first half of the interior
   at full scale against its mirror image: one shape, dtype, mean and edges, other interiors
