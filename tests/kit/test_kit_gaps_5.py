@@ -85,9 +85,10 @@ def test_one_pair_of_twins_is_large_with_one_shape_dtype_and_mean():
             for ki in inputs
             if ki.twin_of is not None and ki.sample.data.shape == shape
         ]
-        assert len(large) == 1, [ki.label for ki in inputs if ki.family == "twin"]
-        a, b = large[0]
-        assert a.dtype == b.dtype and a.mean() == b.mean() and not np.array_equal(a, b)
+        # two since round 6: the second agrees on its borders (tests/kit/test_kit_gaps_6.py)
+        assert len(large) == 2, [ki.label for ki in inputs if ki.family == "twin"]
+        for a, b in large:
+            assert a.dtype == b.dtype and a.mean() == b.mean() and not np.array_equal(a, b)
     assert TWIN_LARGE_SIDE > 1024 and TWIN_LARGE_LENGTH > 2**16
 
 

@@ -15,8 +15,9 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
 * **token-dense long**: each unit at the end of its range with the more tokens, the base tiled to
   about LONG_TOKENS tokens there (a long input is otherwise long in elements, short in tokens);
 * **twins**: pairs of one shape, dtype, mean and low-resolution summary but other fine detail
-  (opposite phases, neighbours swapped pairwise, a mirror image), for the fresh-instance and
-  fresh-process comparisons in the other order;
+  (opposite phases, neighbours swapped pairwise, a mirror image); a pair in every accepted dtype
+  (a half and its mirror image); two large pairs, one of them with the same borders (edges) and
+  other interiors -- for the fresh-instance and fresh-process comparisons in the other order;
 * **thin and long**: for every pair of axes, length 1 and 2 on one and the kit's long length on
   the other (``(1, L)``, ``(L, 1)``, ``(2, L)`` ... for an image): extreme aspect ratios, where a
   plugin's resizing can round a side to 0;
@@ -39,9 +40,10 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
 
 The kit cannot know which of these the plugin accepts, so each must give valid tokens **or** a
 deliberate :class:`~v22sdk.errors.InputError`; nothing else (a crash, a NaN, an out-of-range slot).
-:func:`invalid_inputs` derives inputs the declared spec excludes (other dtype kinds and ranks,
-NaN/inf in every float dtype -- also planted off any regular grid in a large input -- units out of
-range), each of which must be an ``InputError``.
+:func:`invalid_inputs` derives inputs the declared spec excludes (every dtype of the other dtype
+kinds, with values a declared kind could also hold -- zeros, 0/1, whole numbers 0..127 -- and with
+values of either sign; other ranks; NaN/inf in every float dtype -- also planted off any regular
+grid in a large input -- units out of range), each of which must be an ``InputError``.
 """
 
 from __future__ import annotations
@@ -91,12 +93,19 @@ CROSS_ODD = 3
 #: Twin inputs are this long on their first (up to two) axes: a multiple of every power of two
 #: an area thumbnail may reduce by.
 TWIN_SIDE = 64
-#: ... and one pair is large, where a plugin may take another path for big inputs (a downscale, a
+#: ... and two pairs are large, where a plugin may take another path for big inputs (a downscale, a
 #: memo of expensive results): an image this many pixels a side (over 1024, a multiple of
 #: TWIN_SIDE), a signal this long (over 2**16), at most TWIN_LARGE_ELEMENTS elements.
 TWIN_LARGE_SIDE = 1088
 TWIN_LARGE_LENGTH = 2**16 + TWIN_SIDE
 TWIN_LARGE_ELEMENTS = 2**23
+#: One large pair agrees on its borders: this fraction of each of its first (up to two) axes, at
+#: either end, is the same in both (the first and last rows and columns included); they differ only
+#: inside, so a memo keyed on the edges of an input (a header, a margin) gives the second the first's
+#: tokens.
+TWIN_BORDER = 1 / 4
+#: Dtype kinds an input spec may leave out, with the dtypes tried for each (complex is never declared).
+UNDECLARED_DTYPES: dict[str, tuple[str, ...]] = {**KIND_DTYPES, "c": ("complex64", "complex128")}
 
 #: Single characters (and tiny texts) that stress text tokenizers.
 TEXT_EDGES: tuple[tuple[str, str], ...] = (
@@ -133,8 +142,8 @@ class KitInput:
     """One input the kit derived: a label for messages, the sample, what family it is from, the
     dtype kind and rank it stands for (for the spec's truthfulness), and ``same_as``: the index of
     the input whose tokens it must reproduce exactly (the same values in another memory layout);
-    ``twin_of``: the index of its twin (same shape, dtype, mean and low-resolution summary, other
-    fine detail), whose tokens a fresh instance and a fresh process compute in the other order."""
+    ``twin_of``: the index of its twin (same shape, dtype and mean, other detail: see
+    :func:`_twin_inputs`), whose tokens a fresh instance and a fresh process compute in the other order."""
 
     label: str
     sample: Sample
@@ -328,11 +337,18 @@ def _pair_swapped(x: np.ndarray, axis: int) -> np.ndarray:
     return np.ascontiguousarray(np.take(x, index, axis=axis))
 
 
-def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInput]:
+def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any, kinds: list[str] | None = None) -> list[KitInput]:
     """Pairs of inputs of one shape and dtype, one mean and one low-resolution summary but other
     fine detail: alternating values and checkerboards in opposite phase, the base and the base with
     neighbours swapped pairwise, the base and its mirror image. A cache keyed on such a summary
-    gives the second of a pair the first one's tokens."""
+    gives the second of a pair the first one's tokens.
+
+    Also, in every dtype of the accepted ``kinds`` (the base's included), one pair of that dtype:
+    the first half at full scale against its mirror image (a conversion cached per shape and dtype
+    gives the second the first's tokens); and two large pairs: the first half at full scale against
+    its mirror image (other edges), and zero borders (TWIN_BORDER of each side, at either end) with
+    the first half of the interior at full scale against its mirror image (the same edges, the same
+    mean: a memo keyed on them)."""
     if x.size == 0 or x.dtype.kind not in "biuf":
         return []
     spatial = min(x.ndim, 2)
@@ -341,17 +357,29 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
         if x.ndim > 1
         else (max(TWIN_SIDE, -(-min(x.shape[0], LONG_LENGTH) // TWIN_SIDE) * TWIN_SIDE),)
     )
-    dtype = x.dtype
-    hi: Any = True if dtype.kind == "b" else (1.0 if dtype.kind == "f" else np.iinfo(dtype).max)
     grids = np.indices(shape[:spatial])
     pairs: list[tuple[str, np.ndarray, np.ndarray]] = []
 
-    def pattern(mask: np.ndarray) -> np.ndarray:
+    def pattern(mask: np.ndarray, dtype: np.dtype = x.dtype) -> np.ndarray:
+        """``mask`` at full scale of ``dtype``, the rest 0."""
+        hi: Any = True if dtype.kind == "b" else (1.0 if dtype.kind == "f" else np.iinfo(dtype).max)
         full = mask.reshape(mask.shape + (1,) * (x.ndim - spatial))
         out = np.ascontiguousarray(np.broadcast_to(np.where(full, hi, 0).astype(dtype), mask.shape + shape[spatial:]))
         if len(shape) > spatial and shape[-1] > 1:  # the last channel (an alpha?) at full scale
             out[..., -1] = hi
         return out
+
+    def halves(sides: tuple[int, ...], border: float = 0.0) -> np.ndarray:
+        """True on the first half (along the last spatial axis) of the part of ``sides`` inside a
+        border of ``border`` of each side at either end."""
+        index = np.indices(sides)
+        inside = np.ones(sides, dtype=bool)
+        for axis, n in enumerate(sides):
+            band = int(n * border)
+            inside &= (index[axis] >= band) & (index[axis] < n - band)
+        band = int(sides[-1] * border)
+        first_half: np.ndarray = inside & (index[-1] < band + (sides[-1] - 2 * band) // 2)
+        return first_half
 
     last = grids[spatial - 1] % 2 == 1
     pairs.append((f"alternating along axis {spatial - 1}", pattern(last), pattern(~last)))
@@ -364,12 +392,24 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
     for axis in range(spatial):
         pairs.append((f"the base with neighbours swapped along axis {axis}", fitted, _pair_swapped(fitted, axis)))
     pairs.append(("the base mirrored", fitted, np.ascontiguousarray(np.flip(fitted, axis=spatial - 1))))
-    large = (TWIN_LARGE_SIDE,) * spatial + x.shape[spatial:] if x.ndim > 1 else (TWIN_LARGE_LENGTH,)
-    if int(np.prod(large)) <= TWIN_LARGE_ELEMENTS:  # large: one half at full scale, and mirrored
-        left = np.indices(large[:spatial])[spatial - 1] < large[spatial - 1] // 2
+    half = halves(shape[:spatial])
+    for dtype_name in [d for k in (kinds or []) if k in KIND_DTYPES for d in KIND_DTYPES[k]]:
+        dtype = np.dtype(dtype_name)
         pairs.append(
-            ("large: the first half at full scale, mirrored", pattern(left), pattern(np.flip(left, spatial - 1)))
+            (
+                f"{dtype_name}: the first half at full scale, mirrored",
+                pattern(half, dtype),
+                pattern(half[..., ::-1], dtype),
+            )
         )
+    large = (TWIN_LARGE_SIDE,) * spatial + x.shape[spatial:] if x.ndim > 1 else (TWIN_LARGE_LENGTH,)
+    if int(np.prod(large)) <= TWIN_LARGE_ELEMENTS:  # large: a half at full scale and mirrored, edges or not
+        for what, border in (
+            ("large: the first half at full scale, mirrored", 0.0),
+            ("large: zero borders, the first half of the interior at full scale, mirrored", TWIN_BORDER),
+        ):
+            mask = halves(large[:spatial], border)
+            pairs.append((what, pattern(mask), pattern(np.flip(mask, spatial - 1))))
     out: list[KitInput] = []
     for index, (what, a, b) in enumerate(pairs):
         if a.tobytes() == b.tobytes():
@@ -381,7 +421,7 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
                 f"twin {index}a: {what}, shape {a.shape}",
                 Sample(a.copy(), units, src),
                 family,
-                kind=dtype.kind,
+                kind=a.dtype.kind,
                 rank=a.ndim,
             )
         )
@@ -390,7 +430,7 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInpu
                 f"twin {index}b: {what}, the other phase, shape {b.shape}",
                 Sample(b.copy(), units, src),
                 family,
-                kind=dtype.kind,
+                kind=b.dtype.kind,
                 rank=b.ndim,
                 twin_of=first,
             )
@@ -956,7 +996,7 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
         out += _awkward_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
         out += cross_inputs(spec, bases[0])
         start = len(out)
-        twins = _twin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
+        twins = _twin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source, kinds)
         out += [attrs.evolve(t, twin_of=start + t.twin_of) if t.twin_of is not None else t for t in twins]
     return out
 
@@ -1069,6 +1109,29 @@ def kit_inputs(modality: Modality, bases: list[Sample]) -> list[KitInput]:
 
 
 # -- inputs the spec excludes ------------------------------------------------------------------
+def _undeclared_patterns(dtype_name: str, shape: tuple[int, ...]) -> list[tuple[str, np.ndarray]]:
+    """Values in a dtype of a kind the spec does not declare, each of which must be refused: zeros,
+    0/1 (which every dtype kind holds), whole numbers 0..127 (which every integer and float dtype
+    holds) and values of either sign (an integer's minimum and maximum alternating; a ramp -1..1 for
+    float and complex). A plugin that reads an undeclared dtype as a declared one when its values
+    fit (int8 viewed as uint8 when none is negative) is found by the values a declared kind holds."""
+    dtype = np.dtype(dtype_name)
+    out = [
+        ("zeros", np.zeros(shape, dtype)),
+        ("alternating 0/1", _alternating(shape, 0, 1, dtype)),
+    ]
+    if dtype.kind != "b":
+        n = int(np.prod(shape))
+        whole = np.round(np.linspace(0, 127, n)) if n > 1 else np.array([127.0])
+        out.append(("whole numbers 0..127", whole.astype(dtype).reshape(shape)))
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            out.append(("alternating minimum/maximum", _alternating(shape, int(info.min), int(info.max), dtype)))
+        else:
+            out.append(("a ramp -1..1", _ramp(shape, -1.0, 1.0, dtype)))
+    return out
+
+
 def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
     """Inputs the declared spec excludes, derived from a valid ``base``: each must raise InputError."""
     units, src = dict(base.units), base.source
@@ -1101,15 +1164,13 @@ def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
                         cases.append(
                             (f"{dtype_name}, shape {big.shape}, holding {bad} at {where}", Sample(broken, units, src))
                         )
-        others = {"b": np.bool_, "u": np.uint8, "i": np.int16, "f": np.float32, "c": np.complex64}
-        for kind, dtype in others.items():
-            if kind not in spec.dtypes:
-                cases.append(
-                    (
-                        f"dtype kind {kind!r} ({np.dtype(dtype).name}), not declared",
-                        Sample(np.zeros(x.shape, dtype=dtype), units, src),
-                    )
-                )
+        for kind, dtype_names in UNDECLARED_DTYPES.items():
+            if kind in spec.dtypes:
+                continue
+            for dtype_name in dtype_names:
+                for what, data in _undeclared_patterns(dtype_name, x.shape):
+                    detail = dtype_name if what == "zeros" else f"{dtype_name}, {what}"
+                    cases.append((f"dtype kind {kind!r} ({detail}), not declared", Sample(data, units, src)))
         cases.append(("a str array", Sample(np.full(x.shape, "x"), units, src)))
         cases.append(("an object array", Sample(np.full(x.shape, None, dtype=object), units, src)))
         cases.append(("a str, not an array", Sample("not an array", units, src)))

@@ -1027,8 +1027,8 @@ def _twins_on_a_fresh_instance(modality: Modality) -> None:
                 continue  # not deterministic at all: check_determinism's finding
             raise _fail_on(
                 ki,
-                f"'{run.inputs[first].label}' and '{run.inputs[second].label}' (one shape, mean and "
-                f"low-resolution summary, other detail) tokenized in the other order by a fresh instance: "
+                f"'{run.inputs[first].label}' and '{run.inputs[second].label}' (one shape, dtype and "
+                f"mean, other detail) tokenized in the other order by a fresh instance: "
                 f"'{ki.label}' differs: {diff}",
                 rule="check_fresh_instance",
                 check="check_fresh_instance",
