@@ -76,6 +76,11 @@ LONG_ELEMENTS = 2**20
 LONG_TEXT = 20_000
 #: Token-dense long inputs aim at this many tokens (above chunk sizes such as 4096 and 8192) ...
 LONG_TOKENS = 20_000
+#: ... and, where a setting's tokens are too sparse to reach that within LONG_ELEMENTS, stop at this
+#: many elements: the extra length would buy few tokens at the cost of one long encode per use (the
+#: audio modality at 1 kHz: about 1,000 tokens here against 2,100 at LONG_ELEMENTS, 4 s of CPU an
+#: encode against 8), and the plain long input already spans LONG_ELEMENTS.
+SPARSE_DENSE_ELEMENTS = 2**19
 #: Constant inputs at these fractions of full scale (float: the values themselves), in every
 #: accepted dtype: values where sums of squares minus squared sums cancel badly.
 CONSTANT_FRACTIONS = (0.9, 0.7, 1 / 3, -0.55, 0.999)
@@ -1043,7 +1048,8 @@ def _token_count(modality: Modality, sample: Sample) -> int | None:
 def dense_inputs(modality: Modality, spec: InputSpec, base: Sample) -> list[KitInput]:
     """Token-dense long inputs: for each unit, the end of its range (minimum or maximum) at which
     the base gives the most tokens, and all units so at once; the base tiled on axis 0 to about
-    LONG_TOKENS tokens at that setting (an odd length; at most LONG_ELEMENTS elements). The plain
+    LONG_TOKENS tokens at that setting (an odd length; at most LONG_ELEMENTS elements, and
+    SPARSE_DENSE_ELEMENTS where LONG_TOKENS is out of reach within LONG_ELEMENTS). The plain
     long input is long in elements but, at ordinary units, short in tokens."""
     x = np.asarray(base.data)
     if not spec.units or x.ndim == 0 or x.size == 0:
@@ -1072,7 +1078,9 @@ def dense_inputs(modality: Modality, spec: InputSpec, base: Sample) -> list[KitI
         if not count:
             continue
         rows = int(np.ceil(LONG_TOKENS * x.shape[0] / count))
-        rows = max(2 * int(x.shape[0]), min(rows, LONG_ELEMENTS // rest))
+        if rows > LONG_ELEMENTS // rest:  # the target is out of reach: a shorter input suffices
+            rows = SPARSE_DENSE_ELEMENTS // rest
+        rows = max(2 * int(x.shape[0]), rows)
         rows += 1 - rows % 2
         data = np.ascontiguousarray(_take(x, 0, rows))
         out.append(
