@@ -19,7 +19,6 @@ import importlib
 import importlib.util
 import re
 import sys
-import uuid
 
 import numpy as np
 import pytest
@@ -39,7 +38,11 @@ def _mutant_class(target_name: str, mutant_name: str, tmp_path):
     target, mutants = targets()[target_name]
     mutant = next(m for m in mutants if m.name == mutant_name)
     root = apply(target, mutant, tmp_path)
-    package = f"kit_mutant_{target.package}_{uuid.uuid4().hex[:8]}"
+    # A name fixed by the mutant, not a random one: the kit's derandomized draws are keyed by the
+    # class's module, so a random name would make every check here draw different examples each run.
+    package = f"kit_mutant_{target.package}_{mutant.name}"
+    for loaded in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        del sys.modules[loaded]  # the same mutant loaded again (another test) comes from its new copy
     spec = importlib.util.spec_from_file_location(
         package, root / target.package / "__init__.py", submodule_search_locations=[str(root / target.package)]
     )
