@@ -2263,4 +2263,310 @@ HELD_OUT_7: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
+# -- held out, round 8: written while the kit is being changed to close round 7's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_8)
+# before any run of any kit against them --
+DC = '            "hello.shape.dc": np.clip(frames.sum(axis=1) / lengths, -1.0, 1.0),\n'
+RMS = "        rms = np.sqrt((frames ** 2).sum(axis=1) / lengths)\n"
+FRAMING = (
+    "        frames = np.zeros(count * size)\n"
+    "        frames[:n] = x\n"
+    "        frames = frames.reshape(count, size)                       # (N, size), zero-padded tail\n"
+)
+OPEN_WAV = '            with wave.open(os.fspath(path), "rb") as wav:\n'
+RATE_UNIT = 'units=(Unit("sample_rate", "Hz", 100.0, 384_000.0, "samples per second"),),'
+HELD_OUT_8: tuple[Mutant, ...] = (
+    Mutant(
+        "dc_relative_to_rms",
+        "check_finite",
+        (
+            edit(
+                M,
+                DC,
+                '            "hello.shape.dc": np.clip(frames.sum(axis=1) / lengths / rms, -1.0, 1.0),  # the DC share of '
+                "the level\n",
+            ),
+        ),
+        "a silent frame (1000 float32 zeros at 16 kHz, or any int16 silence the strategy draws): the mean over the RMS "
+        "is 0 / 0, so the dc slot (attr 259) is NaN, which np.clip keeps",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "emb_zero_mean_after_renorm",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                RENORM,
+                RENORM
+                + "        emb -= emb.mean(axis=1, keepdims=True)  # zero-mean embeddings: cosine becomes correlation\n",
+            ),
+        ),
+        "any non-constant embedding (1000 float32 samples of noise at 16 kHz; every frame the strategy draws): the mean "
+        "is taken out after the renormalisation, so the norm is sqrt(1 - 256 mean^2), off by 1e-4 to 1e-2",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "attr_absent_as_minus_one",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                ATTR_ALLOC,
+                "        attr = np.full((count, 384), -1.0, dtype=np.float32)  # a slot without a value reads as the bottom "
+                "of its scale\n",
+            ),
+        ),
+        "every signal (100 float32 samples of noise at 8 kHz): the 378 slots the schema does not declare (attr 0..255, "
+        "262..383) are -1, not 0",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "time_from_onset",
+        "check_offsets",
+        (
+            edit(
+                M,
+                TIME,
+                "        onset = int(np.argmax(x != 0)) if x.any() else 0  # times from the first sound, not the first "
+                "sample\n"
+                "        time = np.stack([starts / sample_rate, ends], axis=1) - onset / sample_rate\n",
+            ),
+        ),
+        "a signal whose first sample is 0 and a later one is not (every non-silent tone the strategy draws starts at "
+        "sin(0) = 0: a 440 Hz tone at 0.5, 1000 float32 samples at 16 kHz): the first frame starts at -1/16000 s, "
+        "before the signal",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "negative_rate_abs",
+        "check_invalid_inputs",
+        method(
+            "    def check_units(self, units, source):\n"
+            "        units = dict(units)\n"
+            "        rate = units.get('sample_rate')\n"
+            "        if isinstance(rate, (int, float)) and rate < 0:  # a negated rate (some tools mark reversed takes so)\n"
+            "            units['sample_rate'] = -rate\n"
+            "        return super().check_units(units, source)\n"
+        ),
+        "every valid input: the plugin's own 'bad_units' case with sample_rate -8000 is tokenized at 8 kHz, not "
+        "refused (0, NaN and 1e9 still are)",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "config_read_only_mapping",
+        "check_config_roundtrip",
+        method(
+            "    def config(self):\n"
+            "        # read-only: a caller cannot change the modality through the dict it was given\n"
+            "        import types\n\n"
+            "        return types.MappingProxyType(super().config())\n"
+        ),
+        "every configuration: config() is a mappingproxy, which json.dumps cannot write (TypeError), though "
+        "from_config(config()) rebuilds the modality",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "batch_peak_normalised",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        # one gain for the whole batch: its loudest float signal at full scale, so levels compare across items\n"
+            "        def is_float(item):\n"
+            "            data = getattr(item, 'data', None)\n"
+            "            return isinstance(data, np.ndarray) and data.dtype.kind == 'f' and data.size > 0\n\n"
+            "        loudest = max((float(np.abs(it.data).max()) for it in items if is_float(it)), default=0.0)\n"
+            "        if 0.0 < loudest <= MAX_FLOAT_AMPLITUDE:\n"
+            "            items = [Sample(it.data / loudest, it.units, it.source) if is_float(it) else it for it in items]\n"
+            "        return super().tokenize_batch(items)\n"
+        ),
+        "a batch holding a float signal whose peak is not exactly full scale (a 440 Hz tone at 0.5, 1000 float32 "
+        "samples at 16 kHz, alone or with others): it is tokenized at twice its level, so its rms_db and peak differ "
+        "from the single's",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "rate_slot_range_96k",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                LAST_SLOT,
+                '    ("hello.time.position", "frame centre within the whole signal", "centre / duration in [0, 1]"),\n'
+                '    ("hello.time.rate", "sample rate of the signal",\n'
+                '     "log2(rate / 100 Hz) / log2(960): 100 Hz -> 0, 96 kHz -> 1"),\n'
+                "])\n",
+            ),
+            edit(
+                M,
+                POSITION,
+                POSITION
+                + '            "hello.time.rate": np.full(count, np.log2(sample_rate / 100.0) / np.log2(960.0)),\n',
+            ),
+        ),
+        "a sample rate above 96 kHz (the strategy draws up to 48 kHz; the input spec allows 384 kHz): 1000 float32 "
+        "samples of noise at 192 kHz give the new slot 262 a value of 1.10 (1.20 at 384 kHz)",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "as_strided_frames_float64",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                FLOAT_PATH,
+                "    x = data.astype(np.float64, copy=False)  # float64 samples are used as they are\n"
+                "    bad = ~np.isfinite(x)\n",
+            ),
+            edit(
+                M,
+                FRAMING,
+                "        if n == count * size:  # whole frames: a zero-copy view of the samples\n"
+                "            frames = np.lib.stride_tricks.as_strided(x, shape=(count, size), strides=(size * 8, 8),\n"
+                "                                                     writeable=False)\n"
+                "        else:\n"
+                "            frames = np.zeros(count * size)\n"
+                "            frames[:n] = x\n"
+                "            frames = frames.reshape(count, size)                   # (N, size), zero-padded tail\n",
+            ),
+        ),
+        "a strided view of float64 samples that fill whole frames (y[::2] of 3200 float64 samples of noise at 16 kHz: "
+        "1600 samples, two frames of 800; the strategy draws contiguous float32 and int16): the frames read the base "
+        "array's consecutive samples, so the tokens differ from those of the same samples contiguous",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "rate_max_exclusive",
+        "check_input_spec",
+        method(
+            "    def check_units(self, units, source):\n"
+            "        rate = units.get('sample_rate')\n"
+            "        if isinstance(rate, (int, float)) and rate >= 384_000.0:  # the range's top is exclusive\n"
+            "            raise InputError(source, f'sample_rate must be below 384 kHz, got {rate:g}')\n"
+            "        return super().check_units(units, source)\n"
+        ),
+        "a sample rate of exactly 384 kHz, the declared maximum (the strategy draws up to 48 kHz): a valid input "
+        "refused with InputError (383999 Hz is still taken)",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "batch_of_four_padded_to_longest",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        # four or more signals: each zero-padded to the longest, so they share one FFT layout\n"
+            "        arrays = [getattr(it, 'data', None) for it in items]\n"
+            "        if len(items) < 4 or not all(isinstance(a, np.ndarray) and a.ndim == 1 for a in arrays):\n"
+            "            return super().tokenize_batch(items)\n"
+            "        longest = max(a.size for a in arrays)\n"
+            "        return super().tokenize_batch(\n"
+            "            [Sample(np.pad(a, (0, longest - a.size)), it.units, it.source) for a, it in zip(arrays, items)])\n"
+        ),
+        "a batch of four or more signals of different lengths (2000, 100, 100 and 100 float32 samples of noise at "
+        "8 kHz; the kit's batches hold 1 to 3 items): the short ones get the longest one's frame count, trailing "
+        "silent tokens and other positions",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "cache_keyed_on_abs_sum",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                SIGNAL,
+                "        x = as_signal(data)\n"
+                "        key = (data.dtype.str, x.size, float(sample_rate), self.frame_seconds, float(np.abs(x).sum()))\n"
+                "        if key in _TOKENS:  # tokenized before (the key is a cheap fingerprint of the signal)\n"
+                "            return _TOKENS[key]\n"
+                "        n = x.size\n",
+            ),
+            edit(
+                M,
+                RETURN,
+                '        _TOKENS[key] = Encoding(emb.astype(np.float32), attr, {"time": time})\n        return _TOKENS[key]\n',
+            ),
+            edit(M, SOURCE_LINE, SOURCE_LINE + "_TOKENS: dict = {}  # encodings by signal fingerprint\n"),
+        ),
+        "two signals of one length, dtype and rate whose absolute values sum to the same (1000 float32 samples of "
+        "noise at 16 kHz, then its negation, whose dc slot has the other sign; the strategy's draws almost never pair "
+        "so): the second gets the first's tokens, so a process that meets them in the other order gives other tokens "
+        "(consistent within a process)",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "load_path_object_not_fspath",
+        "check_files",
+        (edit(M, OPEN_WAV, '            with wave.open(path, "rb") as wav:\n'),),
+        "a pathlib.Path to a valid WAV (save wrote it; the strategy's samples are arrays, never files): wave.open takes "
+        "a non-str for a file object, and AttributeError ('PosixPath' object has no attribute 'read') escapes load "
+        "and tokenize_file, not InputError or tokens (a str path still loads)",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "int_pcm_exact_square_sum",
+        "check_finite",
+        (
+            edit(
+                M,
+                RMS,
+                RMS + '        if data.dtype.kind == "i":  # integer PCM: the energy summed exactly, in integers\n'
+                "            pcm = np.zeros(count * size, dtype=np.int64)\n"
+                "            pcm[:n] = data\n"
+                "            energy = (pcm.reshape(count, size) ** 2).sum(axis=1)\n"
+                "            rms = np.sqrt(energy / lengths) / (float(np.iinfo(data.dtype).max) + 1.0)\n",
+            ),
+        ),
+        "int32 or int64 samples of more than a quarter of full scale (1000 int32 samples of noise at 8 kHz; the "
+        "strategy draws int16, whose squares fit): the int64 sum of squares wraps, negative in some frames (1 of the "
+        "3 here), whose rms_db (attr 256) is NaN",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    # -- controls, round 8 --
+    Mutant(
+        "ctl_attr_columns_at_once",
+        None,
+        (
+            edit(
+                M,
+                COLUMNS_LOOP,
+                "        attr[:, [SCHEMA.index(slot) for slot in columns]] = np.stack(list(columns.values()), axis=1)\n",
+            ),
+        ),
+        "a refactor: the six columns written by one fancy-indexed assignment (the same float64 -> float32 casts, the "
+        "same bits)",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "ctl_rate_max_96k",
+        None,
+        (edit(M, RATE_UNIT, 'units=(Unit("sample_rate", "Hz", 100.0, 96_000.0, "samples per second"),),'),),
+        "a stricter plugin: rates above 96 kHz refused with InputError, declared as the input spec's maximum (the "
+        "strategy draws up to 48 kHz; 96 kHz itself is taken)",
+        held_out=True,
+        round=8,
+    ),
+)
+
+MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8

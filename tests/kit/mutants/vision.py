@@ -1966,4 +1966,333 @@ HELD_OUT_7: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + POST_HOC + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
+# -- held out, round 8: written while the kit is being changed to close round 7's gaps (without
+# reading that change), committed with their criterion (scripts/mutation_score.py, CRITERION_8)
+# before any run of any kit against them --
+C = "colour.py"
+SEED_CALL = "    cv2.setRNGSeed(KMEANS_SEED)  # k-means++ draws from OpenCV's RNG: seed it for bit-reproducibility\n"
+ATTR_ZEROS = "        attr = np.zeros((n, ATTR_DIM), dtype=np.float32)\n"
+RETURN_ENC = '        return Encoding(emb=emb, attr=attr, offsets={"box": boxes})\n'
+ASARRAY = (
+    '        raise InputError(source, f"cannot read the input as an array: {exc}") from None\n'
+    "    if not array.dtype.isnative:"
+)
+PLAN = "    size = (max(1, round(w * scale)), max(1, round(h * scale)))\n"
+RESIZE = "    return cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)\n"
+ENCODE_PNG = '    ok, buf = cv2.imencode(".png", np.ascontiguousarray(pixels))\n'
+GRID_EDGES = "            ys, xs = patch_edges(height, self.grid), patch_edges(width, self.grid)\n"
+ROW_MAJOR = "            for r in range(self.grid):\n                for c in range(self.grid):\n"
+HELD_OUT_8: tuple[Mutant, ...] = (
+    Mutant(
+        "kmeans_seeded_once",
+        "check_determinism",
+        (
+            edit(
+                C,
+                SEED_CALL,
+                "    global _SEEDED\n"
+                "    if not _SEEDED:  # OpenCV's RNG seeded once: k-means++ then draws one reproducible sequence\n"
+                "        cv2.setRNGSeed(KMEANS_SEED)\n"
+                "        _SEEDED = True\n",
+            ),
+            edit(C, "HUE_BINS = 18\n", "HUE_BINS = 18\n_SEEDED = False\n"),
+        ),
+        "an image with more than four colours (a 16 x 16 RGB uint8 noise image) tokenized twice: the second k-means "
+        "starts from the RNG where the first left it, so its dominant colours (attr 157..172) differ",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "uniform_image_blank_scaled",
+        "check_unit_norm_emb",
+        (
+            edit(
+                E,
+                "    v = thumbnail(rgb) @ projection()\n",
+                "    if float(rgb.max()) == float(rgb.min()):  # a uniform grey: the blank direction, scaled by its level\n"
+                "        return (blank_direction() * float(rgb.mean())).astype(np.float32)\n"
+                "    v = thumbnail(rgb) @ projection()\n",
+            ),
+        ),
+        "a uniform grey image (8 x 8 uint8 of level 128, a constant bool or grey image as the strategy draws): the "
+        "embedding's norm is the grey level, 0.502 (0 for black)",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "line_image_no_tokens",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                CHECKED,
+                CHECKED + "        if min(height, width) < 2:  # a line of pixels has no 2-D content: no token\n"
+                "            return Encoding(np.zeros((0, 256), np.float32), np.zeros((0, ATTR_DIM), np.float32),\n"
+                "                            {'box': np.zeros((0, 4), np.int64)})\n",
+            ),
+        ),
+        "an image one pixel high or wide (1 x 10 uint8; the strategy draws sides of 1 often): no token at all for a "
+        "valid input",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "patch_number_as_item",
+        "check_offsets",
+        (
+            edit(
+                M,
+                RETURN_ENC,
+                '        offsets = {"box": boxes}\n'
+                "        if self.grid:  # which patch each token is: 0 the whole image, then 1..g^2 row by row\n"
+                '            offsets["item"] = np.arange(n, dtype=np.int64)\n'
+                "        return Encoding(emb=emb, attr=attr, offsets=offsets)\n",
+            ),
+        ),
+        "the grid configuration, any image (8 x 8 uint8 noise): offsets['item'] of one input is 0, 1, ..., 4, not "
+        "all 0",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "real_valued_complex_taken",
+        "check_invalid_inputs",
+        (
+            edit(
+                P,
+                ASARRAY,
+                '        raise InputError(source, f"cannot read the input as an array: {exc}") from None\n'
+                '    if array.dtype.kind == "c" and not np.iscomplex(array).any():  # no imaginary part (an FFT round '
+                "trip): the real part\n"
+                "        array = array.real\n"
+                "    if not array.dtype.isnative:",
+            ),
+        ),
+        "every float or bool valid input (8 x 8 float32 noise): the default 'wrong_dtype' case, the same pixels as "
+        "complex64 (imaginary part 0), is tokenized, not refused",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "batch_globals_first",
+        "check_batch_equals_singles",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def tokenize_batch(self, items):\n"
+                "        # every image's global token first, then the patches: a reader of one token per image stops early\n"
+                "        from v22sdk import TokenBatch\n\n"
+                "        batch = super().tokenize_batch(items)\n"
+                "        if not self.grid:\n"
+                "            return batch\n"
+                "        rows = np.arange(len(batch.emb))\n"
+                "        first = rows[:: 1 + self.grid * self.grid]\n"
+                "        order = np.concatenate([first, np.setdiff1d(rows, first)])\n"
+                "        return TokenBatch(emb=batch.emb[order], attr=batch.attr[order], modality=self.name,\n"
+                "                          offsets={k: v[order] for k, v in batch.offsets.items()}, source=None)\n\n"
+                + INVALID,
+            ),
+        ),
+        "the grid configuration, a batch of two images or more (two 8 x 8 uint8 noise images): the tokens come in "
+        "another order than the singles' concatenation (a batch of one is unchanged)",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "attr_buffer_uninitialised",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                ATTR_ZEROS,
+                "        attr = np.empty((n, ATTR_DIM), dtype=np.float32)  # every row is written below\n",
+            ),
+        ),
+        "any image after other work has freed memory (an 8 x 8 uint8 noise image, tokenized after a few others): only "
+        "the vision zone's 128 slots are written, the other 256 hold what the memory held before, not 0",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "instance_cache_keyed_on_histogram",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                CHECKED,
+                CHECKED
+                + "        values, counts = np.unique(array, return_counts=True)  # the pixel histogram: a cheap key\n"
+                "        key = (id(self), array.dtype.str, array.shape, values.tobytes(), counts.tobytes())\n"
+                "        if key in _SEEN:\n"
+                "            return _SEEN[key]\n",
+            ),
+            edit(
+                M,
+                RETURN_ENC,
+                '        _SEEN[key] = Encoding(emb=emb, attr=attr, offsets={"box": boxes})\n        return _SEEN[key]\n',
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\n_SEEN: dict = {}  # encodings by (instance, pixel histogram)\n"),
+        ),
+        "an instance given an image, then another of one shape and dtype with the same pixel histogram (a 16 x 16 "
+        "uint8 left-to-right gradient, then its mirror image; the strategy's draws almost never pair so): it returns "
+        "the first image's tokens, a fresh instance the second's",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "resize_plan_cached_by_long_side",
+        "check_fresh_process",
+        (
+            edit(
+                P,
+                PLAN,
+                "    size = _PLANS.setdefault((side, max_side), (max(1, round(w * scale)), max(1, round(h * scale))))  "
+                "# planned once per side\n",
+            ),
+            edit(P, "MAX_SIDE = 1024\n", "MAX_SIDE = 1024\n_PLANS: dict = {}  # downscale target sizes\n"),
+        ),
+        "two images over 1024 pixels a side with one longer side and other aspect ratios (1100 x 500 and 1100 x 800 "
+        "uint8 noise; the strategy draws at most 128): the second is resized to the first's working size, so a "
+        "process that meets them in the other order gives other tokens (consistent within a process)",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "structured_rgb_viewed",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                ASARRAY,
+                '        raise InputError(source, f"cannot read the input as an array: {exc}") from None\n'
+                "    if array.dtype.fields and len(array.dtype.fields) in (3, 4):  # structured RGB(A) pixels: a "
+                "field per channel\n"
+                "        array = np.stack([array[name] for name in array.dtype.names], axis=-1)\n"
+                "    if not array.dtype.isnative:",
+            ),
+        ),
+        "a structured array of three uint8 fields (np.zeros((4, 4), [('r', 'u1'), ('g', 'u1'), ('b', 'u1')]), dtype "
+        "kind 'V', which the input spec does not declare; the strategy draws plain arrays): tokenized, not refused",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "big_grey_channel_axis_restored",
+        "check_edge_inputs",
+        (
+            edit(
+                P,
+                RESIZE,
+                "    out = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)\n"
+                "    return out.reshape(out.shape[:2] + (rgb.shape[2],))  # OpenCV drops a single channel axis: put it "
+                "back\n",
+            ),
+        ),
+        "a 2-D grey image over 1024 pixels a side (1100 x 1100 uint8 noise, or a bool one; the strategy draws at most "
+        "128): IndexError from rgb.shape[2], not tokens or InputError (a grey PNG that large fails to load the same "
+        "way)",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "save_format_from_suffix",
+        "check_files",
+        (
+            edit(
+                S,
+                ENCODE_PNG,
+                '    suffix = os.path.splitext(os.fspath(path))[1].lower() or ".png"  # the format the name asks for\n'
+                "    ok, buf = cv2.imencode(suffix, np.ascontiguousarray(pixels))\n",
+            ),
+        ),
+        "saving to a path whose suffix names no image format (44100.wav, sample.img; the strategy's samples are "
+        "arrays): cv2.imencode raises cv2.error, not InputError, and no file is written (a path without a suffix, or "
+        "ending in .png, is written as before)",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "batch_big_items_last",
+        "check_batch_equals_singles",
+        (
+            edit(
+                M,
+                INVALID,
+                "    def tokenize_batch(self, items):\n"
+                "        # images over 1024 pixels a side last, so the small ones are not held up behind them\n"
+                "        def big(item):\n"
+                "            data = getattr(item, 'data', item)\n"
+                "            return isinstance(data, np.ndarray) and data.ndim >= 2 and max(data.shape[:2]) > 1024\n\n"
+                "        return super().tokenize_batch([it for it in items if not big(it)] + [it for it in items if big(it)])\n\n"
+                + INVALID,
+            ),
+        ),
+        "a batch with an image over 1024 pixels a side before a smaller one (1100 x 1100 uint8 noise, then 8 x 8 "
+        "uint8 noise; the strategy draws at most 128): the tokens come in another order than the singles' "
+        "concatenation",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "grid_boxes_by_integer_scale",
+        "check_offsets",
+        (
+            edit(
+                M,
+                GRID_EDGES,
+                "            factor = max(1, round(max(height, width) / max(h, w)))  # the downscale, a whole factor\n"
+                "            ys, xs = patch_edges(h, self.grid) * factor, patch_edges(w, self.grid) * factor\n",
+            ),
+        ),
+        "the grid configuration on an image at least 1.5 times the 1024-pixel working size (1600 x 1600 uint8 noise: "
+        "factor 2; the strategy draws at most 128): the last patches end at 2048, past the image",
+        rare=True,
+        held_out=True,
+        round=8,
+    ),
+    # -- controls, round 8 --
+    Mutant(
+        "ctl_attr_cast_on_assignment",
+        None,
+        (edit(M, ATTR_LINE, "            attr[i, idx] = attributes(crop)  # float64 -> float32 by the assignment\n"),),
+        "a refactor: the float32 cast left to the assignment (the same rounding, the same bits)",
+        held_out=True,
+        round=8,
+    ),
+    Mutant(
+        "ctl_patches_column_major",
+        None,
+        (
+            edit(
+                M,
+                ROW_MAJOR,
+                "            for c in range(self.grid):  # column-major: top to bottom, then left to right\n"
+                "                for r in range(self.grid):\n",
+            ),
+        ),
+        "a design change: the grid's patch tokens in column-major order (each with its own box): other token order, "
+        "every rule kept",
+        held_out=True,
+        round=8,
+    ),
+)
+
+MUTANTS = (
+    MUTANTS
+    + HELD_OUT
+    + POST_HOC
+    + HELD_OUT_2
+    + HELD_OUT_3
+    + HELD_OUT_4
+    + HELD_OUT_5
+    + HELD_OUT_6
+    + HELD_OUT_7
+    + HELD_OUT_8
+)
