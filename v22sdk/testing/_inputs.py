@@ -22,6 +22,12 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
   the other (``(1, L)``, ``(L, 1)``, ``(2, L)`` ... for an image): extreme aspect ratios, where a
   plugin's resizing can round a side to 0;
 * **units**: each unit at its minimum and its maximum;
+* **levels**: a constant at every level of an 8-bit sample (uint8 0..255, else int8 -128..127, else
+  float32 k / 255), at the smallest base's shape in the lowest accepted rank: where a plugin takes
+  another path for a narrow band of levels (a normalisation skipped when the norm is already near 1),
+  one of 256 levels shows it; encoded once and judged by every rule (ENCODED_ONCE);
+* **sides at integer-type boundaries**: 2**k - 1, 2**k and 2**k + 1 for k = 8 and 16 on each of the
+  first two axes, where a length or index kept in the smallest integer type that holds the size wraps;
 * **crossed**: the families above crossed (see :func:`cross_inputs`): every accepted dtype, in a
   varied pattern, at every large size regime (long at odd lengths just over powers of two, thin and
   long), at each unit's minimum, maximum and the base's value, plain and with the dtype's special
@@ -109,6 +115,21 @@ TWIN_LARGE_ELEMENTS = 2**23
 #: inside, so a memo keyed on the edges of an input (a header, a margin) gives the second the first's
 #: tokens.
 TWIN_BORDER = 1 / 4
+#: Constants at every level of an 8-bit sample, in one accepted dtype (uint8: 0..255; else int8:
+#: -128..127; else float32: k / 255), at the smallest base's shape (at most LEVEL_ELEMENTS elements)
+#: in the lowest accepted rank (a grey image, a mono signal): a plugin that takes another path for a
+#: narrow band of levels (a normalisation skipped when the norm is within 1 % of 1: level 17 of 255 in
+#: vision) shows at one of them.
+LEVEL_ELEMENTS = 2**12
+#: Families of the kit's inputs that are many and tiny: encoded once, judged by every rule and for a
+#: crash, an InputError that says nothing or a change in place, but not tokenized again (twice, in a
+#: batch, by the rebuilt modality): their point is the rules at many values, not the behaviours.
+ENCODED_ONCE = ("levels",)
+#: Sides at the boundaries of the unsigned 8- and 16-bit integer types: 2**k - 1, 2**k and 2**k + 1
+#: for these k, on each of the first two axes. A size or index kept in the smallest integer type that
+#: holds the last index (np.min_scalar_type(n - 1)) wraps at exactly 2**k: an exclusive end of 256 in
+#: uint8 is 0; one kept for n - 2 or n + 1 wraps a side earlier or later.
+BOUNDARY_POWERS = (8, 16)
 #: Dtype kinds an input spec may leave out, with the dtypes tried for each (complex is never declared).
 UNDECLARED_DTYPES: dict[str, tuple[str, ...]] = {**KIND_DTYPES, "c": ("complex64", "complex128")}
 
@@ -568,6 +589,73 @@ def _awkward_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitI
     return out
 
 
+def level_inputs(spec: InputSpec, small: Sample) -> list[KitInput]:
+    """A constant at every level of an 8-bit sample (see LEVEL_ELEMENTS) in the first accepted of
+    uint8, int8 and float32 (as k / 255), at ``small``'s shape in the lowest accepted rank (its
+    trailing axes dropped: a grey image, a mono signal), axis 0 cut to LEVEL_ELEMENTS elements."""
+    x = np.asarray(small.data)
+    if x.ndim == 0 or x.size == 0 or x.dtype.kind not in "biuf":
+        return []
+    low = min((r for r in spec.ndim if r >= 1), default=x.ndim)
+    while x.ndim > low:
+        x = x[..., 0]
+    rest = max(1, x.size // max(int(x.shape[0]), 1))
+    shape = (max(1, min(int(x.shape[0]), LEVEL_ELEMENTS // rest)),) + x.shape[1:]
+    levels: list[Any]
+    dtype: np.dtype[Any]
+    if "u" in spec.dtypes:
+        dtype, levels = np.dtype("uint8"), list(range(256))
+    elif "i" in spec.dtypes:
+        dtype, levels = np.dtype("int8"), list(range(-128, 128))
+    elif "f" in spec.dtypes:
+        dtype, levels = np.dtype("float32"), [k / 255 for k in range(256)]
+    else:
+        return []
+    units, src = dict(small.units), small.source
+    return [
+        KitInput(
+            f"level sweep: {dtype.name} constant {number(dtype.type(level))}, shape {shape}",
+            Sample(np.full(shape, level, dtype), units, src),
+            "levels",
+            kind=dtype.kind,
+            rank=len(shape),
+        )
+        for level in levels
+    ]
+
+
+def boundary_inputs(x: np.ndarray, units: dict[str, Any], src: Any) -> list[KitInput]:
+    """``x`` fitted to 2**k - 1, 2**k and 2**k + 1 (k in BOUNDARY_POWERS) on each of its first two
+    axes, the other of them cut so that the input fits LONG_ELEMENTS; those longer than LONG_LENGTH
+    are long inputs."""
+    out: list[KitInput] = []
+    if x.ndim == 0 or x.size == 0:
+        return out
+    for axis in range(min(x.ndim, 2)):
+        for p in BOUNDARY_POWERS:
+            for n in (2**p - 1, 2**p, 2**p + 1):
+                shape = list(x.shape)
+                shape[axis] = n
+                if x.ndim > 1:
+                    other = 1 - axis
+                    rest = max(1, int(np.prod(shape)) // (n * shape[other]))
+                    shape[other] = max(1, min(shape[other], LONG_ELEMENTS // (n * rest)))
+                if int(np.prod(shape)) > LONG_ELEMENTS:
+                    continue
+                data = _fit(x, tuple(shape))
+                where = f"2**{p}" + (f" {n - 2**p:+d}" if n != 2**p else "")
+                out.append(
+                    KitInput(
+                        f"side at an integer-type boundary: {n} ({where}) on axis {axis}, shape {data.shape}",
+                        Sample(data, units, src),
+                        "long" if n > LONG_LENGTH else "shape",
+                        kind=x.dtype.kind,
+                        rank=x.ndim,
+                    )
+                )
+    return out
+
+
 # -- crossed families ---------------------------------------------------------------------------
 def _varied_pattern(dtype_name: str, x: np.ndarray) -> tuple[str, np.ndarray]:
     """The first pattern of ``dtype_name`` at ``x``'s shape whose values vary (so a change in place
@@ -999,6 +1087,8 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
     if bases:
         out += _thin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
         out += _awkward_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
+        out += boundary_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
+        out += level_inputs(spec, bases[-1])
         out += cross_inputs(spec, bases[0])
         start = len(out)
         twins = _twin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source, kinds)

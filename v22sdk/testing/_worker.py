@@ -4,6 +4,11 @@ It imports the modality's class, rebuilds it from its config, tokenizes the job'
 (its very first calls) and writes the encodings, or the name of the error an input raised. It
 imports numpy and the plugin only (no hypothesis, no kit), and applies the parent's thread limits so
 that both processes compute under the same conditions. Exit code 3: the modality cannot be built.
+
+Before its first call it seeds NumPy's global generator and Python's ``random`` with GLOBAL_SEED,
+which nothing else seeds them with (hypothesis seeds them with 0 inside each example): tokens that
+depend on global random state (a projection drawn from ``np.random`` on first use, consistent within
+a process) then differ from the parent's, whoever seeded the parent's generator and when.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +24,10 @@ from typing import Any
 import numpy as np
 
 from ..modality import Encoding, Sample
+
+#: The seed of NumPy's global generator and Python's ``random`` in the fresh process, set after the
+#: plugin is imported and built and before its first call: a value no one else seeds them with.
+GLOBAL_SEED = 2_873_071_097
 
 
 def write_inputs(
@@ -96,6 +106,9 @@ def main(argv: list[str]) -> int:
     except Exception as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 3
+    # global random state other than the parent's: tokens must not depend on it
+    random.seed(GLOBAL_SEED)
+    np.random.seed(GLOBAL_SEED)
     arrays: dict[str, np.ndarray] = {}
     items: list[dict[str, Any]] = []
     for i, sample in enumerate(samples):

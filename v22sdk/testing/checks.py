@@ -700,6 +700,8 @@ def _clone_on_kit_inputs(modality: Modality, clone: Modality) -> None:
     check = "check_config_roundtrip"
     run = kit_run(modality)
     for ki, out in zip(run.inputs, run.outcomes):
+        if ki.family in _inputs.ENCODED_ONCE:
+            continue  # many tiny inputs, for the rules (the level sweep)
         if out.encoding is None and not out.rejected:
             continue  # a crash: check_edge_inputs' finding
         if out.encoding is not None and not is_encoding(out.encoding):
@@ -740,12 +742,44 @@ def _same_number(value: Any, bound: float) -> bool:
         return False
 
 
+def _path_cases(modality: Modality, run: KitRun, folder: Path) -> list[tuple[str, Sample]]:
+    """For an array input spec: a str and a pathlib.Path naming a real file in ``folder`` that
+    ``save`` wrote from a valid input (the bases first, then the kit's accepted dtype inputs). A
+    path is not an array, so ``tokenize`` must refuse both: only ``load`` and ``tokenize_file`` take
+    paths, and a plugin that reads one inside ``encode`` takes a non-array (a str naming no file,
+    which the kit also gives, does not show it). None without ``save``, or when it writes nothing."""
+    if modality.input_spec.kind != "array":
+        return []
+    suffix = modality.extensions[0] if modality.extensions else ".bin"
+    accepted = [
+        ki.sample for ki, out in zip(run.inputs, run.outcomes) if ki.family == "dtype" and out.encoding is not None
+    ]
+    for sample in [*run.bases, *accepted[:8]]:
+        path = folder / f"saved{suffix}"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                modality.save(sample, path)
+        except NotImplementedError:
+            return []
+        except Exception:  # this sample does not fit the format (check_files judges save)
+            continue
+        if path.is_file():
+            units, src = dict(sample.units), sample.source
+            return [
+                (f"a str naming a file save() wrote ({path.name})", Sample(str(path), units, src)),
+                (f"a pathlib.Path naming a file save() wrote ({path.name})", Sample(path, units, src)),
+            ]
+    return []
+
+
 # -- contract version 2 ---------------------------------------------------------------------
 @contract_check(since=2)
 @_kit
 def check_input_spec(modality: Modality, *, max_examples: int | None = None) -> None:
     """``input_spec`` is true in both directions: what it excludes (other dtype kinds and ranks,
-    NaN or inf in every float dtype, units missing, unknown, non-numeric or out of range) raises
+    NaN or inf in every float dtype, units missing, unknown, non-numeric or out of range, non-arrays:
+    None, a str, and a str or a pathlib.Path naming a real file that ``save`` wrote) raises
     InputError, and every dtype kind and rank it declares, and each unit at its declared minimum and
     at its declared maximum, is accepted by some input the kit makes."""
     __tracebackhide__ = True
@@ -753,7 +787,9 @@ def check_input_spec(modality: Modality, *, max_examples: int | None = None) -> 
     if not run.bases:
         raise CheckFailure("sample_inputs() gave no example to derive inputs from", rule="check_input_spec")
     cases = _inputs.invalid_inputs(modality.input_spec, run.bases[0])
-    failures = _rejection_problems(modality, cases)
+    with tempfile.TemporaryDirectory(prefix="v22sdk-kit-paths-") as tmp:
+        cases += _path_cases(modality, run, Path(tmp))
+        failures = _rejection_problems(modality, cases)
     if failures:
         raise CheckFailure(
             f"{len(failures)} of {len(cases)} inputs the input spec excludes were not rejected "
@@ -849,6 +885,7 @@ def _edge_batches(accepted: list[_inputs.KitInput]) -> list[list[_inputs.KitInpu
     """Batches of the kit's accepted inputs that must equal their singles: the short ones in pairs,
     and every large one (long, thin and long) together with a short one, in turn before and after
     it -- a batch path that treats a long item differently shows only in a batch that holds one."""
+    accepted = [ki for ki in accepted if ki.family not in _inputs.ENCODED_ONCE]
     short = [ki for ki in accepted if ki.family not in _LARGE]
     large = [ki for ki in accepted if ki.family in _LARGE]
     batches = [[a, b] for a, b in zip(short[::2], short[1::2])]
@@ -887,6 +924,8 @@ def _edge_problem(modality: Modality, run: KitRun, index: int) -> CheckFailure |
     broken = _unreported(out.encoding, ki.sample, modality)
     if broken:
         return CheckFailure(broken[1], rule=broken[0])
+    if ki.family in _inputs.ENCODED_ONCE:  # many tiny inputs: the rules, not the behaviours
+        return None
     again = _outcome(modality, ki.sample, quiet=True)
     if again.encoding is None:
         return CheckFailure(
@@ -1256,7 +1295,9 @@ def _same_sample(a: Sample, b: Sample) -> str | None:
 def check_files(modality: Modality, *, max_examples: int | None = None) -> None:
     """``load`` and ``tokenize_file``: units come from a file's content, never from its name (the
     same bytes under misleading names load identically, and ``load`` reads back the units ``save``
-    wrote); ``tokenize_file(p)`` equals
+    wrote); ``save(sample, path)`` writes exactly ``path`` (also a name whose extension differs in
+    case, or has none), and a file it wrote from a valid input -- the author's samples and one of the
+    kit's inputs in every accepted dtype -- loads and tokenizes; ``tokenize_file(p)`` equals
     ``tokenize(load(p))`` with ``source`` = the path, and its tokens keep every rule; a missing file,
     a folder and damaged copies (empty, truncated, junk) raise InputError or give valid tokens --
     never another exception. Needs ``save()`` for the valid files; without it, only bad files."""
@@ -1308,68 +1349,117 @@ def check_files(modality: Modality, *, max_examples: int | None = None) -> None:
         except Exception:
             pass  # that sample may not fit the format: the property below tries others
 
+        held: list[dict[str, Any]] = []  # units of samples save wrote
+
         def body(sample: Sample) -> None:
             __tracebackhide__ = True
             folder = Path(tempfile.mkdtemp(dir=root))
             try:
-                _file_body(modality, sample, folder, suffix, check)
+                if _file_body(modality, sample, folder, suffix, check):
+                    held.append(dict(sample.units))
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
 
         count = max(3, (max_examples or settings.max_examples) // 4)
         _for_all(_samples(modality), body, check, modality, count)
+        _saved_in_every_dtype(modality, root, suffix, check, held)
 
 
-def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, check: str) -> None:
+def _load_saved(modality: Modality, path: Path, check: str, *, refusable: bool = False) -> Sample | None:
+    """``load`` of a file ``save`` wrote, which must carry the declared units and no other (a crash,
+    or with ``refusable`` False an InputError, is a failure; with it, an InputError gives None)."""
     __tracebackhide__ = True
-    first = folder / f"input{suffix}"
     try:
-        modality.save(sample, first)
+        loaded = modality.load(path)
     except InputError:
-        return  # the format cannot hold this sample
+        if refusable:
+            return None
+        raise
+    except Exception as exc:
+        raise CheckFailure(
+            f"load() raised {type(exc).__name__} on a file save() wrote ({path.name}): {exc}",
+            rule=check,
+            author_traceback=author_traceback(exc),
+        ) from exc
+    if not isinstance(loaded, Sample):
+        raise CheckFailure(f"load() must return a Sample, got {type(loaded).__name__}", rule=check)
+    missing = [u.name for u in modality.input_spec.units if u.name not in loaded.units]
+    if missing:
+        raise CheckFailure(
+            f"load() of {path.name} gave no {', '.join(missing)}: a file must carry its units "
+            "(or load raises UnitsError)",
+            rule=check,
+        )
+    declared = {u.name for u in modality.input_spec.units}
+    unknown = sorted(str(k) for k in loaded.units if k not in declared)
+    if unknown:
+        raise CheckFailure(
+            f"load() of {path.name} gave units the input spec does not declare ({', '.join(unknown)}): "
+            "tokenize refuses an unknown unit, so no file could be tokenized",
+            rule=check,
+        )
+    return loaded
+
+
+def _load_or_fail(modality: Modality, path: Path, check: str) -> Sample:
+    """:func:`_load_saved`, an InputError a failure too."""
+    __tracebackhide__ = True
+    try:
+        loaded = _load_saved(modality, path, check)
+    except InputError as exc:
+        raise CheckFailure(
+            f"load() raised {type(exc).__name__} on a file save() wrote ({path.name}): {exc}",
+            rule=check,
+            author_traceback=author_traceback(exc),
+        ) from exc
+    assert loaded is not None
+    return loaded
+
+
+def _save(modality: Modality, sample: Sample, path: Path, check: str) -> bool:
+    """``save(sample, path)``: False for an InputError (a sample the format cannot hold), a failure for
+    another exception and for a save that returns without writing ``path`` itself (a name with an
+    extension added, say: save writes exactly the path it is given, whatever its name)."""
+    __tracebackhide__ = True
+    before = {p.name for p in path.parent.iterdir()}
+    try:
+        modality.save(sample, path)
+    except InputError:
+        return False
     except Exception as exc:
         raise CheckFailure(
             f"save() raised {type(exc).__name__} (raise InputError for a sample the format cannot hold): {exc}",
             rule=check,
             author_traceback=author_traceback(exc),
         ) from exc
+    if not path.is_file():
+        written = sorted(p.name for p in path.parent.iterdir() if p.name not in before)
+        raise CheckFailure(
+            f"save(sample, {path.name!r}) returned without writing {path.name!r}"
+            + (f" (it wrote {', '.join(map(repr, written))})" if written else " (it wrote no file)")
+            + ": save writes exactly the path it is given, whatever its name, so that load(path) reads it",
+            rule=check,
+        )
+    return True
 
-    def load(path: Path) -> Sample:
-        __tracebackhide__ = True
-        try:
-            loaded = modality.load(path)
-        except Exception as exc:
-            raise CheckFailure(
-                f"load() raised {type(exc).__name__} on a file save() wrote ({path.name}): {exc}",
-                rule=check,
-                author_traceback=author_traceback(exc),
-            ) from exc
-        if not isinstance(loaded, Sample):
-            raise CheckFailure(f"load() must return a Sample, got {type(loaded).__name__}", rule=check)
-        missing = [u.name for u in modality.input_spec.units if u.name not in loaded.units]
-        if missing:
-            raise CheckFailure(
-                f"load() of {path.name} gave no {', '.join(missing)}: a file must carry its units "
-                "(or load raises UnitsError)",
-                rule=check,
-            )
-        declared = {u.name for u in modality.input_spec.units}
-        unknown = sorted(str(k) for k in loaded.units if k not in declared)
-        if unknown:
-            raise CheckFailure(
-                f"load() of {path.name} gave units the input spec does not declare ({', '.join(unknown)}): "
-                "tokenize refuses an unknown unit, so no file could be tokenized",
-                rule=check,
-            )
-        return loaded
 
-    reference = load(first)
-    changed = {
-        k: (v, reference.units.get(k))
+def _units_changed(sample: Sample, loaded: Sample) -> bool:
+    return any(
+        not np.isclose(float(loaded.units.get(k, np.nan)), float(v), rtol=1e-9, atol=0.0)
         for k, v in sample.units.items()
-        if not np.isclose(float(reference.units.get(k, np.nan)), float(v), rtol=1e-9, atol=0.0)
-    }
-    if changed:
+    )
+
+
+def _saved_file(modality: Modality, sample: Sample, first: Path, check: str) -> Sample | None:
+    """``save(sample, first)``, then what a file save wrote must do: load with the units save was
+    given (and no other), set ``source`` to the path, tokenize (``tokenize_file`` refusing a file save
+    wrote from a valid input is a failure), with ``tokenize_file(p)`` equal to ``tokenize(load(p))``
+    and every rule kept. What ``load`` read (None when save refused the sample)."""
+    __tracebackhide__ = True
+    if not _save(modality, sample, first, check):
+        return None  # the format cannot hold this sample
+    reference = _load_or_fail(modality, first, check)
+    if _units_changed(sample, reference):
         raise CheckFailure(
             f"save() wrote units {dict(sample.units)} but load() read {dict(reference.units)} "
             "(a file keeps its units; save raises InputError for units it cannot hold)",
@@ -1379,14 +1469,14 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
         raise CheckFailure(f"load() set source={reference.source!r}, expected the path {str(first)!r}", rule=check)
     try:
         tokens = modality.tokenize_file(first)
-        direct = modality.tokenize(load(first))
+        direct = modality.tokenize(_load_or_fail(modality, first, check))
     except ContractViolation as exc:
         raise _violation(exc, f"tokenize_file({first.name})", modality) from None
     except InputError as exc:
         try:
             _raw_encode(modality, sample)
         except Exception:
-            return  # the input itself is refused: the rule checks report it
+            return None  # the input itself is refused: the rule checks report it
         raise CheckFailure(
             f"tokenize_file refused {first.name}, a file save() wrote from a valid input that tokenize takes: "
             f"{exc} (save raises InputError for a sample its format cannot hold; a file it wrote must load "
@@ -1404,6 +1494,92 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
     if tokens.source != str(first):
         raise CheckFailure(f"tokenize_file(path) has source {tokens.source!r}, expected {str(first)!r}", rule=check)
     _require_rules(_encode(modality, reference), reference, modality)
+    return reference
+
+
+def _saved_under_other_names(modality: Modality, sample: Sample, folder: Path, suffix: str, check: str) -> None:
+    """The sample saved again under a name whose extension differs in case only, and under one with
+    no extension: save writes exactly that path (never the name with an extension added), and what
+    it wrote is a file load reads, with the units save was given, that tokenizes. ``load`` may refuse
+    a name without an extension (a plugin that tells its formats apart by extension): the same bytes
+    under the declared extension must then load so."""
+    __tracebackhide__ = True
+    names = ([f"other-name{suffix.upper()}"] if suffix.upper() != suffix else []) + ["other-name"]
+    for name in names:
+        path = folder / name
+        if not _save(modality, sample, path, check):
+            continue  # a name this plugin does not write
+        loaded = _load_saved(modality, path, check, refusable=not Path(name).suffix)
+        if loaded is None:  # a name without an extension that load does not take: its bytes
+            copy = folder / f"other-name-copy{suffix}"
+            copy.write_bytes(path.read_bytes())
+            loaded = _load_or_fail(modality, copy, check)
+        if _units_changed(sample, loaded):
+            raise CheckFailure(
+                f"save() under {name!r} wrote units {dict(sample.units)} but load() read {dict(loaded.units)}",
+                rule=check,
+            )
+        try:
+            modality.tokenize(loaded)
+        except ContractViolation as exc:
+            raise _violation(exc, f"tokenize(load({name!r}))", modality) from None
+        except InputError as exc:
+            raise CheckFailure(
+                f"the file save() wrote under {name!r} (a valid input, saved under {'input' + suffix!r} too) "
+                f"loads but does not tokenize: {exc}",
+                rule=check,
+            ) from None
+
+
+def _saved_in_every_dtype(modality: Modality, root: Path, suffix: str, check: str, held: list[dict[str, Any]]) -> None:
+    """One of the kit's inputs in every dtype the modality tokenizes (its dtype extremes and twins,
+    in order; the next where save refuses one) saved, loaded and tokenized like the author's samples
+    (:func:`_saved_file`): the author's strategy may draw a few dtypes only, and a save that writes an
+    int32 signal in a format load refuses is seen only on an int32 sample. Each is tried with its own
+    units and, where save refuses it, with the units of the first author's sample that save wrote
+    (``held``: a format may hold a whole number of samples per second only, say)."""
+    __tracebackhide__ = True
+    run = kit_run(modality)
+    done: set[str] = set()
+    tries: dict[str, int] = collections.Counter()
+    for ki, out in zip(run.inputs, run.outcomes):
+        data = ki.sample.data
+        if ki.family not in ("dtype", "twin") or out.encoding is None or not isinstance(data, np.ndarray):
+            continue
+        name = data.dtype.name
+        if name in done or not data.dtype.isnative or tries[name] >= 3:
+            continue
+        tries[name] += 1
+        settings = [dict(ki.sample.units)] + [u for u in held[:1] if u != dict(ki.sample.units)]
+        for units in settings:
+            sample = Sample(ki.sample.data, units, ki.sample.source)
+            folder = Path(tempfile.mkdtemp(dir=root))
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    if _saved_file(modality, sample, folder / f"input{suffix}", check) is not None:
+                        done.add(name)
+                        break
+            except CheckFailure as exc:
+                label = ki.label if units == ki.sample.units else f"{ki.label}, at the units of a sample save() wrote"
+                failure = finish(exc, sample, check=check, modality=modality, settings=current(), label=label)
+                raise failure from exc.__cause__
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, check: str) -> bool:
+    """What check_files asks of a file save wrote from ``sample`` (False: save refused the sample)."""
+    __tracebackhide__ = True
+    first = folder / f"input{suffix}"
+    reference = _saved_file(modality, sample, first, check)
+    if reference is None:
+        return False
+
+    def load(path: Path) -> Sample:
+        __tracebackhide__ = True
+        return _load_or_fail(modality, path, check)
+
     blob = first.read_bytes()
     for name in _misleading_names(modality, reference, suffix):
         path = folder / name
@@ -1416,6 +1592,7 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
                 "(units and data come from a file's content, never its name)",
                 rule=check,
             )
+    _saved_under_other_names(modality, sample, folder, suffix, check)
     for what, data in (
         ("the file truncated to half", blob[: len(blob) // 2]),
         ("the file truncated to its first 16 bytes", blob[:16]),
@@ -1436,6 +1613,7 @@ def _file_body(modality: Modality, sample: Sample, folder: Path, suffix: str, ch
                 author_traceback=author_traceback(exc),
             ) from exc
     _rewritten_file(modality, sample, folder, suffix, first, load)
+    return True
 
 
 def _rewrites(data: Any) -> list[Any]:
