@@ -76,6 +76,7 @@ def test_default_invalid_inputs_cover_the_contract():
             m.tokenize(sample)
 
 
+@pytest.mark.slow  # the whole kit: about 16 s
 def test_the_core_test_modality_passes_the_contract_kit():
     from v22sdk.testing import check_modality
 

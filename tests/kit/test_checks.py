@@ -181,6 +181,7 @@ def test_broken_signal_modality_fails_exactly_its_checks(broken, expected, phras
     assert phrase in report[sorted(expected)[0]].reason
 
 
+@pytest.mark.slow  # the whole kit at frame_seconds=0.01 (many frames): about 30 s
 def test_hello_reference_passes_and_exercises_units():
     report = check_modality(hello.HelloModality(frame_seconds=0.01))
     assert report.ok, str(report)

@@ -297,6 +297,7 @@ def test_guide_runner_fails_on_a_broken_command_or_output(tmp_path):
         run_guide(wrong, tmp_path, "zz", where="guide.md")
 
 
+@pytest.mark.slow  # pip install -e, a training run and `v22sdk run`: about 20 s
 def test_guide_section_0_end_to_end(tmp_path):
     """docs/writing-a-plugin.md section 0, as written: generate -> pip install -e into this venv ->
     the registry and `v22sdk plugins list` show it -> its pytest passes -> a toy manifest -> an

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_TSV = ROOT / "v22sdk" / "engine" / "data" / "demo" / "text.tsv"
 
@@ -39,6 +41,7 @@ def _torchrun(nproc, workdir, out, report, epochs=4):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # two torch.distributed processes: about 17 s
 def test_two_processes_train_like_one(tmp_path):
     shutil.copy(DEMO_TSV, tmp_path / "pairs.tsv")
     two = _torchrun(2, tmp_path, tmp_path / "two" / "m.pt", tmp_path / "r2")

@@ -3,6 +3,7 @@
 import random
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from v22sdk_text import TextModality
@@ -54,6 +55,7 @@ def test_mixed_scripts_and_controls(pieces):
     _check("".join(pieces))
 
 
+@pytest.mark.slow  # a megabyte of text: about 12 s
 def test_one_megabyte_string():
     """~1 MB of UTF-8 mixing every kind of piece above, tokenized in one call."""
     rng = random.Random(7)
