@@ -185,7 +185,7 @@ _INSTANCE_CACHES: dict = {}
 def test_the_kits_twins_agree_in_shape_mean_and_thumbnail():
     base = Sample(np.random.default_rng(0).random((40, 50, 3)), {})
     inputs = kit_inputs(vision.VisionModality(), [base])
-    pairs = [(inputs[ki.twin_of], ki) for ki in inputs if ki.twin_of is not None]
+    pairs = [(inputs[ki.twin_of], ki) for ki in inputs if ki.twin_of is not None and "siblings" not in ki.label]
     assert len(pairs) >= 5
     for a, b in pairs:
         x, y = a.sample.data, b.sample.data

@@ -110,6 +110,12 @@ TWIN_SIDE = 64
 TWIN_LARGE_SIDE = 1088
 TWIN_LARGE_LENGTH = 2**16 + TWIN_SIDE
 TWIN_LARGE_ELEMENTS = 2**23
+#: Two large inputs with one side SIBLING_SIDES[axis] on axis 0 or 1 and the other this many eighths
+#: of it (a pair of siblings: the same long side, other aspect ratios). Each pair has a long side of
+#: its own, met by no other input of the kit: a memo keyed on the long side that another input filled
+#: first would give both siblings the same (wrong) plan in every process.
+SIBLING_SIDES = (1160, 1240)
+SIBLING_EIGHTHS = (4, 6)
 #: One large pair agrees on its borders: this fraction of each of its first (up to two) axes, at
 #: either end, is the same in both (the first and last rows and columns included); they differ only
 #: inside, so a memo keyed on the edges of an input (a header, a margin) gives the second the first's
@@ -374,7 +380,9 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any, kinds: list[str
     gives the second the first's tokens); and two large pairs: the first half at full scale against
     its mirror image (other edges), and zero borders (TWIN_BORDER of each side, at either end) with
     the first half of the interior at full scale against its mirror image (the same edges, the same
-    mean: a memo keyed on them)."""
+    mean: a memo keyed on them); and, for an image (two spatial axes), large siblings: one side
+    SIBLING_SIDES[axis], the other SIBLING_EIGHTHS of it, on either axis (the same long side, other
+    aspect ratios: a resize plan memo keyed on the long side)."""
     if x.size == 0 or x.dtype.kind not in "biuf":
         return []
     spatial = min(x.ndim, 2)
@@ -436,12 +444,27 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any, kinds: list[str
         ):
             mask = halves(large[:spatial], border)
             pairs.append((what, pattern(mask), pattern(np.flip(mask, spatial - 1))))
+        if spatial == 2:  # large, one long side, other aspect ratios: a plan memo keyed on the long side
+            for axis in range(2):
+                side = SIBLING_SIDES[axis]
+                sides = [
+                    tuple(side if a == axis else side * k // 8 for a in range(2)) + x.shape[2:] for k in SIBLING_EIGHTHS
+                ]
+                pairs.append(
+                    (
+                        f"large siblings: {side} on axis {axis}, the other side "
+                        f"{sides[0][1 - axis]} then {sides[1][1 - axis]}",
+                        _fit(x, sides[0]),
+                        _fit(x, sides[1]),
+                    )
+                )
     out: list[KitInput] = []
     for index, (what, a, b) in enumerate(pairs):
-        if a.tobytes() == b.tobytes():
+        if a.shape == b.shape and a.tobytes() == b.tobytes():
             continue
         first = len(out)
         family = "long" if what.startswith("large") else "twin"  # a large one is batched with a short one
+        other = "the other phase" if a.shape == b.shape else "the sibling"
         out.append(
             KitInput(
                 f"twin {index}a: {what}, shape {a.shape}",
@@ -453,7 +476,7 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any, kinds: list[str
         )
         out.append(
             KitInput(
-                f"twin {index}b: {what}, the other phase, shape {b.shape}",
+                f"twin {index}b: {what}, {other}, shape {b.shape}",
                 Sample(b.copy(), units, src),
                 family,
                 kind=b.dtype.kind,
@@ -1096,6 +1119,129 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
     return out
 
 
+#: Unit values tried, besides the base's own, for a whole-frame length (see :func:`frame_lengths`).
+FRAME_UNIT_VALUES = (16000.0, 8000.0, 48000.0, 44100.0, 1000.0, 100.0, 10.0, 1.0)
+#: Whole-frame layout inputs span this many frames, within CONSTANT_ELEMENTS elements.
+FRAME_COUNT = 2
+
+
+def frame_lengths(spec: InputSpec, units: dict[str, Any], config: Any) -> list[tuple[int, dict[str, Any]]]:
+    """Lengths on axis 0 that hold exactly FRAME_COUNT frames of the plugin's configuration, with
+    the units they need: for each configuration number c, a unit value v (the base's, else one of
+    FRAME_UNIT_VALUES within the unit's range) where c * v is a whole number of at least 2 (a frame
+    of c seconds at v Hz), and c itself where it is a whole number of at least 2 (a frame in
+    samples). At most one length per configuration number, each once."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    seen: set[int] = set()
+    for c in config_numbers(config):
+        found: tuple[int, dict[str, Any]] | None = None
+        for unit in spec.units:
+            here = units.get(unit.name)
+            values = ([float(here)] if isinstance(here, (int, float)) and np.isfinite(here) else []) + [
+                v for v in FRAME_UNIT_VALUES if unit.minimum <= v <= unit.maximum
+            ]
+            for v in values:
+                product = c * v
+                if 2 <= product <= LONG_LENGTH and abs(product - round(product)) < 1e-9:
+                    found = (int(round(product)), {**units, unit.name: v})
+                    break
+            if found:
+                break
+        if found is None and 2 <= c <= LONG_LENGTH and c == int(c):
+            found = (int(c), dict(units))
+        if found and found[0] not in seen:
+            seen.add(found[0])
+            out.append(found)
+    return out
+
+
+def layout_inputs(spec: InputSpec, base: Sample, config: Any) -> list[KitInput]:
+    """Every accepted dtype (a varied pattern) at the base's shape and at each whole-frame length
+    (:func:`frame_lengths`), plain and in every other memory layout of the same values: a strided
+    view, a negative-stride view, Fortran order, non-native byte order, read-only. A plugin that
+    views the samples without a copy where the dtype needs no conversion and the length fills whole
+    frames (a zero-copy frame view built from the wrong strides) shows only there. ``same_as``
+    counts within the returned list."""
+    x = np.asarray(base.data)
+    if x.ndim == 0 or x.size == 0:
+        return []
+    rest = max(1, x.size // max(int(x.shape[0]), 1))
+    settings: list[tuple[tuple[int, ...], dict[str, Any], str]] = [(x.shape, dict(base.units), "")]
+    for n, units in frame_lengths(spec, dict(base.units), config):
+        length = FRAME_COUNT * n
+        if length * rest <= CONSTANT_ELEMENTS and (length,) + x.shape[1:] != x.shape:
+            changed = {k: v for k, v in units.items() if base.units.get(k) != v}
+            where = f" ({FRAME_COUNT} whole frames of {n}" + (f" at {changed}" if changed else "") + ")"
+            settings.append(((length,) + x.shape[1:], units, where))
+    out: list[KitInput] = []
+    for kind in [k for k in spec.dtypes if k in KIND_DTYPES]:
+        for dtype_name in KIND_DTYPES[kind]:
+            what, pattern = _varied_pattern(dtype_name, x)
+            for shape, units, where in settings:
+                data = np.ascontiguousarray(_fit(pattern, shape))
+                label = f"layout: {dtype_name} {what}, shape {data.shape}{where}"
+                ref = len(out)
+                out.append(KitInput(label, Sample(data, units, base.source), "layout", kind=kind, rank=data.ndim))
+                frozen = data.copy()
+                frozen.flags.writeable = False
+                views = [
+                    ("a strided view", np.repeat(data, 2, axis=0)[::2]),
+                    ("a negative-stride view", np.ascontiguousarray(data[::-1])[::-1]),
+                    ("read-only", frozen),
+                ]
+                if data.ndim > 1:
+                    views.append(("in Fortran order", np.asfortranarray(data)))
+                if data.dtype.itemsize > 1:
+                    views.append(("in non-native byte order", data.astype(data.dtype.newbyteorder())))
+                for how, view in views:
+                    out.append(
+                        KitInput(
+                            f"{label}, {how} (same values)",
+                            Sample(view, units, base.source),
+                            "layout",
+                            kind=kind,
+                            rank=data.ndim,
+                            same_as=ref,
+                        )
+                    )
+    return out
+
+
+def rank_inputs(spec: InputSpec, base: Sample) -> list[KitInput]:
+    """Large inputs in every accepted rank besides the base's (the base with its trailing axes
+    dropped, or a trailing axis of 1 added): tiled long along axis 0 and, from rank 2 when the base
+    has two spatial axes, TWIN_LARGE_SIDE on each of them. A plugin whose path for a large input
+    assumes the base's rank (a channel axis a resize drops) shows only there."""
+    x = np.asarray(base.data)
+    if x.ndim == 0 or x.size == 0 or x.dtype.kind not in "biuf":
+        return []
+    out: list[KitInput] = []
+    units, src = dict(base.units), base.source
+    for rank in sorted(r for r in spec.ndim if r >= 1 and r != x.ndim):
+        y = x
+        while y.ndim > rank:
+            y = y[..., 0]
+        y = np.ascontiguousarray(y.reshape(y.shape + (1,) * (rank - y.ndim)))
+        candidates = [("tiled along axis 0", _long(y, 0))]
+        if rank >= 2 and x.ndim >= 2:
+            sides = (TWIN_LARGE_SIDE, TWIN_LARGE_SIDE) + y.shape[2:]
+            if int(np.prod(sides)) <= LONG_ELEMENTS * 4:
+                candidates.append((f"{TWIN_LARGE_SIDE} a side", _fit(y, sides)))
+        for what, data in candidates:
+            if data is None:
+                continue
+            out.append(
+                KitInput(
+                    f"large in rank {rank}: the base {what}, shape {data.shape}",
+                    Sample(np.ascontiguousarray(data), units, src),
+                    "long",
+                    kind=x.dtype.kind,
+                    rank=rank,
+                )
+            )
+    return out
+
+
 def text_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
     """The kit's text inputs: TEXT_EDGES, the bases in NFD, upper case and with CR LF, and a long text."""
     units = dict(bases[0].units) if bases else {}
@@ -1201,6 +1347,13 @@ def kit_inputs(modality: Modality, bases: list[Sample]) -> list[KitInput]:
         bases = array_bases
         if bases:
             out += dense_inputs(modality, spec, bases[0])
+        if bases:
+            start = len(out)
+            out += [
+                attrs.evolve(ki, same_as=start + ki.same_as) if ki.same_as is not None else ki
+                for ki in layout_inputs(spec, bases[0], config)
+            ]
+            out += rank_inputs(spec, bases[0])
     if bases:  # the richest base: a count over the whole input shows a changed frame size
         out += _rounding_inputs(spec, bases[0], config)
     return out
@@ -1228,6 +1381,37 @@ def _undeclared_patterns(dtype_name: str, shape: tuple[int, ...]) -> list[tuple[
         else:
             out.append(("a ramp -1..1", _ramp(shape, -1.0, 1.0, dtype)))
     return out
+
+
+def _other_kind_cases(spec: InputSpec, x: np.ndarray, units: dict[str, Any], src: Any) -> list[tuple[str, Sample]]:
+    """Arrays of the dtype kinds no input spec can declare, each of which must be refused:
+    structured records of 1, 3 and 4 fields of the first accepted dtype (one field per channel:
+    RGB, RGBA, at the base's shape without its last axis and at its whole shape), an opaque void,
+    bytes (``S``), datetime64 (``M``) and timedelta64 (``m``), zeros and a ramp. A plugin that
+    unpacks records into channels, or reads dates as integers, tokenizes them."""
+    field = next((d for k in spec.dtypes if k in KIND_DTYPES for d in KIND_DTYPES[k]), "uint8")
+    n = int(np.prod(x.shape))
+    ramp = np.arange(n, dtype=np.int64).reshape(x.shape)
+    cases: list[tuple[str, Sample]] = []
+    shapes = [x.shape] + ([x.shape[:-1]] if x.ndim > 1 else [])
+    for count in (3, 4, 1):
+        record = np.dtype([(name, field) for name in "rgba"[:count]])
+        for shape in shapes:
+            data = np.zeros(shape, record)
+            for i, name in enumerate(record.names or ()):
+                data[name] = np.ones(shape, field) if i % 2 else np.zeros(shape, field)
+            cases.append(
+                (
+                    f"dtype kind 'V' (structured, {count} {field} field(s)), not declared: shape {shape}",
+                    Sample(data, units, src),
+                )
+            )
+    cases.append(("dtype kind 'V' (opaque void of 4 bytes), not declared", Sample(np.zeros(x.shape, "V4"), units, src)))
+    cases.append(("dtype kind 'S' (bytes), not declared", Sample(np.full(x.shape, b"1"), units, src)))
+    for kind, unit in (("M", "datetime64[s]"), ("m", "timedelta64[s]")):
+        cases.append((f"dtype kind {kind!r} ({unit} zeros), not declared", Sample(np.zeros(x.shape, unit), units, src)))
+        cases.append((f"dtype kind {kind!r} ({unit} ramp), not declared", Sample(ramp.astype(unit), units, src)))
+    return cases
 
 
 def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
@@ -1269,6 +1453,7 @@ def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
                 for what, data in _undeclared_patterns(dtype_name, x.shape):
                     detail = dtype_name if what == "zeros" else f"{dtype_name}, {what}"
                     cases.append((f"dtype kind {kind!r} ({detail}), not declared", Sample(data, units, src)))
+        cases += _other_kind_cases(spec, x, units, src)
         cases.append(("a str array", Sample(np.full(x.shape, "x"), units, src)))
         cases.append(("an object array", Sample(np.full(x.shape, None, dtype=object), units, src)))
         cases.append(("a str, not an array", Sample("not an array", units, src)))

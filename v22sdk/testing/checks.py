@@ -895,7 +895,42 @@ def _edge_batches(accepted: list[_inputs.KitInput]) -> list[list[_inputs.KitInpu
             continue
         partner = short[i % len(short)]
         batches.append([partner, big] if i % 2 == 0 else [big, partner])
+    for group in _crowds(short, large):
+        batches.append(group)
     return batches
+
+
+#: Crowded batches: this many items and more (a batch path that switches on the item count -- a
+#: shared padded layout from four items on -- shows only there).
+CROWD_SIZES = (4, 6)
+
+
+def _crowds(short: list[_inputs.KitInput], large: list[_inputs.KitInput]) -> list[list[_inputs.KitInput]]:
+    """For each size in CROWD_SIZES, batches of that many accepted inputs of one rank and of as many
+    different sizes as there are: the largest first, then the short ones (the short inputs only, then
+    the first large input with short ones)."""
+    out: list[list[_inputs.KitInput]] = []
+
+    def distinct(pool: list[_inputs.KitInput], rank: int | None) -> list[_inputs.KitInput]:
+        seen: set[tuple[int, ...]] = set()
+        found = []
+        for ki in pool:
+            shape = getattr(ki.sample.data, "shape", (len(ki.sample.data),) if isinstance(ki.sample.data, str) else ())
+            if ki.rank == rank and shape not in seen:
+                seen.add(shape)
+                found.append(ki)
+        return found
+
+    ranks = list(dict.fromkeys(ki.rank for ki in short))
+    for size in CROWD_SIZES:
+        for rank in ranks[:1]:
+            pool = sorted(distinct(short, rank), key=lambda ki: -_inputs._size(ki.sample.data))
+            if len(pool) >= 2:
+                out.append(pool[:size])
+            big = next((ki for ki in large if ki.rank == rank), None)
+            if big is not None and pool:
+                out.append([big, *pool[: size - 1]])
+    return out
 
 
 def _edge_problem(modality: Modality, run: KitRun, index: int) -> CheckFailure | None:
@@ -1066,8 +1101,9 @@ def _twins_on_a_fresh_instance(modality: Modality) -> None:
                 continue  # not deterministic at all: check_determinism's finding
             raise _fail_on(
                 ki,
-                f"'{run.inputs[first].label}' and '{run.inputs[second].label}' (one shape, dtype and "
-                f"mean, other detail) tokenized in the other order by a fresh instance: "
+                f"'{run.inputs[first].label}' and '{run.inputs[second].label}' (alike in what a cache "
+                f"might key on -- shape, dtype, mean, a side -- other in detail) tokenized in the other order by a "
+                f"fresh instance: "
                 f"'{ki.label}' differs: {diff}",
                 rule="check_fresh_instance",
                 check="check_fresh_instance",
@@ -1497,19 +1533,35 @@ def _saved_file(modality: Modality, sample: Sample, first: Path, check: str) -> 
     return reference
 
 
+#: Extensions of other modalities' files (and of none in particular) that a save may be given.
+FOREIGN_SUFFIXES = (".wav", ".png", ".txt", ".img", ".bin")
+
+
+def _foreign_names(modality: Modality, sample: Sample, suffix: str) -> list[tuple[str, str]]:
+    """(stem, extension) pairs whose extension is not one the modality declares, the stems carrying
+    misleading metadata (another unit value, a format word): ``44100.wav`` for an image."""
+    declared = {e.lower() for e in modality.extensions} | {suffix.lower()}
+    stems = [Path(n).stem for n in _misleading_names(modality, sample, "")[3:7]] or ["44100"]
+    others = [e for e in FOREIGN_SUFFIXES if e not in declared]
+    return [(stems[i % len(stems)], e) for i, e in enumerate(others[:3])]
+
+
 def _saved_under_other_names(modality: Modality, sample: Sample, folder: Path, suffix: str, check: str) -> None:
-    """The sample saved again under a name whose extension differs in case only, and under one with
-    no extension: save writes exactly that path (never the name with an extension added), and what
-    it wrote is a file load reads, with the units save was given, that tokenizes. ``load`` may refuse
-    a name without an extension (a plugin that tells its formats apart by extension): the same bytes
-    under the declared extension must then load so."""
+    """The sample saved again under a name whose extension differs in case only, under one with no
+    extension, and under names with another format's extension (``44100.wav`` for an image, ``.img``,
+    ``.txt``): save writes exactly that path (never the name with an extension added) or raises
+    InputError -- never another exception -- and what it wrote is a file load reads, with the units
+    save was given, that tokenizes. ``load`` may refuse a name without the declared extension (a
+    plugin that tells its formats apart by extension): the same bytes under the declared extension
+    must then load so."""
     __tracebackhide__ = True
     names = ([f"other-name{suffix.upper()}"] if suffix.upper() != suffix else []) + ["other-name"]
+    names += [f"{stem}{other}" for stem, other in _foreign_names(modality, sample, suffix)]
     for name in names:
         path = folder / name
         if not _save(modality, sample, path, check):
             continue  # a name this plugin does not write
-        loaded = _load_saved(modality, path, check, refusable=not Path(name).suffix)
+        loaded = _load_saved(modality, path, check, refusable=Path(name).suffix.lower() != suffix.lower())
         if loaded is None:  # a name without an extension that load does not take: its bytes
             copy = folder / f"other-name-copy{suffix}"
             copy.write_bytes(path.read_bytes())
