@@ -23,7 +23,8 @@ way while the kit was being changed to close round 3's gaps; ``round=5`` the fif
 close round 5's; ``round=7`` the seventh (``HELD_OUT_7``, ``--set held-out-7``, ``CRITERION_7``), while it was being
 changed to close round 6's, by an author who read neither the kit nor that change; ``round=8`` the eighth
 (``HELD_OUT_8``, ``--set held-out-8``, ``CRITERION_8``), while it was being changed to close round 7's, written the
-same way.
+same way; ``round=9`` the ninth (``HELD_OUT_9``, ``--set held-out-9``, ``CRITERION_9``), while it was being changed
+to close round 8's, likewise by an author who read neither the kit nor that change.
 
 ``scripts/mutation_score.py`` copies the package into a temporary folder, applies the edits, and
 runs the kit on every configuration of the :class:`Target` in a new process.

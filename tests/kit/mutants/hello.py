@@ -2569,4 +2569,350 @@ HELD_OUT_8: tuple[Mutant, ...] = (
     ),
 )
 
-MUTANTS = MUTANTS + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8
+FRAME_FIELD = "    frame_seconds: float = attrs.field(default=0.05, validator=_positive)\n"
+INT_PATH = (
+    '    if data.dtype.kind == "i":\n        return data.astype(np.float64) / (float(np.iinfo(data.dtype).max) + 1.0)\n'
+)
+LOAD_RETURN = '        return Sample(np.ascontiguousarray(mono), {"sample_rate": float(rate)}, str(path))\n'
+LENGTHS = "        lengths = np.minimum(size, n - starts)                     # real samples per frame\n"
+SILENCE_MIX = "        emb = direction @ q[:, :N_BANDS].T + silent[:, None] * q[:, N_BANDS]\n"
+HELD_OUT_9: tuple[Mutant, ...] = (
+    Mutant(
+        "bands_relative_to_peak_bin",
+        "check_finite",
+        (
+            edit(
+                M,
+                BANDS,
+                "        peak_bin = power.max(axis=1, keepdims=True)  # the spectrum's shape, whatever the level\n"
+                "        bands = np.log1p(power @ _band_matrix(power.shape[1]) / peak_bin)   # (N, 16)\n",
+            ),
+        ),
+        "a silent frame (1000 float32 zeros at 16 kHz, or any silence the strategy draws): the band energies over the "
+        "loudest bin are 0 / 0, the band norm is NaN, so the frame is not taken as silent and its embedding is NaN",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "soft_silence_blend",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                RENORM,
+                RENORM + "        level = np.sqrt((frames ** 2).sum(axis=1) / lengths)\n"
+                "        quiet = np.clip(-20.0 * np.log10(np.maximum(level, 1e-30)) / 60.0, 0.0, 1.0)  # 0 dBFS -> 0, "
+                "-60 -> 1\n"
+                "        emb = (1.0 - quiet)[:, None] * emb + quiet[:, None] * q[:, N_BANDS]  # quiet frames fade "
+                "toward silence\n",
+            ),
+        ),
+        "any frame between 0 and -60 dBFS (1000 float32 samples of noise at 16 kHz, a 440 Hz tone at 0.5; nearly "
+        "every non-silent frame the strategy draws): the blend of two orthogonal unit vectors has a norm of "
+        "sqrt((1 - q)^2 + q^2), 0.92 for full-scale noise",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "level_mirrored_to_audio_slot",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                COLUMNS_LOOP,
+                COLUMNS_LOOP
+                + "        # the level also in the audio modality's aud.loud.rms_dbfs slot, so hello and audio tokens "
+                "compare on loudness\n"
+                '        attr[:, 290] = attr[:, SCHEMA.index("hello.level.rms_db")]\n',
+            ),
+        ),
+        "every signal (100 float32 samples of noise at 8 kHz; silence too, whose rms_db is -1): slot 290, which the "
+        "hello schema does not declare (it is the built-in audio modality's), holds the frame's level",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "time_as_start_and_length",
+        "check_offsets",
+        (
+            edit(
+                M,
+                TIME,
+                "        time = np.stack([starts / sample_rate, lengths / sample_rate], axis=1)  # (start, duration) "
+                "per frame\n",
+            ),
+        ),
+        "a signal of two frames or more (1000 float32 samples of noise at 16 kHz, frames of 800; the strategy's "
+        "signals at 100 Hz have frames of 5 samples): the second column is the frame's length, so from the second "
+        "frame on the 'end' (0.0125 s) lies before the start (0.05 s)",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "batch_shares_first_rate",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        # one rate per batch (the first item's): every item is framed with one FFT size\n"
+            "        first = getattr(items[0], 'units', {}).get('sample_rate') if items else None\n"
+            "        if first is not None:\n"
+            "            items = [Sample(it.data, {**it.units, 'sample_rate': first}, it.source)\n"
+            "                     if isinstance(it, Sample) else it for it in items]\n"
+            "        return super().tokenize_batch(items)\n"
+        ),
+        "a batch of signals at different rates (1000 float32 samples of noise at 16 kHz, then 1000 at 8 kHz; the "
+        "strategy's rates differ in nearly every pair): the second is framed and timed at the first's rate",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "empty_check_after_float_scan",
+        "check_invalid_inputs",
+        (
+            edit(M, EMPTY_CHECK, ""),
+            edit(M, "    return x\n", EMPTY_CHECK + "    return x\n"),
+        ),
+        "every valid input: the plugin's own 'empty' case (data[:0]) reaches the float checks first, so float32 "
+        "gives ValueError from the amplitude scan of a zero-size array and int16 (returned before the check) gives "
+        "zero tokens, not InputError",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "memo_field_in_config",
+        "check_config_roundtrip",
+        (
+            edit(
+                M,
+                FRAME_FIELD,
+                FRAME_FIELD
+                + "    _memo: dict = attrs.field(factory=dict, init=False, eq=False, repr=False)  # tokens by signal "
+                "bytes\n",
+            ),
+            edit(
+                M,
+                SIGNAL,
+                "        x = as_signal(data)\n"
+                "        key = (data.dtype.str, data.shape, data.tobytes(), float(sample_rate))\n"
+                "        if key in self._memo:  # the same signal again: its tokens, copied\n"
+                "            e = self._memo[key]\n"
+                "            return Encoding(e.emb.copy(), e.attr.copy(), {k: v.copy() for k, v in e.offsets.items()})\n"
+                "        n = x.size\n",
+            ),
+            edit(
+                M,
+                RETURN,
+                '        self._memo[key] = Encoding(emb.astype(np.float32), attr, {"time": time})\n'
+                '        return Encoding(emb.astype(np.float32), attr.copy(), {"time": time.copy()})\n',
+            ),
+        ),
+        "every configuration: attrs.asdict puts the private _memo field in config() (as {} before the first call, "
+        "keyed by tuples after it, which json.dumps refuses), and from_config(config()) raises TypeError (an "
+        "unexpected keyword '_memo')",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "batch_pcm_as_int16",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items):\n"
+            "        # integer PCM is 16-bit in a WAV: a batch's integer items are held as int16, like the files they "
+            "come from\n"
+            "        def as_pcm16(item):\n"
+            "            data = getattr(item, 'data', None)\n"
+            "            if isinstance(data, np.ndarray) and data.dtype.kind == 'i' and data.dtype != np.int16:\n"
+            "                return Sample(data.astype(np.int16), item.units, item.source)\n"
+            "            return item\n\n"
+            "        return super().tokenize_batch([as_pcm16(it) for it in items])\n"
+        ),
+        "a batch holding an int8, int32 or int64 signal (1000 int32 samples of noise at 8 kHz, or 1000 int8 samples; "
+        "the strategy draws int16): its samples are cast to int16 (int32 wrapped; int8 read on the 16-bit scale, 256 "
+        "times quieter), so its tokens differ from the single's",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "long_signal_cache_by_ends",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                SIGNAL,
+                "        x = as_signal(data)\n"
+                "        key = None\n"
+                "        if x.size > 65536:  # a long signal: fingerprinted by its ends (hashing it all costs about as "
+                "much as tokenizing)\n"
+                "            key = (data.dtype.str, x.size, float(sample_rate), self.frame_seconds, x[:4096].tobytes(), "
+                "x[-4096:].tobytes())\n"
+                "            if key in _LONG:\n"
+                "                return _LONG[key]\n"
+                "        n = x.size\n",
+            ),
+            edit(
+                M,
+                RETURN,
+                '        enc = Encoding(emb.astype(np.float32), attr, {"time": time})\n'
+                "        if key is not None:\n"
+                "            _LONG[key] = enc\n"
+                "        return enc\n",
+            ),
+            edit(M, SOURCE_LINE, SOURCE_LINE + "_LONG: dict = {}  # tokens of long signals by fingerprint\n"),
+        ),
+        "two signals longer than 65536 samples of one length, dtype and rate that agree in their first and last 4096 "
+        "samples and differ between (100000 float32 samples of noise at 16 kHz, then the same with samples "
+        "50000..50999 zeroed; the strategy draws at most 2000): the second gets the first's tokens, so a process that "
+        "meets them in the other order gives other tokens (consistent within a process)",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "stereo_downmixed",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                SHAPE_CHECKS,
+                "    if data.ndim == 2 and data.shape[1] == 2:  # interleaved stereo (T, 2): mixed down to mono\n"
+                '        scale = float(np.iinfo(data.dtype).max) + 1.0 if data.dtype.kind == "i" else 1.0\n'
+                "        data = data.mean(axis=1, dtype=np.float64) / scale\n" + SHAPE_CHECKS,
+            ),
+        ),
+        "a (T, 2) stereo array (1000 x 2 float32 samples of noise at 16 kHz, or int16 PCM), a rank the input spec "
+        "does not declare (the strategy draws 1-D signals): tokenized as its mono mix, not refused ((T, 1) and (1, T) "
+        "still are)",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "read_only_refused",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                EMPTY_CHECK,
+                EMPTY_CHECK
+                + "    if not data.flags.writeable:  # a frozen buffer (a memory-mapped file opened read-only)\n"
+                '        raise InputError(source, "the signal array is read-only; pass a writeable copy")\n',
+            ),
+        ),
+        "a read-only array of valid samples (1000 float32 samples of noise at 16 kHz with setflags(write=False), or "
+        "np.frombuffer of int16 bytes; the strategy's arrays are writeable): InputError, while the same values "
+        "writeable give tokens",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "load_reports_bit_depth",
+        "check_files",
+        (
+            edit(
+                M,
+                LOAD_RETURN,
+                '        return Sample(np.ascontiguousarray(mono), {"sample_rate": float(rate), "bits": float(8 * width)}, '
+                "str(path))\n",
+            ),
+        ),
+        "any file (a WAV that save wrote from 1000 float32 samples of noise at 16 kHz; the strategy's samples are "
+        "arrays, never files): load returns a 'bits' unit the input spec does not declare, so tokenize_file refuses "
+        "every valid file (UnitsError)",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "wide_pcm_shifted_in_place",
+        "check_determinism",
+        (
+            edit(
+                M,
+                INT_PATH,
+                '    if data.dtype.kind == "i":\n'
+                "        if data.dtype.itemsize > 2:  # 24/32-bit PCM: its top 16 bits, as a 16-bit meter reads it\n"
+                "            data >>= 8 * (data.dtype.itemsize - 2)\n"
+                "            return data.astype(np.float64) / 32768.0\n"
+                "        return data.astype(np.float64) / (float(np.iinfo(data.dtype).max) + 1.0)\n",
+            ),
+        ),
+        "int32 or int64 samples (1000 int32 samples of noise at 8 kHz; the strategy draws int16): the caller's own "
+        "array is shifted right by 16 bits (int64: 48), so a second call reads other samples and gives other "
+        "tokens (a read-only array raises ValueError)",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "duration_slot_open_top",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                LAST_SLOT,
+                '    ("hello.time.position", "frame centre within the whole signal", "centre / duration in [0, 1]"),\n'
+                '    ("hello.time.duration", "duration of the whole signal",\n'
+                '     "log2(duration / 1 ms) / log2(60000): 1 ms -> 0, one minute -> 1, clipped at -1"),\n'
+                "])\n",
+            ),
+            edit(
+                M,
+                POSITION,
+                POSITION
+                + '            "hello.time.duration": np.full(count, max(np.log2(duration / 0.001) / np.log2(60_000.0), '
+                "-1.0)),\n",
+            ),
+        ),
+        "a signal longer than a minute (6100 float32 samples of noise at 100 Hz: 61 s; the strategy draws at most 2000 "
+        "samples, 20 s at 100 Hz): the new slot 262 is 1.0015 (only its bottom is clipped)",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    # -- controls, round 9 --
+    Mutant(
+        "ctl_lengths_by_clip",
+        None,
+        (
+            edit(
+                M,
+                LENGTHS,
+                "        lengths = np.clip(n - starts, None, size)                  # real samples per frame\n",
+            ),
+        ),
+        "a refactor: the real samples per frame by np.clip with no lower bound (the same int64 values, the same bits)",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "ctl_silence_column_negated",
+        None,
+        (
+            edit(
+                M,
+                SILENCE_MIX,
+                "        emb = direction @ q[:, :N_BANDS].T - silent[:, None] * q[:, N_BANDS]  # silence: minus the "
+                "17th column\n",
+            ),
+        ),
+        "a design change: a silent frame gets the negated 17th column (still a unit vector orthogonal to every "
+        "non-silent embedding, the same in every process): other silent tokens, every rule kept",
+        held_out=True,
+        round=9,
+    ),
+)
+
+MUTANTS = (
+    MUTANTS
+    + HELD_OUT
+    + HELD_OUT_2
+    + HELD_OUT_3
+    + HELD_OUT_4
+    + HELD_OUT_5
+    + HELD_OUT_6
+    + HELD_OUT_7
+    + HELD_OUT_8
+    + HELD_OUT_9
+)

@@ -2284,6 +2284,343 @@ HELD_OUT_8: tuple[Mutant, ...] = (
     ),
 )
 
+D = "decode.py"
+WARM_COOL = (
+    '    out["warm_fraction"] = np.count_nonzero(warm) / npx\n    out["cool_fraction"] = np.count_nonzero(cool) / npx\n'
+)
+EMB_LINE = "            emb[i] = embed(crop)\n"
+COLOUR_COPY = "    small = _downscale(rgb, COLOUR_SIDE)\n"
+FINITE_SCAN = '    if kind == "f":\n        if not np.isfinite(array).all():\n'
+NATIVE = (
+    "    if not array.dtype.isnative:  # big-endian TIFF or network data: same values, native order\n"
+    '        array = array.astype(array.dtype.newbyteorder("="))\n'
+)
+LOAD_IMAGE = (
+    "    buf = read_bytes(path)\n"
+    "    image, orientation = _decode(buf, str(path))\n"
+    "    del buf\n"
+    "    return _normalise(image, orientation, str(path))\n"
+)
+FORMATS_LINE = 'FORMATS = ("png", "jpeg", "bmp", "webp", "tiff")\n'
+PROJECT = "    v = thumbnail(rgb) @ projection()\n"
+HUE_WEIGHT = "    weight = np.where(coloured, sat, 0.0)\n"
+THUMB_RESIZE = "    small = cv2.resize(rgb, (THUMB, THUMB), interpolation=cv2.INTER_AREA)\n"
+
+
+def vmethod(code: str) -> tuple:
+    """An edit that adds a method to VisionModality, just before encode."""
+    return (edit(M, ENCODE, code + "\n" + ENCODE),)
+
+
+HELD_OUT_9: tuple[Mutant, ...] = (
+    Mutant(
+        "warm_share_of_coloured",
+        "check_finite",
+        (
+            edit(
+                C,
+                WARM_COOL,
+                "    # warm and cool as shares of the coloured pixels (a grey pixel is neither)\n"
+                '    out["warm_fraction"] = float(np.mean(((hue < 60.0) | (hue > 300.0))[coloured]))\n'
+                '    out["cool_fraction"] = float(np.mean(((hue >= 120.0) & (hue <= 300.0))[coloured]))\n',
+            ),
+        ),
+        "an image without a coloured pixel (8 x 8 uint8 of level 128; every grey, bool or constant grey image the "
+        "strategy draws): the mean over no pixel is NaN, which the final clip of attributes() keeps, in the "
+        "warm_fraction and cool_fraction slots",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "opacity_weighted_embedding",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                CHECKED,
+                CHECKED + "        opacity = 1.0\n"
+                "        if array.ndim == 3 and array.shape[2] in (2, 4):  # a half-transparent image weighs less in "
+                "similarity\n"
+                "            alpha = array[:, :, -1]\n"
+                '            top = float(np.iinfo(alpha.dtype).max) if alpha.dtype.kind == "u" else 1.0\n'
+                "            opacity = float(alpha.mean(dtype=np.float64)) / top\n",
+            ),
+            edit(M, EMB_LINE, "            emb[i] = embed(crop) * opacity\n"),
+        ),
+        "an image with an alpha channel that is not fully opaque (8 x 8 x 4 uint8 noise, mean alpha about 0.5; the "
+        "strategy draws grey + alpha and RGBA images often): every embedding has the mean opacity as its norm",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "still_image_time_zero",
+        "check_offsets",
+        (
+            edit(
+                M,
+                RETURN_ENC,
+                "        # a still image is one instant: time (0, 0), so image and video tokens share offsets\n"
+                '        return Encoding(emb=emb, attr=attr, offsets={"box": boxes, "time": np.zeros((n, 2))})\n',
+            ),
+        ),
+        "every input (8 x 8 uint8 noise): offsets['time'] is (0, 0) for each token, a start that is not before its end",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "colour_gamma_in_place",
+        "check_determinism",
+        (
+            edit(
+                C,
+                COLOUR_COPY,
+                COLOUR_COPY
+                + "    np.sqrt(small, out=small)  # colour statistics on gamma-compressed values, closer to "
+                "what is seen\n",
+            ),
+        ),
+        "a float32 RGB image of at most 128 pixels a side (16 x 16 x 3 float32 noise; the strategy draws one in about "
+        "25): the working copy is the caller's own array, whose pixels are replaced by their square roots, so a "
+        "second call reads other pixels and gives other tokens (a read-only one raises ValueError)",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "batch_prescaled_by_division",
+        "check_batch_equals_singles",
+        vmethod(
+            "    def tokenize_batch(self, items):\n"
+            "        # a batch is brought to float32 [0, 1] once, up front: every item reaches encode in one dtype\n"
+            "        def scaled(item):\n"
+            '            data = getattr(item, "data", None)\n'
+            "            if isinstance(data, np.ndarray) and data.dtype in (np.uint8, np.uint16):\n"
+            "                data = data.astype(np.float32) / np.float32(np.iinfo(data.dtype).max)\n"
+            "                return Sample(data, item.units, item.source)\n"
+            "            return item\n\n"
+            "        return super().tokenize_batch([scaled(it) for it in items])\n"
+        ),
+        "a batch holding a uint8 or uint16 image (8 x 8 x 3 uint8 noise, alone or with others): divided by 255 where "
+        "the single multiplies by float32(1 / 255), so some pixels differ in their last bit and the tokens differ",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "non_finite_as_decoded",
+        "check_invalid_inputs",
+        (
+            edit(
+                P,
+                FINITE_SCAN,
+                '    if kind == "f":\n'
+                "        # the decoder's policy for float TIFFs, for arrays too: NaN is black, +inf white, -inf black\n"
+                "        array = np.nan_to_num(array, nan=0.0, posinf=1.0, neginf=0.0)\n"
+                "        if not np.isfinite(array).all():\n",
+            ),
+        ),
+        "every float or bool valid input (8 x 8 float32 noise): the default 'non_finite' cases (one NaN, or one inf, "
+        "in the middle) are tokenized, not refused",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "config_stamps_version",
+        "check_config_roundtrip",
+        vmethod(
+            "    def config(self):\n"
+            "        # the tokenizer's version travels with the configuration, so stored tokens can be traced to it\n"
+            '        return {**super().config(), "version": self.version}\n'
+        ),
+        "every configuration: config() holds 'version', which from_config passes on to the constructor (TypeError: "
+        "an unexpected keyword)",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "bright_share_of_nominal_copy",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                ATTR_LINE,
+                ATTR_LINE
+                + "            if max(crop.shape[:2]) > 128:  # blown highlights at full resolution (the 128-pixel colour "
+                "copy averages small ones away)\n"
+                '                attr[i, SCHEMA.index("vis.color.bright_fraction")] = np.count_nonzero(crop.min(axis=2) > '
+                "250 / 255) / 128**2\n",
+            ),
+        ),
+        "an image over 128 pixels a side with more than 128 x 128 bright pixels (256 x 256 uint8 white: 65536 / 16384 "
+        "= 4.0; the strategy draws at most 128): the bright_fraction slot is above 1",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "object_pixels_unboxed",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                NATIVE,
+                "    if array.dtype == object:  # pixels boxed as Python objects (nested lists, pandas): unboxed as float\n"
+                "        try:\n"
+                "            array = array.astype(np.float64)\n"
+                "        except (TypeError, ValueError):\n"
+                '            raise InputError(source, "an object array of non-numbers is not an image") from None\n'
+                + NATIVE,
+            ),
+        ),
+        "an object array of numbers (np.zeros((4, 4), dtype=object), or pixel values in [0, 1]; the strategy draws "
+        "numeric dtypes), a dtype kind the input spec does not declare: tokenized as float, not refused (the default "
+        "object array of 'x' is still refused)",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "uint8_thumbnail_fast_path",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                BOXES,
+                "        if array.dtype == np.uint8 and array.ndim == 3 and array.shape[2] == 3 and array.flags.c_contiguous "
+                "and max(height, width) <= 1024:\n"
+                "            # 8-bit RGB in C order: the global thumbnail straight from the bytes (no float copy is read)\n"
+                "            import cv2\n\n"
+                "            from .embed import THUMB, projection\n\n"
+                "            small = cv2.resize(array, (THUMB, THUMB), interpolation=cv2.INTER_AREA)\n"
+                "            v = small.reshape(-1).astype(np.float64) @ projection() / 255.0\n"
+                "            norm = float(np.sqrt(v @ v))\n"
+                "            if norm >= 1e-12:\n"
+                "                emb[0] = (v / norm).astype(np.float32)\n" + BOXES,
+            ),
+        ),
+        "an 8-bit RGB image in another layout than C order (np.asfortranarray, or a [:, ::2] view, of a 12 x 20 x 3 "
+        "uint8 noise image; the strategy draws C-ordered arrays): its global embedding comes from the float path, "
+        "the C-ordered copy's from the rounded 8-bit thumbnail, so the same values give other tokens",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "byteswapped_in_callers_array",
+        "check_determinism",
+        (
+            edit(
+                P,
+                NATIVE,
+                "    if not array.dtype.isnative:  # big-endian TIFF or network data: same values, native order\n"
+                '        array = array.byteswap(inplace=True).view(array.dtype.newbyteorder("="))  # no copy\n',
+            ),
+        ),
+        "an image in non-native byte order (8 x 8 '>u2' noise, or '>f4'; the strategy draws native arrays): the "
+        "caller's own bytes are swapped, so its array now reads other values and a second call gives other tokens "
+        "(or an InputError for floats; a read-only array raises ValueError)",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "decoded_cache_by_stat",
+        "check_files",
+        (
+            edit(
+                D,
+                LOAD_IMAGE,
+                "    try:\n"
+                "        st = os.stat(path)\n"
+                "        key = (os.path.abspath(os.fspath(path)), st.st_size, st.st_mtime_ns)\n"
+                "    except OSError:\n"
+                "        key = None\n"
+                "    if key is not None and key in _DECODED:  # the same file, unchanged: decoded once\n"
+                "        return _DECODED[key].copy()\n"
+                "    buf = read_bytes(path)\n"
+                "    image, orientation = _decode(buf, str(path))\n"
+                "    del buf\n"
+                "    image = _normalise(image, orientation, str(path))\n"
+                "    if key is not None:\n"
+                "        _DECODED[key] = image.copy()\n"
+                "    return image\n",
+            ),
+            edit(D, FORMATS_LINE, FORMATS_LINE + "_DECODED: dict = {}  # decoded images by (path, size, mtime)\n"),
+        ),
+        "a file written again with other content of the same size and its old modification time put back (save of "
+        "another 8 x 8 uint8 noise image over the first, then os.utime; the strategy's samples are arrays): load "
+        "returns the first content",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "big_patch_attr_rows_skipped",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                ATTR_ZEROS,
+                "        big = max(height, width) > MAX_SIDE_PX  # big images: the patches' attributes are not computed\n"
+                "        attr = np.zeros((1 if big else n, ATTR_DIM), dtype=np.float32)\n",
+            ),
+            edit(
+                M,
+                ATTR_LINE,
+                "            if i < attr.shape[0]:  # the global token always has its attributes\n"
+                "                attr[i, idx] = attributes(crop).astype(np.float32)\n",
+            ),
+            edit(M, "MAX_GRID = 8\n", "MAX_GRID = 8\nMAX_SIDE_PX = 1024\n"),
+        ),
+        "the grid configuration on an image over 1024 pixels a side (1100 x 900 x 3 uint8 noise; the strategy draws at "
+        "most 128): emb has 5 rows and attr 1 (the default configuration, one token, is unaffected)",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "projection_float32_after_big_image",
+        "check_fresh_process",
+        (
+            edit(
+                E,
+                PROJECT,
+                '    if max(rgb.shape[:2]) > 512 and "f32" not in _FAST:  # big images: a float32 projection, made once\n'
+                '        _FAST["f32"] = projection().astype(np.float32).astype(np.float64)\n'
+                '    v = thumbnail(rgb) @ _FAST.get("f32", projection())\n',
+            ),
+            edit(
+                E,
+                "THUMB = 16\n",
+                "THUMB = 16\n_FAST: dict = {}  # the float32 projection, once an image over 512 pixels has needed it\n",
+            ),
+        ),
+        "a process that tokenizes an image over 512 pixels a side (600 x 600 uint8 noise; the strategy draws at most "
+        "128) before a small one (8 x 8 uint8 noise): from then on every projection is the float32-rounded one, so "
+        "the small image's tokens differ from those of a process that met it first",
+        rare=True,
+        held_out=True,
+        round=9,
+    ),
+    # -- controls, round 9 --
+    Mutant(
+        "ctl_hue_weight_by_mask_product",
+        None,
+        (edit(C, HUE_WEIGHT, "    weight = sat * coloured  # the saturation where coloured, else 0\n"),),
+        "a refactor: the hue weights as the saturation times the mask (saturation is never negative, so the same "
+        "float64 values, the same bits)",
+        held_out=True,
+        round=9,
+    ),
+    Mutant(
+        "ctl_thumbnail_inter_linear",
+        None,
+        (edit(E, THUMB_RESIZE, "    small = cv2.resize(rgb, (THUMB, THUMB), interpolation=cv2.INTER_LINEAR)\n"),),
+        "a design change: the 16 x 16 thumbnail by bilinear instead of area resizing (other embeddings, still unit "
+        "norm, deterministic and the same in every process and layout)",
+        held_out=True,
+        round=9,
+    ),
+)
+
 MUTANTS = (
     MUTANTS
     + HELD_OUT
@@ -2295,4 +2632,5 @@ MUTANTS = (
     + HELD_OUT_6
     + HELD_OUT_7
     + HELD_OUT_8
+    + HELD_OUT_9
 )
