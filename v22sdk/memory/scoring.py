@@ -109,7 +109,18 @@ def unit_row(x: np.ndarray) -> np.ndarray:
     """``unit_rows(x[None])[0]`` for one float32 row ``x`` (D,), bit for bit, in four numpy calls
     instead of eight (the per-turn write path): the float64 squares are summed by the same pairwise
     reduction, the division is done in float64 and rounded to float32 once, as there."""
-    ss = float(np.add.reduce(np.square(x, dtype=np.float64)))
+    return unit_row_of(x, square_sum(x))
+
+
+def square_sum(x: np.ndarray) -> float:
+    """The float64 sum of squares of a float32 row, as :func:`unit_row` takes it. Finite exactly
+    when every value of ``x`` is (a float32's square cannot overflow float64, nor can 2**24 of
+    them), so it doubles as the row's finiteness check on the write path."""
+    return float(np.add.reduce(np.square(x, dtype=np.float64)))
+
+
+def unit_row_of(x: np.ndarray, ss: float) -> np.ndarray:
+    """:func:`unit_row` of ``x`` given its :func:`square_sum` ``ss`` (finite)."""
     if ss == 0.0:
         return np.zeros(len(x), np.float32)
     return np.divide(x, math.sqrt(ss), out=np.empty(len(x), np.float32), dtype=np.float64, casting="unsafe")
