@@ -199,6 +199,7 @@ def test_one_turn_write_stores_and_publishes_what_the_general_path_does(tmp_path
             assert [t.id for t in s.iter_turns()] == list(range(1, 30))  # every row passes its checksum
 
 
+@pytest.mark.filterwarnings("error")  # no numpy warning (overflow, invalid) on the way either
 def test_one_turn_write_refuses_what_the_general_path_refuses(db):
     """The shortcut leaves a row it cannot vouch for to the general path: the same error, nothing
     stored; large finite values (whose squares overflow float32) are stored."""

@@ -58,6 +58,16 @@ class AttrVocab:
                 v |= 1 << bit
         return v
 
+    def mask_known(self, attrs) -> int | None:
+        """:meth:`mask_int` of ``attrs`` when every name has a bit, else None (one pass)."""
+        bits, v = self.bits, 0
+        for name in attrs:
+            bit = bits.get(name)
+            if bit is None:
+                return None
+            v |= 1 << bit
+        return v
+
     def mask(self, attrs: frozenset[str], words: int | None = None) -> np.ndarray:
         """``(W,)`` uint64 mask of ``attrs``; names not in the vocabulary are ignored."""
         w = words or self.words()
@@ -116,7 +126,8 @@ def square_sum(x: np.ndarray) -> float:
     """The float64 sum of squares of a float32 row, as :func:`unit_row` takes it. Finite exactly
     when every value of ``x`` is (a float32's square cannot overflow float64, nor can 2**24 of
     them), so it doubles as the row's finiteness check on the write path."""
-    return float(np.add.reduce(np.square(x, dtype=np.float64)))
+    x64 = x.astype(np.float64)  # exact: a float32's square is exact in float64, as in unit_rows
+    return float(np.add.reduce(np.square(x64, out=x64)))
 
 
 def unit_row_of(x: np.ndarray, ss: float) -> np.ndarray:

@@ -43,6 +43,7 @@ from v22sdk.memory.turn import Turn, check_attrs, check_conversation
 _NO_INFO = TurnInfo()  # frozen: one shared default, its conversation id known to be valid
 _NO_TEXT = ("default", "", "", "")  # its (conversation, modality, digest, summary), all valid
 _F32 = np.dtype(np.float32)
+_Tensor = None  # torch.Tensor, once torch is imported
 
 
 def _one_row(x, dim: int) -> np.ndarray | None:
@@ -50,8 +51,13 @@ def _one_row(x, dim: int) -> np.ndarray | None:
     C-contiguous copy (the caller's buffer stays theirs); None for any other input, which the
     general path of ``write`` then converts or refuses. Values are not checked here."""
     if type(x) is not np.ndarray:
-        torch = sys.modules.get("torch")  # not imported: x is no tensor
-        if torch is None or not isinstance(x, torch.Tensor):
+        global _Tensor
+        if _Tensor is None:
+            torch = sys.modules.get("torch")  # not imported: x is no tensor
+            if torch is None:
+                return None
+            _Tensor = torch.Tensor
+        if not isinstance(x, _Tensor):
             return None
         try:
             x = x.numpy()
@@ -282,9 +288,7 @@ class TieredMemory(MemoryHead):
         ``(id, time, touched)``. Called with the lock held."""
         vocab = self.l3.vocab
         # What does not depend on the id is made before the commit, and published after it.
-        mask = (
-            vocab.mask_int(attrs) if vocab.bits.keys() >= attrs else None
-        )  # else the commit gives the new names their bits
+        mask = vocab.mask_known(attrs)  # None: the commit gives the new names their bits
         id_, when, touched = self.l3.commit_one(sent, mem, attrs, text, mask)
         self._publish(id_, sent, units, mem, attrs, mask, when, touched, text)
         return id_, when, touched
