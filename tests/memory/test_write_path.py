@@ -149,3 +149,94 @@ def test_tiered_write_one_turn_publishes_what_a_restart_rebuilds(db):
             assert a[1][1024 * sa : 1024 * (sa + 1)] == b[1][1024 * sb : 1024 * (sb + 1)]  # sent
             assert a[2][1024 * sa : 1024 * (sa + 1)] == b[2][1024 * sb : 1024 * (sb + 1)]  # units
             assert a[4][sa] == b[4][sb] and a[5][sa] == b[5][sb] and a[7][sa] == b[7][sb] and a[8][sa] == b[8][sb]
+
+
+def _rows(db):
+    """Every stored row but its write time (and the CRC, which covers the time)."""
+    import sqlite3
+
+    c = sqlite3.connect(db)
+    try:
+        cols = "id, conversation, modality, digest, summary, attrs, attr_mask, sent_vec, mem_emb, touched"
+        return c.execute(f"SELECT {cols} FROM turns ORDER BY id").fetchall()
+    finally:
+        c.close()
+
+
+def _without_times(state):
+    return state[:6] + state[7:]
+
+
+def test_one_turn_write_stores_and_publishes_what_the_general_path_does(tmp_path):
+    """write() of one (1, D) float32 turn (the shortcut: no Turn, no (1, D) arrays) and the same
+    turns through the general path (float64 inputs, which the shortcut leaves to it) give the same
+    rows in L3 and the same L1 and L2, across new names, known names, info and no info, and a
+    summary holding a lone surrogate (mended for display on both paths)."""
+    import torch
+
+    from v22sdk.engine.memory_head import TurnInfo
+
+    turns = [make_turn(i, "w") for i in range(1, 30)]
+    dbs = str(tmp_path / "one.db"), str(tmp_path / "general.db")
+    with TieredMemory(dbs[0], l1_size=4, l2_size=8) as one, TieredMemory(dbs[1], l1_size=4, l2_size=8) as gen:
+        for k, t in enumerate(turns):
+            info = (
+                None if k % 3 == 0 else [TurnInfo(t.conversation, t.modality, t.digest, t.summary + "\udcff" * (k % 2))]
+            )
+            sent, mem = t.sent_vec[None].copy(), t.mem_emb[None].copy()
+            if k % 2:
+                sent, mem = torch.from_numpy(sent), torch.from_numpy(mem)
+            [a] = one.write(sent, mem, [t.attrs], info)
+            [b] = gen.write(t.sent_vec[None].astype(np.float64), t.mem_emb[None].astype(np.float64), [t.attrs], info)
+            assert a == b == k + 1
+            assert one.l3.vocab.names == gen.l3.vocab.names
+        assert _without_times(_ring_state(one.l2)) == _without_times(_ring_state(gen.l2))
+        assert _without_times(_ring_state(one.l1)) == _without_times(_ring_state(gen.l1))
+        assert one.get(29).summary == gen.get(29).summary and "\\x" in one.get(2).summary
+    assert _rows(dbs[0]) == _rows(dbs[1])
+    for path in dbs:
+        with SQLiteTier(path) as s:
+            assert [t.id for t in s.iter_turns()] == list(range(1, 30))  # every row passes its checksum
+
+
+@pytest.mark.filterwarnings("error")  # no numpy warning (overflow, invalid) on the way either
+def test_one_turn_write_refuses_what_the_general_path_refuses(db):
+    """The shortcut leaves a row it cannot vouch for to the general path: the same error, nothing
+    stored; large finite values (whose squares overflow float32) are stored."""
+    from v22sdk.engine.memory_head import TurnInfo
+    from v22sdk.errors import InputError
+
+    t = make_turn(1, "r")
+    s, m = t.sent_vec[None].copy(), t.mem_emb[None].copy()
+    bad_s, bad_m = s.copy(), m.copy()
+    bad_s[0, 7], bad_m[0, 300] = np.nan, -np.inf
+    with TieredMemory(db) as mem:
+        cases = [
+            ((bad_s, m, [t.attrs]), "sent_vec.*non-finite"),
+            ((s, bad_m, [t.attrs]), "mem_emb.*non-finite"),
+            ((s[:, :255], m, [t.attrs]), r"sent_vec.*\(B, 256\)"),
+            ((s, m, [frozenset({""})]), "non-empty slot names"),
+            ((s, m, [frozenset({"a\ud800"})]), "not valid UTF-8"),
+            ((s, m, [t.attrs], [TurnInfo(conversation="c\udcff")]), "conversation.*not valid UTF-8"),
+            ((s, m, [t.attrs], [TurnInfo(conversation="a\nb")]), "control character"),
+        ]
+        for args, match in cases:
+            with pytest.raises(InputError, match=match):
+                mem.write(*args)
+        assert len(mem) == 0 and len(mem.l2) == 0 and len(mem.l1) == 0
+        big = np.full((1, 384), 3e38, np.float32)
+        [i] = mem.write(s, big, [t.attrs])
+        assert mem.get(i).mem_emb.tobytes() == big[0].tobytes()
+        assert mem.l3.get(i).mem_emb.tobytes() == big[0].tobytes()
+
+
+def test_one_turn_write_keeps_no_reference_to_the_callers_buffers(db):
+    t = make_turn(1, "c")
+    s, m = t.sent_vec[None].copy(), t.mem_emb[None].copy()
+    with TieredMemory(db) as mem:
+        [i] = mem.write(s, m, [t.attrs])
+        s[:] = 0.0
+        m[:] = 0.0
+        assert mem.l2.get(i).sent_vec.tobytes() == t.sent_vec.tobytes()
+        assert mem.l1.get(i).mem_emb.tobytes() == t.mem_emb.tobytes()
+        assert mem.l3.get(i).same_content(mem.l2.get(i))

@@ -44,7 +44,7 @@ class DeviceTier(RingTier):
         return slots
 
     def insert_one(self, *args) -> int:
-        s = super().insert_one(*args)
+        s = RingTier.insert_one(self, *args)
         if not self.shared:
             self.units_dev[s] = torch.from_numpy(self.units[s]).to(self.device)
             self.mem_dev[s] = torch.from_numpy(self.mem[s]).to(self.device)

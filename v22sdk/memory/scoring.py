@@ -58,6 +58,16 @@ class AttrVocab:
                 v |= 1 << bit
         return v
 
+    def mask_known(self, attrs) -> int | None:
+        """:meth:`mask_int` of ``attrs`` when every name has a bit, else None (one pass)."""
+        bits, v = self.bits, 0
+        for name in attrs:
+            bit = bits.get(name)
+            if bit is None:
+                return None
+            v |= 1 << bit
+        return v
+
     def mask(self, attrs: frozenset[str], words: int | None = None) -> np.ndarray:
         """``(W,)`` uint64 mask of ``attrs``; names not in the vocabulary are ignored."""
         w = words or self.words()
@@ -109,7 +119,19 @@ def unit_row(x: np.ndarray) -> np.ndarray:
     """``unit_rows(x[None])[0]`` for one float32 row ``x`` (D,), bit for bit, in four numpy calls
     instead of eight (the per-turn write path): the float64 squares are summed by the same pairwise
     reduction, the division is done in float64 and rounded to float32 once, as there."""
-    ss = float(np.add.reduce(np.square(x, dtype=np.float64)))
+    return unit_row_of(x, square_sum(x))
+
+
+def square_sum(x: np.ndarray) -> float:
+    """The float64 sum of squares of a float32 row, as :func:`unit_row` takes it. Finite exactly
+    when every value of ``x`` is (a float32's square cannot overflow float64, nor can 2**24 of
+    them), so it doubles as the row's finiteness check on the write path."""
+    x64 = x.astype(np.float64)  # exact: a float32's square is exact in float64, as in unit_rows
+    return float(np.add.reduce(np.square(x64, out=x64)))
+
+
+def unit_row_of(x: np.ndarray, ss: float) -> np.ndarray:
+    """:func:`unit_row` of ``x`` given its :func:`square_sum` ``ss`` (finite)."""
     if ss == 0.0:
         return np.zeros(len(x), np.float32)
     return np.divide(x, math.sqrt(ss), out=np.empty(len(x), np.float32), dtype=np.float64, casting="unsafe")

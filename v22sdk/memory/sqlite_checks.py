@@ -125,8 +125,9 @@ class AckMark:
             fcntl.flock(self._fd, fcntl.LOCK_EX)
             try:
                 m = self._map
-                if m is not None:
-                    if _parse_ack(m[:24], self.created) < turn_id:
+                if m is not None:  # _parse_ack(m[:24], created) < turn_id, without the copy
+                    magic, mark, when = struct.unpack_from(self._FORMAT, m)
+                    if magic != self.MAGIC or (self.created is not None and when != self.created) or mark < turn_id:
                         struct.pack_into(self._FORMAT, m, 0, self.MAGIC, turn_id, self.created or 0.0)
                     return
                 if _parse_ack(os.pread(self._fd, 24, 0), self.created) < turn_id:

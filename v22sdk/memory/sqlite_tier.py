@@ -125,6 +125,18 @@ class SQLTurnStore(MemoryTier):
     def commit(self, turns: Sequence[Turn]) -> list[Turn]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def commit_one(
+        self, sent: np.ndarray, mem: np.ndarray, attrs: frozenset[str], text: tuple, mask: int | None = None
+    ) -> tuple[int, float, int]:
+        """``commit`` of one new turn given as its fields, checked already (what
+        :meth:`Turn.from_rows` takes: float32 rows (256,) and (384,) with finite values, owned by
+        the caller, ``text`` = (conversation, modality, digest, summary)); returns the ``(id, time,
+        touched)`` assigned. ``mask``: ``vocab.mask_int(attrs)`` when every name is known, else
+        None. The per-turn write path of :class:`~v22sdk.memory.tiered.TieredMemory`; a store may
+        override it to skip building the Turn."""
+        t = self.commit([Turn.from_rows(sent, mem, attrs, *text)])[0]
+        return t.id, t.time, t.touched
+
     def touch(self, turn_ids: Sequence[int]) -> list[int]:  # pragma: no cover - abstract
         """Mark turns as just used (promotion into L2); returns their new recency values."""
         raise NotImplementedError
@@ -501,12 +513,8 @@ class SQLiteTier(SQLTurnStore):
             )
         try:
             if len(rows) == 1 and not unknown and not c.in_transaction:
-                # The per-turn write: one INSERT in autocommit mode is its own transaction (what
-                # BEGIN IMMEDIATE + INSERT + COMMIT do, in one statement); it has committed, the
-                # WAL fsynced (synchronous=FULL), when fetchall() has run the statement to its end.
                 rows[0][6] = int_to_blob(self.vocab.mask_int(turns[0].attrs))
-                with self._lock:
-                    ((id_, touched),) = self._retry(lambda: c.execute(_INSERT, rows[0]).fetchall())
+                id_, touched = self._insert_alone(c, rows[0])
                 stored = [turns[0].with_id(id_, rows[0][0], touched)]
             else:
                 assigned = self._transaction(lambda c: self._insert_rows(c, turns, rows, unknown))
@@ -517,6 +525,48 @@ class SQLiteTier(SQLTurnStore):
         if self._ack is not None:
             self._ack.advance(stored[-1].id)
         return stored
+
+    def _insert_alone(self, c: sqlite3.Connection, row) -> tuple[int, int]:
+        """The per-turn write: one INSERT in autocommit mode is its own transaction (what BEGIN
+        IMMEDIATE + INSERT + COMMIT do, in one statement); it has committed, the WAL fsynced
+        (synchronous=FULL), when fetchall() has run the statement to its end. Returns the row's
+        (id, touched); sqlite3.Error on failure (nothing stored)."""
+        with self._lock:
+            ((id_, touched),) = self._retry(lambda: c.execute(_INSERT, row).fetchall())
+        return id_, touched
+
+    def commit_one(
+        self, sent: np.ndarray, mem: np.ndarray, attrs: frozenset[str], text: tuple, mask: int | None = None
+    ) -> tuple[int, float, int]:
+        """:meth:`SQLTurnStore.commit_one` without a Turn: the row's values straight from the
+        fields, one autocommit INSERT (as :meth:`commit` of one turn whose names are known)."""
+        c = self._require()
+        if mask is None or c.in_transaction:  # a new name: the transaction that assigns its bit
+            return super().commit_one(sent, mem, attrs, text, mask)
+        when = time.time()
+        conv, mod, digest, summary = text
+        attrs_json = _attrs_json(sorted(attrs))
+        sb, mb = _blob(sent), _blob(mem)
+        row = (
+            when,
+            conv,
+            mod,
+            digest,
+            summary,
+            attrs_json,
+            int_to_blob(mask),
+            sb,
+            mb,
+            row_crc(when, conv, mod, digest, summary, attrs_json, sb, mb),
+        )
+        try:
+            id_, touched = self._insert_alone(c, row)
+        except sqlite3.Error as e:
+            self._load_vocab_quietly()
+            raise self._fail("writing 1 turn(s)", e) from e
+        if self._ack is not None:
+            self._ack.advance(id_)
+        return id_, when, touched
 
     def _insert_rows(
         self, c: sqlite3.Connection, turns: Sequence[Turn], rows: list[list], unknown: bool

@@ -20,6 +20,7 @@ id, and L2's content is rebuilt from L3's recency column), so a restart changes 
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -35,11 +36,36 @@ from v22sdk.engine.memory_head import MEM_DIM, SENT_DIM, MemoryHead, Recall, Tur
 from v22sdk.errors import InputError, MemoryStoreError
 from v22sdk.memory.paths import default_memory_path
 from v22sdk.memory.ring import RingTier
-from v22sdk.memory.scoring import unit_row, unit_rows
+from v22sdk.memory.scoring import square_sum, unit_row, unit_row_of, unit_rows
 from v22sdk.memory.sqlite_tier import SQLiteTier, SQLTurnStore
-from v22sdk.memory.turn import Turn, check_conversation
+from v22sdk.memory.turn import Turn, check_attrs, check_conversation
 
 _NO_INFO = TurnInfo()  # frozen: one shared default, its conversation id known to be valid
+_NO_TEXT = ("default", "", "", "")  # its (conversation, modality, digest, summary), all valid
+_F32 = np.dtype(np.float32)
+_Tensor = None  # torch.Tensor, once torch is imported
+
+
+def _one_row(x, dim: int) -> np.ndarray | None:
+    """The only row of ``x``, a (1, ``dim``) float32 array or CPU tensor without grad, as an owned
+    C-contiguous copy (the caller's buffer stays theirs); None for any other input, which the
+    general path of ``write`` then converts or refuses. Values are not checked here."""
+    if type(x) is not np.ndarray:
+        global _Tensor
+        if _Tensor is None:
+            torch = sys.modules.get("torch")  # not imported: x is no tensor
+            if torch is None:
+                return None
+            _Tensor = torch.Tensor
+        if not isinstance(x, _Tensor):
+            return None
+        try:
+            x = x.numpy()
+        except (RuntimeError, TypeError):  # on a device, needing grad, or no numpy dtype
+            return None
+    if x.shape != (1, dim) or x.dtype != _F32:
+        return None
+    return x[0].copy()
 
 
 def _merge(ids_a, sc_a, ids_b, sc_b, k: int):
@@ -155,6 +181,10 @@ class TieredMemory(MemoryHead):
     # -- writes ------------------------------------------------------------------------------
 
     def write(self, sent_vec, mem_emb, attr_sets, info=None) -> list[int]:
+        if len(attr_sets) == 1 and (info is None or (type(info) in (list, tuple) and len(info) == 1)):
+            one = self._write_one(sent_vec, mem_emb, attr_sets[0], None if info is None else info[0])
+            if one is not None:
+                return one
         sent = self._host(sent_vec, SENT_DIM, "sent_vec")
         mem = self._host(mem_emb, MEM_DIM, "mem_emb")
         b = len(sent)
@@ -184,6 +214,28 @@ class TieredMemory(MemoryHead):
             for i in range(b)
         ]
         return [t.id for t in self.add_turns(turns)]
+
+    def _write_one(self, sent_vec, mem_emb, attrs, info: TurnInfo | None) -> list[int] | None:
+        """``write`` of one turn given as (1, D) float32 rows: no (1, D) arrays, no Turn, one check
+        per value. None (nothing written) when the rows are of another kind, or hold a non-finite
+        value: the general path converts them, or raises the error naming them."""
+        sent = _one_row(sent_vec, SENT_DIM)
+        if sent is None:
+            return None
+        ss = square_sum(sent)  # finite exactly when every value of sent is
+        mem = _one_row(mem_emb, MEM_DIM)
+        if mem is None or not math.isfinite(ss) or not np.isfinite(mem).all():
+            return None
+        attrs = frozenset(attrs)
+        if info is None:
+            check_attrs(attrs)
+            text = _NO_TEXT
+        else:  # checked (and mended for display) as the general path does
+            check_conversation(info.conversation, "conversation")
+            t = Turn.from_rows(sent, mem, attrs, info.conversation, info.modality, info.digest, info.summary)
+            attrs, text = t.attrs, (t.conversation, t.modality, t.digest, t.summary)
+        with self._lock:
+            return [self._commit_publish(sent, unit_row_of(sent, ss), mem, attrs, text)[0]]
 
     def add_turns(self, turns: Sequence[Turn]) -> list[Turn]:
         """Commit turns to L3 (durable, one transaction), then publish them to L2 and L1 (and the
@@ -221,24 +273,38 @@ class TieredMemory(MemoryHead):
 
     def _add_one(self, turn: Turn) -> list[Turn]:
         """add_turns for one turn (the per-turn write): scalar publishes, no (1, D) arrays."""
-        # What does not depend on the id is made before the commit, and published after it.
-        vocab = self.l3.vocab
-        units = unit_row(turn.sent_vec)
-        known = vocab.bits.keys() >= turn.attrs  # else the commit gives the new names their bits
-        mask = vocab.mask_int(turn.attrs) if known else 0
         text = (turn.conversation, turn.modality, turn.digest, turn.summary)
-        stored = self.l3.commit([turn])
-        t = stored[0]
-        if not known:
-            mask = vocab.mask_int(t.attrs)
-        self.l2.insert_one(t.id, t.sent_vec, units, t.mem_emb, mask, t.time, t.touched, text)
-        self.l1.insert_one(t.id, t.sent_vec, units, t.mem_emb, mask, t.time, t.touched, text)
+        if turn.time:  # a turn that carries its time (an import) keeps it: the general commit
+            t = self.l3.commit([turn])[0]
+            self._publish(t.id, t.sent_vec, unit_row(t.sent_vec), t.mem_emb, t.attrs, None, t.time, t.touched, text)
+            return [t]
+        id_, when, touched = self._commit_publish(
+            turn.sent_vec, unit_row(turn.sent_vec), turn.mem_emb, turn.attrs, text
+        )
+        return [turn.with_id(id_, when, touched)]
+
+    def _commit_publish(self, sent, units, mem, attrs: frozenset[str], text: tuple) -> tuple[int, float, int]:
+        """Commit one new turn to L3 (durable), then publish it to L2, L1 and the index; its
+        ``(id, time, touched)``. Called with the lock held."""
+        vocab = self.l3.vocab
+        # What does not depend on the id is made before the commit, and published after it.
+        mask = vocab.mask_known(attrs)  # None: the commit gives the new names their bits
+        id_, when, touched = self.l3.commit_one(sent, mem, attrs, text, mask)
+        self._publish(id_, sent, units, mem, attrs, mask, when, touched, text)
+        return id_, when, touched
+
+    def _publish(self, id_: int, sent, units, mem, attrs, mask: int | None, when: float, touched: int, text) -> None:
+        """One committed turn into L2 and L1 (scalar inserts) and the index."""
+        vocab = self.l3.vocab
+        if mask is None:
+            mask = vocab.mask_int(attrs)
+        self.l2.insert_one(id_, sent, units, mem, mask, when, touched, text)
+        self.l1.insert_one(id_, sent, units, mem, mask, when, touched, text)
         if self.index is not None:
-            if t.id != self.index.hwm + 1:  # another process wrote in between: read it too
+            if id_ != self.index.hwm + 1:  # another process wrote in between: read it too
                 self._index_catch_up()
-            if t.id > self.index.hwm:
-                self.index.add(np.array([t.id], np.int64), units[None], vocab.mask(t.attrs)[None])
-        return stored
+            if id_ > self.index.hwm:
+                self.index.add(np.array([id_], np.int64), units[None], vocab.mask(attrs)[None])
 
     # -- reads -------------------------------------------------------------------------------
 

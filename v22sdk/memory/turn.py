@@ -83,6 +83,21 @@ def as_vector(value: Any, dim: int, what: str) -> np.ndarray:
     return arr
 
 
+def check_attrs(attrs) -> None:
+    """:class:`InputError` unless ``attrs`` is a collection of non-empty slot names that can be
+    stored (no lone surrogates). On the per-turn write path: one join checks every name is a string
+    (it raises otherwise) and one regex search over it finds a lone surrogate in any of them."""
+    try:
+        joined = None if isinstance(attrs, str) else "".join(attrs)
+    except TypeError:
+        joined = None
+    if joined is None or "" in attrs:
+        raise InputError("turn.attrs", "must be a set of non-empty slot names")
+    if LONE_SURROGATE.search(joined):
+        bad = [a for a in attrs if LONE_SURROGATE.search(a)]
+        raise InputError(f"turn.attrs {shown(bad[0])}", "is not valid UTF-8 text")
+
+
 @dataclass(frozen=True, eq=False)
 class Turn:
     """One remembered turn. Vectors are validated and frozen on construction."""
@@ -135,18 +150,8 @@ class Turn:
         return t
 
     def _check_fields(self) -> None:
-        # On the per-turn write path: one join checks every name is a string (it raises otherwise)
-        # and one regex search over it finds a lone surrogate in any of them.
         attrs = self.attrs
-        try:
-            joined = None if isinstance(attrs, str) else "".join(attrs)
-        except TypeError:
-            joined = None
-        if joined is None or "" in attrs:
-            raise InputError("turn.attrs", "must be a set of non-empty slot names")
-        if LONE_SURROGATE.search(joined):
-            bad = [a for a in attrs if LONE_SURROGATE.search(a)]
-            raise InputError(f"turn.attrs {shown(bad[0])}", "is not valid UTF-8 text")
+        check_attrs(attrs)
         if type(attrs) is not frozenset:
             object.__setattr__(self, "attrs", frozenset(attrs))
         try:
