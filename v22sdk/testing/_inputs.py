@@ -48,7 +48,9 @@ The kit cannot know which of these the plugin accepts, so each must give valid t
 deliberate :class:`~v22sdk.errors.InputError`; nothing else (a crash, a NaN, an out-of-range slot).
 :func:`invalid_inputs` derives inputs the declared spec excludes (every dtype of the other dtype
 kinds, with values a declared kind could also hold -- zeros, 0/1, whole numbers 0..127 -- and with
-values of either sign; other ranks; NaN/inf in every float dtype -- also planted off any regular
+values of either sign; the kinds no spec declares -- structured records, void, bytes, datetime64,
+timedelta64, str, and object arrays of None and of numbers; other ranks, a higher one with its new
+trailing axis 1, 2, 3 and 4 long and stacked on a new leading axis; NaN/inf in every float dtype -- also planted off any regular
 grid in a large input -- units out of range), each of which must be an ``InputError``.
 """
 
@@ -1414,6 +1416,24 @@ def _other_kind_cases(spec: InputSpec, x: np.ndarray, units: dict[str, Any], src
     return cases
 
 
+#: An undeclared higher rank is tried with its new trailing axis this long (a channel axis: mono
+#: as (T, 1), stereo (T, 2), RGB, RGBA) and with a leading axis of 2 (a batch stacked as one array).
+HIGHER_RANK_SIDES = (1, 2, 3, 4)
+
+
+def _higher_rank(x: np.ndarray, rank: int) -> list[np.ndarray]:
+    """``x`` raised to ``rank``: trailing axes of 1, then the last new axis HIGHER_RANK_SIDES long
+    (the values repeated along it), and two copies stacked on a new leading axis. A plugin that
+    takes one shape of an undeclared rank (stereo mixed down to mono) shows at that shape."""
+    extra = rank - x.ndim
+    ones = x.reshape(x.shape + (1,) * extra)
+    out = [ones]
+    for side in HIGHER_RANK_SIDES[1:]:
+        out.append(np.ascontiguousarray(np.repeat(ones, side, axis=-1)))
+    out.append(np.ascontiguousarray(np.stack([x, x]).reshape((2,) + x.shape + (1,) * (extra - 1))))
+    return out
+
+
 def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
     """Inputs the declared spec excludes, derived from a valid ``base``: each must raise InputError."""
     units, src = dict(base.units), base.source
@@ -1456,6 +1476,11 @@ def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
         cases += _other_kind_cases(spec, x, units, src)
         cases.append(("a str array", Sample(np.full(x.shape, "x"), units, src)))
         cases.append(("an object array", Sample(np.full(x.shape, None, dtype=object), units, src)))
+        if x.dtype.kind in "biuf":  # numbers boxed as Python objects: still not a declared dtype kind
+            cases.append(("an object array of the base's numbers", Sample(x.astype(object), units, src)))
+            cases.append(("an object array of zeros", Sample(np.zeros(x.shape, dtype=object), units, src)))
+            halves = np.full(x.shape, 0.5, dtype=np.float64).astype(object)
+            cases.append(("an object array of Python floats 0.5", Sample(halves, units, src)))
         cases.append(("a str, not an array", Sample("not an array", units, src)))
         cases.append(("None", Sample(None, units, src)))
         for rank in range(0, max(spec.ndim, default=0) + 2):
@@ -1463,9 +1488,10 @@ def invalid_inputs(spec: InputSpec, base: Sample) -> list[tuple[str, Sample]]:
                 continue
             if rank < x.ndim:
                 data = np.asarray(x.flat[0]) if rank == 0 else x.reshape(x.shape[: rank - 1] + (-1,))
-            else:
-                data = x.reshape(x.shape + (1,) * (rank - x.ndim))
-            cases.append((f"rank {rank}, not declared: shape {data.shape}", Sample(data, units, src)))
+                cases.append((f"rank {rank}, not declared: shape {data.shape}", Sample(data, units, src)))
+                continue
+            for shaped in _higher_rank(x, rank):
+                cases.append((f"rank {rank}, not declared: shape {shaped.shape}", Sample(shaped, units, src)))
     for unit in spec.units:
         below = float(np.nextafter(unit.minimum, -np.inf))
         cases.append(
