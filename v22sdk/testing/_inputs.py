@@ -1158,8 +1158,9 @@ def frame_lengths(spec: InputSpec, units: dict[str, Any], config: Any) -> list[t
 
 
 def layout_inputs(spec: InputSpec, base: Sample, config: Any) -> list[KitInput]:
-    """Every accepted dtype (a varied pattern) at the base's shape and at each whole-frame length
-    (:func:`frame_lengths`), plain and in every other memory layout of the same values: a strided
+    """Every accepted dtype (a varied pattern) at each whole-frame length (:func:`frame_lengths`;
+    the base's shape where there is none), plain and in every other memory layout of the same
+    values (the base's own dtype at its shape is in every layout already): a strided
     view, a negative-stride view, Fortran order, non-native byte order, read-only. A plugin that
     views the samples without a copy where the dtype needs no conversion and the length fills whole
     frames (a zero-copy frame view built from the wrong strides) shows only there. ``same_as``
@@ -1168,13 +1169,15 @@ def layout_inputs(spec: InputSpec, base: Sample, config: Any) -> list[KitInput]:
     if x.ndim == 0 or x.size == 0:
         return []
     rest = max(1, x.size // max(int(x.shape[0]), 1))
-    settings: list[tuple[tuple[int, ...], dict[str, Any], str]] = [(x.shape, dict(base.units), "")]
+    settings: list[tuple[tuple[int, ...], dict[str, Any], str]] = []
     for n, units in frame_lengths(spec, dict(base.units), config):
         length = FRAME_COUNT * n
         if length * rest <= CONSTANT_ELEMENTS and (length,) + x.shape[1:] != x.shape:
             changed = {k: v for k, v in units.items() if base.units.get(k) != v}
             where = f" ({FRAME_COUNT} whole frames of {n}" + (f" at {changed}" if changed else "") + ")"
             settings.append(((length,) + x.shape[1:], units, where))
+    if not settings:  # no whole-frame length: the base's shape
+        settings.append((x.shape, dict(base.units), ""))
     out: list[KitInput] = []
     for kind in [k for k in spec.dtypes if k in KIND_DTYPES]:
         for dtype_name in KIND_DTYPES[kind]:
