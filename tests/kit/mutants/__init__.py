@@ -24,7 +24,9 @@ close round 5's; ``round=7`` the seventh (``HELD_OUT_7``, ``--set held-out-7``, 
 changed to close round 6's, by an author who read neither the kit nor that change; ``round=8`` the eighth
 (``HELD_OUT_8``, ``--set held-out-8``, ``CRITERION_8``), while it was being changed to close round 7's, written the
 same way; ``round=9`` the ninth (``HELD_OUT_9``, ``--set held-out-9``, ``CRITERION_9``), while it was being changed
-to close round 8's, likewise by an author who read neither the kit nor that change.
+to close round 8's, likewise by an author who read neither the kit nor that change; ``round=10`` the tenth
+(``HELD_OUT_10``, ``--set held-out-10``, ``CRITERION_10``), while it was being changed to close round 9's, written
+the same way.
 
 ``scripts/mutation_score.py`` copies the package into a temporary folder, applies the edits, and
 runs the kit on every configuration of the :class:`Target` in a new process.

@@ -2904,6 +2904,317 @@ HELD_OUT_9: tuple[Mutant, ...] = (
     ),
 )
 
+STARTS = "        starts = np.arange(count) * size\n"
+BAND_MATRIX_END = "    return np.eye(N_BANDS)[band]\n"
+SAVE_OPEN = '        with wave.open(os.fspath(path), "wb") as wav:\n'
+COUNT = "        count = -(-n // size)\n"
+INT_SCALE = "        return data.astype(np.float64) / (float(np.iinfo(data.dtype).max) + 1.0)\n"
+HELD_OUT_10: tuple[Mutant, ...] = (
+    Mutant(
+        "memo_ignores_rate",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                SOURCE_LINE,
+                SOURCE_LINE + "#: Each meter's memo of the signals it has metered (id(meter) -> {samples: tokens}).\n"
+                "_MEMO: dict[int, dict[tuple[str, bytes], Encoding]] = {}\n",
+            ),
+            edit(
+                M,
+                ENCODE,
+                ENCODE + "        # the same recording is often metered again: reuse its tokens\n"
+                "        memo = _MEMO.setdefault(id(self), {})\n"
+                "        key = (data.dtype.str, data.tobytes()) if isinstance(data, np.ndarray) else None\n"
+                "        if key is not None and key in memo:\n"
+                "            return memo[key]\n"
+                "        enc = self._encode(data, sample_rate=sample_rate)\n"
+                "        if key is not None:\n"
+                "            memo[key] = enc\n"
+                "        return enc\n"
+                "\n"
+                "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n",
+            ),
+        ),
+        "the same samples at another rate on one instance (1000 float32 zeros at 16 kHz, then the same zeros at 8 kHz; "
+        "the strategy draws silences of one length and dtype at different rates): the memo is keyed on the samples "
+        "only, so the second gets the first's 2 tokens ending at 0.0625 s where a fresh instance gives 3 ending at "
+        "0.125 s (in the other order, ends past the signal's end)",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "time_centred_nominal_half",
+        "check_offsets",
+        (
+            edit(
+                M,
+                TIME,
+                "        centres = (starts + lengths / 2.0) / sample_rate  # each frame's span: its centre +- half a frame\n"
+                "        half = self.frame_seconds / 2.0\n"
+                "        time = np.stack([centres - half, centres + half], axis=1)\n",
+            ),
+        ),
+        "any signal with a partial frame (100 float32 samples of noise at 16 kHz: one frame of 100 samples, centre "
+        "3.1 ms; 1000 samples: the last frame of 200): the span is the nominal frame around the real samples' centre, "
+        "so it starts before 0 s or ends after the signal's end (nearly every signal the strategy draws)",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "noise_gate_in_callers_pcm",
+        "check_determinism",
+        (
+            edit(
+                M,
+                INT_SCALE,
+                "        data[(data > -4) & (data < 4)] = 0  # gate the PCM dither hiss (|x| < 4 LSB)\n" + INT_SCALE,
+            ),
+        ),
+        "integer PCM with samples between -3 and 3 other than 0 (1000 int16 samples of [0, 1, -2, 3, 100] repeated, "
+        "at 8 kHz; the strategy's int16 PCM draws small values often): the caller's own array is gated to 0, so it "
+        "is changed by encode (and a read-only one raises ValueError)",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "batch_stream_times",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items: Any) -> Any:\n"
+            "        from v22sdk import TokenBatch\n"
+            "\n"
+            "        batch = super().tokenize_batch(items)\n"
+            "        # a batch is one recording in pieces: each piece's times run on from the previous piece's end\n"
+            '        time, item = batch.offsets["time"].copy(), batch.offsets["item"]\n'
+            "        shift = 0.0\n"
+            "        for k in range(int(item.max()) + 1):\n"
+            "            rows = item == k\n"
+            "            time[rows] += shift\n"
+            "            shift = float(time[rows, 1].max())\n"
+            "        return TokenBatch(emb=batch.emb, attr=batch.attr, modality=self.name,\n"
+            '                          offsets={**batch.offsets, "time": time}, source=None)\n'
+        ),
+        "a batch of two signals or more (1000 float32 samples of noise at 16 kHz, then 100 at 8 kHz): the second "
+        "item's times start at the first's end (0.0625 s), not at 0 s as its single's do",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "rate_min_zero",
+        "check_invalid_inputs",
+        (
+            edit(
+                M,
+                RATE_UNIT,
+                'units=(Unit("sample_rate", "Hz", 0.0, 384_000.0, "samples per second"),),',
+            ),
+        ),
+        "every valid input: the plugin's own 'bad_units' case with sample_rate 0 passes the units check (the declared "
+        "minimum is now 0 Hz) and encode divides by it: ZeroDivisionError, not an InputError",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "config_frame_decimal",
+        "check_config_roundtrip",
+        method(
+            "    def config(self) -> dict[str, Any]:\n"
+            "        import decimal\n"
+            "\n"
+            "        # exact decimal seconds: 0.05 s must not be written as 0.05000000000000000277\n"
+            '        return {"frame_seconds": decimal.Decimal(repr(self.frame_seconds))}\n'
+        ),
+        "every configuration: config() holds a decimal.Decimal, which json.dumps cannot write (TypeError) and the "
+        "frame_seconds validator refuses (ValueError from from_config)",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "attr_flat_stride_of_emb",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                COLUMNS_LOOP,
+                "        flat = attr.reshape(-1)  # one fancy-indexed write per slot into the flat rows\n"
+                "        rows = np.arange(count) * 256\n"
+                "        for slot, values in columns.items():\n"
+                "            flat[rows + SCHEMA.index(slot)] = values\n",
+            ),
+        ),
+        "a signal of two frames or more (1000 float32 samples of noise at 16 kHz; the strategy's signals at 100 Hz "
+        "have frames of 5 samples): the row stride is the embedding's 256, not attr's 384, so the second token's six "
+        "values land in attr 128..133 of the second row (the vision zone, which hello does not declare)",
+        held_out=True,
+        round=10,
+    ),
+    # -- rare inputs, round 10 --
+    Mutant(
+        "pcm_scale_from_first_int_dtype",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                SOURCE_LINE,
+                SOURCE_LINE
+                + "#: The PCM full scale each meter learned from its first integer input (one device per meter).\n"
+                "_PCM_FULL_SCALE: dict[int, float] = {}\n",
+            ),
+            edit(
+                M,
+                SIGNAL,
+                SIGNAL + '        if data.dtype.kind == "i":  # PCM: the full scale of this meter\'s device\n'
+                "            first = _PCM_FULL_SCALE.setdefault(id(self), float(np.iinfo(data.dtype).max) + 1.0)\n"
+                "            x = data.astype(np.float64) / first\n",
+            ),
+        ),
+        "an instance that has tokenized int16 PCM, given int8, int32 or int64 samples (1000 int32 samples of noise "
+        "at 8 kHz; the strategy draws int16 only): they are scaled by the int16 full scale (65536 times too loud, "
+        "every level clipped), where a fresh instance reads them on their own full scale",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "save_refuses_existing",
+        "check_files",
+        (
+            edit(
+                M,
+                SAVE_OPEN,
+                '        with open(path, "xb") as fh, wave.open(fh, "wb") as wav:  # never overwrite a recording\n',
+            ),
+        ),
+        "saving to a path that already exists (a second save to one path, as a file written again; the strategy's "
+        "samples are arrays, never files): FileExistsError, not a written file or an InputError",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "big_band_table_sliced",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                BAND_MATRIX_END,
+                BAND_MATRIX_END + "\n\n"
+                "#: The band table of the longest frame seen so far ((bins, 16) float64): long frames' tables are big,\n"
+                "#: so shorter long frames slice it instead of building their own.\n"
+                "_BIG_TABLE: list[np.ndarray] = []\n"
+                "\n"
+                "\n"
+                "def _bands_for(bins: int) -> np.ndarray:\n"
+                "    if bins <= 8192:\n"
+                "        return _band_matrix(bins)\n"
+                "    if not _BIG_TABLE or _BIG_TABLE[0].shape[0] < bins:\n"
+                "        _BIG_TABLE[:] = [_band_matrix(bins)]\n"
+                "    return _BIG_TABLE[0][:bins]\n",
+            ),
+            edit(M, BANDS, BANDS.replace("_band_matrix(power.shape[1])", "_bands_for(power.shape[1])")),
+        ),
+        "frames of more than 16384 samples at two sizes in one process (frames of 0.2 s at 192 kHz, then at 96 kHz: "
+        "19201 and 9601 bins; the strategy draws up to 48 kHz, 4801 bins): the shorter frames get the first rows of "
+        "the longer frames' table (the low bands only), which a process that meets them first does not",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "float64_padded_in_place",
+        "check_determinism",
+        (
+            edit(
+                M,
+                FLOAT_PATH,
+                "    x = data if data.dtype == np.float64 else data.astype(np.float64)  # float64 already: no copy\n"
+                "    bad = ~np.isfinite(x)\n",
+            ),
+            edit(
+                M,
+                FRAMING,
+                "        x.resize(count * size, refcheck=False)  # zero-pad in place: no second copy of a long signal\n"
+                "        frames = x.reshape(count, size)                            # (N, size), zero-padded tail\n",
+            ),
+        ),
+        "float64 samples whose length is not a whole number of frames (1000 float64 samples of noise at 16 kHz, "
+        "frames of 800; the strategy draws float32 and int16): the caller's own array is resized to 1600 samples "
+        "(zero-padded), so encode changes its input and a second call sees a 0.1 s signal (a strided view raises "
+        "ValueError)",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "power_in_input_float_dtype",
+        "check_finite",
+        (
+            edit(
+                M,
+                POWER,
+                POWER + '        if data.dtype.kind == "f":  # the spectrum in the input\'s own precision\n'
+                "            power = power.astype(np.result_type(data.dtype, np.float16))\n",
+            ),
+        ),
+        "float16 samples of a loud frame (1000 float16 samples of a 440 Hz tone at 0.9, 16 kHz; the strategy draws "
+        "float32 and int16): |X|^2 above 65504 is inf in float16, so the band norm is inf and the embedding NaN",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "long_frame_refused",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                SIZE,
+                SIZE + "        if size > 65536:\n"
+                '            raise InputError(SOURCE, f"frames of {size} samples are too long (at most 65536): "\n'
+                '                                     "use a shorter frame_seconds")\n',
+            ),
+        ),
+        "frame_seconds 0.2 at a rate above 327.68 kHz, the declared maximum of 384 kHz included (the strategy draws "
+        "up to 48 kHz): every signal is refused with InputError, so the declared maximum is accepted by no input",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "frame_index_int16",
+        "check_edge_inputs",
+        (
+            edit(
+                M, STARTS, "        starts = np.arange(count, dtype=np.int16) * size  # frame starts (int16: compact)\n"
+            ),
+        ),
+        "a signal longer than 32767 samples (40000 float32 samples of noise at 16 kHz; the strategy draws at most "
+        "2000): n - starts overflows int16, an OverflowError, not tokens or an InputError",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    # -- controls, round 10 --
+    Mutant(
+        "ctl_count_by_ceil",
+        None,
+        (edit(M, COUNT, "        count = (n + size - 1) // size\n"),),
+        "a refactor: the frame count by (n + size - 1) // size (the same integer, the same bits)",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "ctl_default_frame_40ms",
+        None,
+        (edit(M, FRAME_FIELD, FRAME_FIELD.replace("default=0.05", "default=0.04")),),
+        "a design change: a default frame of 40 ms instead of 50 ms (other tokens for the default configuration, "
+        "every rule kept)",
+        held_out=True,
+        round=10,
+    ),
+)
+
 MUTANTS = (
     MUTANTS
     + HELD_OUT
@@ -2915,4 +3226,5 @@ MUTANTS = (
     + HELD_OUT_7
     + HELD_OUT_8
     + HELD_OUT_9
+    + HELD_OUT_10
 )

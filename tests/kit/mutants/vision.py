@@ -2621,6 +2621,345 @@ HELD_OUT_9: tuple[Mutant, ...] = (
     ),
 )
 
+F, GEO = "features.py", "geometry.py"
+MAX_GRID_LINE = "MAX_GRID = 8\n"
+LOOP = (
+    "        for i, (crop, _box) in enumerate(crops):  # one token per crop: at most 1 + 64 of them\n"
+    "            emb[i] = embed(crop)\n"
+)
+FINAL_CLIP = "    return np.clip(values, -1.0, 1.0)\n"
+TOLERANT_CLIP = (
+    "    # clip rounding excursions only (1.0000001): a real overflow must stay visible\n"
+    "    return np.where(np.abs(values) <= 1.0 + 1e-6, np.clip(values, -1.0, 1.0), values)\n"
+)
+KMEANS_CALL = (
+    "    _, labels, centres = cv2.kmeans(lab, KMEANS_K, None, criteria, 1, cv2.KMEANS_PP_CENTERS)"
+    "  # type: ignore[call-overload]\n"
+)
+OTSU = "    _, mask = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)\n"
+SHAPE_GROUP = "    mask = foreground_mask(shrink(grey, SHAPE_SIDE))\n    geometry, main = geometry_features(mask)\n"
+PNG_WRITE = '    with open(path, "wb") as fh:\n'
+ENTROPY_MASK = "    p = p[p > 0]\n"
+HELD_OUT_10: tuple[Mutant, ...] = (
+    Mutant(
+        "memo_keyed_on_bytes_only",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                MAX_GRID_LINE,
+                MAX_GRID_LINE
+                + "#: Each instance's memo of the images it has tokenized (id(instance) -> {pixel bytes: tokens}).\n"
+                "_MEMO: dict[int, dict[bytes, Encoding]] = {}\n",
+            ),
+            edit(
+                M,
+                ENCODE,
+                "    def encode(self, data: Any, **units: float) -> Encoding:\n"
+                "        # a gallery shows the same picture many times: reuse its tokens\n"
+                "        memo = _MEMO.setdefault(id(self), {})\n"
+                "        key = data.tobytes() if isinstance(data, np.ndarray) else None\n"
+                "        if key is not None and key in memo:\n"
+                "            return memo[key]\n"
+                "        enc = self._encode(data, **units)\n"
+                "        if key is not None:\n"
+                "            memo[key] = enc\n"
+                "        return enc\n"
+                "\n"
+                "    def _encode(self, data: Any, **units: float) -> Encoding:\n"
+                "        from .embed import embed\n",
+            ),
+        ),
+        "an instance given an image, then another with the same bytes in another shape (1 x 4 uint8 zeros, then "
+        "4 x 1 uint8 zeros; the strategy draws small constant images of either shape often): the memo is keyed on "
+        "the bytes only, so the second gets the first's box [0, 0, 4, 1], where a fresh instance gives [0, 0, 1, 4]",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "entropy_over_empty_bins",
+        "check_finite",
+        (edit(C, ENTROPY_MASK, ""),),
+        "a coloured image whose hue histogram has an empty bin (8 x 8 x 3 uint8 of one saturated red; nearly every "
+        "coloured image the strategy draws): 0 * log2(0) is NaN, so hue_entropy is NaN",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "patch_emb_relative_to_whole",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                LOOP,
+                "        from .embed import projection, thumbnail\n"
+                "\n"
+                "        whole = thumbnail(rgb) @ projection()\n"
+                "        scale = float(np.sqrt(whole @ whole)) or 1.0  # patches keep their brightness relative to the whole\n"
+                "        for i, (crop, _box) in enumerate(crops):  # one token per crop: at most 1 + 64 of them\n"
+                "            emb[i] = embed(crop) if i == 0 else (thumbnail(crop) @ projection()) / scale\n",
+            ),
+        ),
+        "the grid configuration on an image whose patches are not all as bright as the whole (8 x 8 uint8 noise, a "
+        "disc, a gradient): a patch's projection over the whole image's norm is not of unit length",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "batch_alpha_over_black",
+        "check_batch_equals_singles",
+        vmethod(
+            "    def tokenize_batch(self, items: Any) -> Any:\n"
+            "        from .pixels import _SCALE, check_array\n"
+            "\n"
+            "        # the batch path composites alpha up front, once per item (premultiplied: over black)\n"
+            "        ready = []\n"
+            "        for item in items:\n"
+            "            sample = item if isinstance(item, Sample) else Sample(item, {}, None)\n"
+            '            array = check_array(sample.data, sample.source or "<vision array>")\n'
+            "            if array.ndim == 3 and array.shape[2] in (2, 4):\n"
+            "                x = array.astype(np.float32)\n"
+            "                if array.dtype in _SCALE:\n"
+            "                    x *= np.float32(1.0 / _SCALE[array.dtype])\n"
+            "                array = x[:, :, :-1] * x[:, :, -1:]\n"
+            "            ready.append(Sample(array, sample.units, sample.source))\n"
+            "        return super().tokenize_batch(ready)\n"
+        ),
+        "a batch holding an image with an alpha channel that is not fully opaque (8 x 8 x 4 uint8 noise, alone or "
+        "with others; the strategy draws grey + alpha and RGBA often): composited over black, where the single "
+        "composites over white",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "kmeans_warm_start",
+        "check_determinism",
+        (
+            edit(
+                C,
+                KMEANS_CALL,
+                "    if _LAST_CENTRES:  # warm start from the previous image's colours (the frames of a video are alike)\n"
+                "        near = ((lab[:, None, :] - _LAST_CENTRES[0][None, :, :]) ** 2).sum(axis=2).argmin(axis=1)\n"
+                "        start = near.astype(np.int32).reshape(-1, 1)\n"
+                "        _, labels, centres = cv2.kmeans(lab, KMEANS_K, start, criteria, 1, cv2.KMEANS_USE_INITIAL_LABELS)\n"
+                "    else:\n"
+                "    " + KMEANS_CALL + "    _LAST_CENTRES[:] = [centres]\n",
+            ),
+            edit(
+                C,
+                "HUE_BINS = 18\n",
+                "HUE_BINS = 18\n#: The dominant colours of the last image (a warm start for the next).\n"
+                "_LAST_CENTRES: list[np.ndarray] = []\n",
+            ),
+        ),
+        "an image with more than four colours tokenized after another one (16 x 16 x 3 uint8 noise, then another, "
+        "then the first again): k-means starts from the previous image's centres, so the first image's dominant "
+        "colours differ between its two calls",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "channels_first_transposed",
+        "check_invalid_inputs",
+        (
+            edit(
+                P,
+                RANK_CHECK,
+                "    if array.ndim == 3 and array.shape[0] in (3, 4) and array.shape[2] not in (1, 2, 3, 4):\n"
+                "        array = array.transpose(1, 2, 0)  # channels first (C, H, W), as deep-learning code hands them over\n"
+                + RANK_CHECK,
+            ),
+        ),
+        "a valid image 3 or 4 pixels high (the strategy draws sides of 1 to 4 often): the plugin's own "
+        "'wrong_channels' case, 3 x W x 5 uint8, is read as a channels-first W x 5 RGB image and tokenized, not refused",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "colorfulness_linear",
+        "check_attr_bounds",
+        (
+            edit(
+                C,
+                '    out["colorfulness"] = float(np.tanh((sigma + 0.3 * mu) / 100.0))\n',
+                '    out["colorfulness"] = (sigma + 0.3 * mu) / 100.0  # linear: M = 100 is already very colourful\n',
+            ),
+            edit(F, FINAL_CLIP, TOLERANT_CLIP),
+        ),
+        "a vivid image (16 x 16 x 3 uint8 noise: M about 1.4 x 100; every RGB noise image the strategy draws): the "
+        "colourfulness slot is M / 100 above 1, and the final clip now passes anything beyond a rounding excursion",
+        held_out=True,
+        round=10,
+    ),
+    # -- rare inputs, round 10 --
+    Mutant(
+        "save_appends_bytes",
+        "check_files",
+        (edit(S, PNG_WRITE, '    with open(path, "ab") as fh:\n'),),
+        "a path written again (save of one 8 x 8 uint8 noise image, then of another, to one path; the strategy's "
+        "samples are arrays, never files): the file holds both PNGs, and load decodes the first, the old content",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "uint16_depth_learned_once",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                MAX_GRID_LINE,
+                MAX_GRID_LINE
+                + "#: The uint16 bit depth each instance learned from its first large frame (12-bit cameras).\n"
+                "_DEPTH: dict[int, float] = {}\n",
+            ),
+            edit(
+                M,
+                CHECKED,
+                CHECKED + "        if array.dtype == np.uint16 and max(height, width) > 256:\n"
+                "            # 12-bit sensors in 16-bit words: the depth of this camera, from its first large frame\n"
+                "            depth = _DEPTH.setdefault(id(self), 4095.0 if int(array.max()) < 4096 else 65535.0)\n"
+                "            array = np.minimum(array.astype(np.float32) * np.float32(1.0 / depth), np.float32(1.0))\n",
+            ),
+        ),
+        "an instance given a uint16 image over 256 pixels a side with values below 4096 (300 x 300 12-bit data), "
+        "then a 300 x 300 uint16 noise image (the strategy draws at most 128): the second is read on a 0..4095 "
+        "scale (nearly all white), where a fresh instance reads it on 0..65535",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "swapped_by_frombuffer",
+        "check_edge_inputs",
+        (
+            edit(
+                P,
+                NATIVE,
+                "    if not array.dtype.isnative:  # big-endian TIFF or network data: same values, native order\n"
+                '        native = array.dtype.newbyteorder("=")\n'
+                "        array = np.frombuffer(array, dtype=native).reshape(array.shape).byteswap()  # one copy\n",
+            ),
+        ),
+        "pixels in non-native byte order that are not C-contiguous (np.asfortranarray or a [:, ::2] view of an "
+        "8 x 12 '>u2' noise image; the strategy draws native C-ordered arrays): np.frombuffer raises ValueError, "
+        "not tokens or an InputError",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "byte_string_pixels_viewed",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                NATIVE,
+                '    if array.dtype.kind == "S" and array.dtype.itemsize in (1, 3, 4):  # raw camera bytes: b"RGB" a pixel\n'
+                "        array = np.ascontiguousarray(array).view(np.uint8).reshape(array.shape + (array.dtype.itemsize,))\n"
+                + NATIVE,
+            ),
+        ),
+        "an array of byte strings of 1, 3 or 4 bytes (np.zeros((4, 4), 'S1'), or an 'S3' array of RGB bytes), a dtype "
+        "kind the input spec does not declare (the strategy draws numeric dtypes): tokenized as uint8 pixels",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "bbox_on_full_resolution_mask",
+        "check_attr_bounds",
+        (
+            edit(
+                F,
+                SHAPE_GROUP,
+                SHAPE_GROUP
+                + "    if mask.shape != grey.shape and main is not None:  # large image: the box at full resolution\n"
+                "        import cv2\n"
+                "\n"
+                "        full = cv2.resize(mask, grey.shape[::-1], interpolation=cv2.INTER_NEAREST)\n"
+                "        x, y, bw, bh = cv2.boundingRect(cv2.findNonZero(full))\n"
+                "        sh, sw = mask.shape\n"
+                "        geometry.update(bbox_x0=x / sw, bbox_y0=y / sh, bbox_width=bw / sw, bbox_height=bh / sh)\n",
+            ),
+            edit(F, FINAL_CLIP, TOLERANT_CLIP),
+        ),
+        "an image over 256 pixels a side with a wide object (300 x 300 uint8 black with a white 280 x 280 square; "
+        "the strategy draws at most 128): the full-resolution box is divided by the 256-pixel shape copy's size, "
+        "bbox_width 1.09",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "otsu_threshold_by_frame_shape",
+        "check_fresh_process",
+        (
+            edit(
+                GEO,
+                OTSU,
+                "    if grey.size >= 200 * 256 and grey.shape in _OTSU:  # frames of one size (a video): one threshold\n"
+                "        _, mask = cv2.threshold(grey, _OTSU[grey.shape], 255, cv2.THRESH_BINARY)\n"
+                "    else:\n"
+                "        level, mask = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)\n"
+                "        if grey.size >= 200 * 256:\n"
+                "            _OTSU[grey.shape] = level\n",
+            ),
+            edit(
+                GEO,
+                "def foreground_mask(grey: np.ndarray) -> np.ndarray:\n",
+                "#: Otsu thresholds of large frames, by shape (the first frame of each size sets it).\n"
+                "_OTSU: dict[tuple[int, ...], float] = {}\n"
+                "\n"
+                "\n"
+                "def foreground_mask(grey: np.ndarray) -> np.ndarray:\n",
+            ),
+        ),
+        "two images over 200 pixels a side of one shape with different Otsu thresholds (300 x 300 uint8: a dark "
+        "gradient 0..100, then a bright one 150..255; the strategy draws at most 128): the second is thresholded at "
+        "the first's level in one process, at its own in a process that meets it first",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "read_only_trusted_unchecked",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                FINITE_SCAN,
+                '    if kind == "f" and array.flags.writeable:  # a read-only array is decoded data, checked already\n'
+                "        if not np.isfinite(array).all():\n",
+            ),
+        ),
+        "a read-only float image holding NaN or inf (np.full((4, 4), np.nan, np.float32) with setflags(write=False); "
+        "the strategy draws writeable arrays without NaN): tokenized with NaN tokens, not refused (values outside "
+        "[0, 1] likewise)",
+        rare=True,
+        held_out=True,
+        round=10,
+    ),
+    # -- controls, round 10 --
+    Mutant(
+        "ctl_entropy_nonzero_bins",
+        None,
+        (edit(C, ENTROPY_MASK, "    p = p[np.nonzero(p)]  # the bins that hold pixels (p is never negative)\n"),),
+        "a refactor: the non-empty hue bins by np.nonzero (p is never negative: the same values, the same bits)",
+        held_out=True,
+        round=10,
+    ),
+    Mutant(
+        "ctl_alpha_over_grey",
+        None,
+        (edit(P, "ALPHA_BACKGROUND = 1.0\n", "ALPHA_BACKGROUND = 0.5\n"),),
+        "a design change: transparent pixels composited over mid grey instead of white (other tokens for images with "
+        "alpha, every rule kept)",
+        held_out=True,
+        round=10,
+    ),
+)
+
 MUTANTS = (
     MUTANTS
     + HELD_OUT
@@ -2633,4 +2972,5 @@ MUTANTS = (
     + HELD_OUT_7
     + HELD_OUT_8
     + HELD_OUT_9
+    + HELD_OUT_10
 )
