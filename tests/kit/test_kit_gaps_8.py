@@ -30,6 +30,8 @@ from v22sdk.testing._inputs import (
     SIBLING_EIGHTHS,
     SIBLING_SIDES,
     TWIN_LARGE_SIDE,
+    VIEWS,
+    compared_only,
     frame_lengths,
     invalid_inputs,
     kit_inputs,
@@ -81,7 +83,7 @@ def test_every_accepted_dtype_comes_in_every_layout_at_a_whole_frame_length():
 def test_vision_gets_large_siblings_and_a_large_grey_image():
     inputs = kit_inputs(VisionModality(), [VISION_BASE])
     siblings = [ki for ki in inputs if "large siblings" in ki.label]
-    assert len(siblings) == 4
+    assert len(siblings) == 2
     for ki in siblings:
         if ki.twin_of is not None:
             first = inputs[ki.twin_of].sample.data.shape
@@ -121,6 +123,16 @@ def test_crowded_batches_hold_four_and_six_inputs_of_different_sizes():
         sizes = [ki.sample.data.size for ki in batch]
         assert len(set(sizes)) == len(sizes) and sizes[0] == max(sizes), sizes
     assert any(b[0].family == "long" for b in crowded)  # a large input first, short ones after
+    assert sum(b[0].family == "long" for b in crowded) == 1
+
+
+def test_views_are_compared_not_tokenized_again_or_batched():
+    inputs = kit_inputs(HelloModality(), [HELLO_BASE])
+    views = [ki for ki in inputs if compared_only(ki)]
+    assert views and all(ki.family == VIEWS and inputs[ki.same_as].family == VIEWS for ki in views)
+    batched = {id(ki) for batch in checks._edge_batches(inputs) for ki in batch}
+    assert not batched & {id(ki) for ki in views}
+    assert batched & {id(ki) for ki in inputs if ki.family == VIEWS and ki.same_as is None}
 
 
 # -- broken plugins of this file ------------------------------------------------------------------

@@ -118,6 +118,17 @@ TWIN_LARGE_ELEMENTS = 2**23
 #: first would give both siblings the same (wrong) plan in every process.
 SIBLING_SIDES = (1160, 1240)
 SIBLING_EIGHTHS = (4, 6)
+#: Range siblings: in every accepted integer dtype wider than 8 bits, noise of 12 bits (0..4095, or
+#: -2048..2047) and then noise over the dtype's full range (RANGE_SEED), at RANGE_SIDE a side (over 256:
+#: where a plugin may treat an image as a camera frame) or RANGE_LENGTH samples: a bit depth learned
+#: once from the first such input reads the second on the wrong scale.
+RANGE_SIDE = 320
+RANGE_LENGTH = 2 * LONG_LENGTH
+RANGE_SEED = 12
+RANGE_LABEL = "range siblings"
+#: One pair, long on axis 0 (a memo keyed on the long side does not care which axis it is on; a
+#: second pair, long on axis 1, cost a second of CPU per vision grid configuration).
+SIBLING_AXES = 1
 #: One large pair agrees on its borders: this fraction of each of its first (up to two) axes, at
 #: either end, is the same in both (the first and last rows and columns included); they differ only
 #: inside, so a memo keyed on the edges of an input (a header, a margin) gives the second the first's
@@ -133,6 +144,17 @@ LEVEL_ELEMENTS = 2**12
 #: crash, an InputError that says nothing or a change in place, but not tokenized again (twice, in a
 #: batch, by the rebuilt modality): their point is the rules at many values, not the behaviours.
 ENCODED_ONCE = ("levels",)
+#: The family of the dtype layout inputs (:func:`layout_inputs`). Its views of another kit input's
+#: values (``same_as`` set) are encoded once, judged by every rule and compared with that input's
+#: tokens, but not tokenized again, batched or rebuilt: the input they copy is.
+VIEWS = "view"
+
+
+def compared_only(ki: KitInput) -> bool:
+    """Whether ``ki`` is a view that is only compared with the input whose values it holds."""
+    return ki.family == VIEWS and ki.same_as is not None
+
+
 #: Sides at the boundaries of the unsigned 8- and 16-bit integer types: 2**k - 1, 2**k and 2**k + 1
 #: for these k, on each of the first two axes. A size or index kept in the smallest integer type that
 #: holds the last index (np.min_scalar_type(n - 1)) wraps at exactly 2**k: an exclusive end of 256 in
@@ -383,8 +405,8 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any, kinds: list[str
     its mirror image (other edges), and zero borders (TWIN_BORDER of each side, at either end) with
     the first half of the interior at full scale against its mirror image (the same edges, the same
     mean: a memo keyed on them); and, for an image (two spatial axes), large siblings: one side
-    SIBLING_SIDES[axis], the other SIBLING_EIGHTHS of it, on either axis (the same long side, other
-    aspect ratios: a resize plan memo keyed on the long side)."""
+    SIBLING_SIDES[0] on axis 0, the other SIBLING_EIGHTHS of it (the same long side, other
+    aspect ratios: a resize plan memo keyed on the long side); and range siblings (see RANGE_SIDE)."""
     if x.size == 0 or x.dtype.kind not in "biuf":
         return []
     spatial = min(x.ndim, 2)
@@ -447,7 +469,7 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any, kinds: list[str
             mask = halves(large[:spatial], border)
             pairs.append((what, pattern(mask), pattern(np.flip(mask, spatial - 1))))
         if spatial == 2:  # large, one long side, other aspect ratios: a plan memo keyed on the long side
-            for axis in range(2):
+            for axis in range(SIBLING_AXES):
                 side = SIBLING_SIDES[axis]
                 sides = [
                     tuple(side if a == axis else side * k // 8 for a in range(2)) + x.shape[2:] for k in SIBLING_EIGHTHS
@@ -460,6 +482,14 @@ def _twin_inputs(x: np.ndarray, units: dict[str, Any], src: Any, kinds: list[str
                         _fit(x, sides[1]),
                     )
                 )
+    # a bit depth learned from the first big input: 12-bit values, then the full range, per wide integer dtype
+    ranged = (RANGE_SIDE,) * spatial + x.shape[spatial:] if x.ndim > 1 else (RANGE_LENGTH,)
+    rng = np.random.default_rng(RANGE_SEED)
+    for dtype_name in [d for k in (kinds or []) if k in "iu" for d in KIND_DTYPES[k] if np.dtype(d).itemsize >= 2]:
+        info = np.iinfo(dtype_name)
+        low = rng.integers(0 if info.min == 0 else -(2**11), 2**12 if info.min == 0 else 2**11, size=ranged)
+        full = rng.integers(int(info.min), int(info.max), size=ranged, dtype=dtype_name, endpoint=True)
+        pairs.append((f"{RANGE_LABEL}: {dtype_name} of 12 bits, then of the full range", low.astype(dtype_name), full))
     out: list[KitInput] = []
     for index, (what, a, b) in enumerate(pairs):
         if a.shape == b.shape and a.tobytes() == b.tobytes():
@@ -1186,7 +1216,7 @@ def layout_inputs(spec: InputSpec, base: Sample, config: Any) -> list[KitInput]:
                 data = np.ascontiguousarray(_fit(pattern, shape))
                 label = f"layout: {dtype_name} {what}, shape {data.shape}{where}"
                 ref = len(out)
-                out.append(KitInput(label, Sample(data, units, base.source), "layout", kind=kind, rank=data.ndim))
+                out.append(KitInput(label, Sample(data, units, base.source), VIEWS, kind=kind, rank=data.ndim))
                 frozen = data.copy()
                 frozen.flags.writeable = False
                 views = [
@@ -1197,18 +1227,57 @@ def layout_inputs(spec: InputSpec, base: Sample, config: Any) -> list[KitInput]:
                 if data.ndim > 1:
                     views.append(("in Fortran order", np.asfortranarray(data)))
                 if data.dtype.itemsize > 1:
-                    views.append(("in non-native byte order", data.astype(data.dtype.newbyteorder())))
+                    swapped = data.astype(data.dtype.newbyteorder())
+                    views.append(("in non-native byte order", swapped))
+                    views.append(("in non-native byte order, a strided view", np.repeat(swapped, 2, axis=0)[::2]))
+                    if data.ndim > 1:
+                        views.append(("in non-native byte order and Fortran order", np.asfortranarray(swapped)))
                 for how, view in views:
                     out.append(
                         KitInput(
                             f"{label}, {how} (same values)",
                             Sample(view, units, base.source),
-                            "layout",
+                            VIEWS,
                             kind=kind,
                             rank=data.ndim,
                             same_as=ref,
                         )
                     )
+    return out
+
+
+#: A ladder of unit values: each unit at these fractions of its (finite) maximum, in increasing
+#: order, ending at the maximum (family LADDER).
+LADDER_FRACTIONS = (0.25, 0.5, 1.0)
+LADDER = "ladder"
+
+
+def ladder_inputs(spec: InputSpec, base: Sample) -> list[KitInput]:
+    """The base with each unit at LADDER_FRACTIONS of its maximum, in increasing order (within the
+    unit's range, each value once). ``check_fresh_process`` gives them to the new process first of the
+    kit's inputs, in this order: state kept from the largest setting seen so far (a table built for
+    the longest frame, sliced for shorter ones) gives a lower rung, met after a higher one, other
+    tokens than a process that meets it first."""
+    x = np.asarray(base.data)
+    out: list[KitInput] = []
+    for unit in spec.units:
+        if not np.isfinite(unit.maximum):
+            continue
+        seen: set[float] = set()
+        for fraction in LADDER_FRACTIONS:
+            value = float(unit.maximum) * fraction
+            if not unit.minimum <= value <= unit.maximum or value in seen:
+                continue
+            seen.add(value)
+            out.append(
+                KitInput(
+                    f"unit ladder: {unit.name} at {value:g} {unit.symbol} ({fraction:g} of its maximum)",
+                    Sample(x.copy(), {**dict(base.units), unit.name: value}, base.source),
+                    LADDER,
+                    kind=x.dtype.kind,
+                    rank=x.ndim,
+                )
+            )
     return out
 
 
@@ -1359,6 +1428,7 @@ def kit_inputs(modality: Modality, bases: list[Sample]) -> list[KitInput]:
                 for ki in layout_inputs(spec, bases[0], config)
             ]
             out += rank_inputs(spec, bases[0])
+            out += ladder_inputs(spec, bases[0])
     if bases:  # the richest base: a count over the whole input shows a changed frame size
         out += _rounding_inputs(spec, bases[0], config)
     return out
@@ -1391,12 +1461,11 @@ def _undeclared_patterns(dtype_name: str, shape: tuple[int, ...]) -> list[tuple[
 def _other_kind_cases(spec: InputSpec, x: np.ndarray, units: dict[str, Any], src: Any) -> list[tuple[str, Sample]]:
     """Arrays of the dtype kinds no input spec can declare, each of which must be refused:
     structured records of 1, 3 and 4 fields of the first accepted dtype (one field per channel:
-    RGB, RGBA, at the base's shape without its last axis and at its whole shape), an opaque void,
-    bytes (``S``), datetime64 (``M``) and timedelta64 (``m``), zeros and a ramp. A plugin that
-    unpacks records into channels, or reads dates as integers, tokenizes them."""
+    RGB, RGBA), an opaque void, bytes (``S``) of 1, 3 and 4 (a pixel's channels as bytes),
+    datetime64 (``M``) and timedelta64 (``m``), zeros and a ramp -- each at the base's shape and at
+    it without its last axis (a view of 3 bytes as 3 channels adds an axis). A plugin that unpacks
+    records or bytes into channels, or reads dates as integers, tokenizes them."""
     field = next((d for k in spec.dtypes if k in KIND_DTYPES for d in KIND_DTYPES[k]), "uint8")
-    n = int(np.prod(x.shape))
-    ramp = np.arange(n, dtype=np.int64).reshape(x.shape)
     cases: list[tuple[str, Sample]] = []
     shapes = [x.shape] + ([x.shape[:-1]] if x.ndim > 1 else [])
     for count in (3, 4, 1):
@@ -1412,10 +1481,16 @@ def _other_kind_cases(spec: InputSpec, x: np.ndarray, units: dict[str, Any], src
                 )
             )
     cases.append(("dtype kind 'V' (opaque void of 4 bytes), not declared", Sample(np.zeros(x.shape, "V4"), units, src)))
-    cases.append(("dtype kind 'S' (bytes), not declared", Sample(np.full(x.shape, b"1"), units, src)))
-    for kind, unit in (("M", "datetime64[s]"), ("m", "timedelta64[s]")):
-        cases.append((f"dtype kind {kind!r} ({unit} zeros), not declared", Sample(np.zeros(x.shape, unit), units, src)))
-        cases.append((f"dtype kind {kind!r} ({unit} ramp), not declared", Sample(ramp.astype(unit), units, src)))
+    for shape in shapes:  # bytes of 1, 3 and 4 (a pixel's channels as bytes), at either shape
+        for width in (1, 3, 4):
+            data = np.full(shape, bytes(range(1, width + 1)), dtype=f"S{width}")
+            cases.append((f"dtype kind 'S' (bytes of {width}), not declared: shape {shape}", Sample(data, units, src)))
+        n_here = int(np.prod(shape))
+        here = np.arange(n_here, dtype=np.int64).reshape(shape)
+        for kind, unit in (("M", "datetime64[s]"), ("m", "timedelta64[s]")):
+            for what, data in (("zeros", np.zeros(shape, unit)), ("ramp", here.astype(unit))):
+                label = f"dtype kind {kind!r} ({unit} {what}), not declared: shape {shape}"
+                cases.append((label, Sample(data, units, src)))
     return cases
 
 

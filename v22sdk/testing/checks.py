@@ -700,8 +700,8 @@ def _clone_on_kit_inputs(modality: Modality, clone: Modality) -> None:
     check = "check_config_roundtrip"
     run = kit_run(modality)
     for ki, out in zip(run.inputs, run.outcomes):
-        if ki.family in _inputs.ENCODED_ONCE:
-            continue  # many tiny inputs, for the rules (the level sweep)
+        if ki.family in _inputs.ENCODED_ONCE or _inputs.compared_only(ki):
+            continue  # many tiny inputs, for the rules (the level sweep); views of another input
         if out.encoding is None and not out.rejected:
             continue  # a crash: check_edge_inputs' finding
         if out.encoding is not None and not is_encoding(out.encoding):
@@ -885,7 +885,7 @@ def _edge_batches(accepted: list[_inputs.KitInput]) -> list[list[_inputs.KitInpu
     """Batches of the kit's accepted inputs that must equal their singles: the short ones in pairs,
     and every large one (long, thin and long) together with a short one, in turn before and after
     it -- a batch path that treats a long item differently shows only in a batch that holds one."""
-    accepted = [ki for ki in accepted if ki.family not in _inputs.ENCODED_ONCE]
+    accepted = [ki for ki in accepted if ki.family not in _inputs.ENCODED_ONCE and not _inputs.compared_only(ki)]
     short = [ki for ki in accepted if ki.family not in _LARGE]
     large = [ki for ki in accepted if ki.family in _LARGE]
     batches = [[a, b] for a, b in zip(short[::2], short[1::2])]
@@ -906,9 +906,10 @@ CROWD_SIZES = (4, 6)
 
 
 def _crowds(short: list[_inputs.KitInput], large: list[_inputs.KitInput]) -> list[list[_inputs.KitInput]]:
-    """For each size in CROWD_SIZES, batches of that many accepted inputs of one rank and of as many
-    different sizes as there are: the largest first, then the short ones (the short inputs only, then
-    the first large input with short ones)."""
+    """For each size in CROWD_SIZES, a batch of that many short accepted inputs of one rank and of
+    different sizes (the smallest such, the largest of them first: a path that pads to the longest
+    item shows as well as with big ones, at a fraction of the cost), and once, the first large
+    input followed by short ones."""
     out: list[list[_inputs.KitInput]] = []
 
     def distinct(pool: list[_inputs.KitInput], rank: int | None) -> list[_inputs.KitInput]:
@@ -922,14 +923,16 @@ def _crowds(short: list[_inputs.KitInput], large: list[_inputs.KitInput]) -> lis
         return found
 
     ranks = list(dict.fromkeys(ki.rank for ki in short))
+    if not ranks:
+        return out
+    pool = sorted(distinct(short, ranks[0]), key=lambda ki: _inputs._size(ki.sample.data))
+    pool = [ki for ki in pool if _inputs._size(ki.sample.data) > 1] or pool
     for size in CROWD_SIZES:
-        for rank in ranks[:1]:
-            pool = sorted(distinct(short, rank), key=lambda ki: -_inputs._size(ki.sample.data))
-            if len(pool) >= 2:
-                out.append(pool[:size])
-            big = next((ki for ki in large if ki.rank == rank), None)
-            if big is not None and pool:
-                out.append([big, *pool[: size - 1]])
+        if len(pool) >= 2:
+            out.append(pool[:size][::-1])
+    big = next((ki for ki in large if ki.rank == ranks[0]), None)
+    if big is not None and pool:
+        out.append([big, *pool[: CROWD_SIZES[0] - 1]])
     return out
 
 
@@ -961,6 +964,21 @@ def _edge_problem(modality: Modality, run: KitRun, index: int) -> CheckFailure |
         return CheckFailure(broken[1], rule=broken[0])
     if ki.family in _inputs.ENCODED_ONCE:  # many tiny inputs: the rules, not the behaviours
         return None
+    if _inputs.compared_only(ki):  # a view: its tokens must be those of the values it holds
+        ref = run.outcomes[ki.same_as]  # type: ignore[index]
+        if ref.encoding is None:
+            return CheckFailure(
+                f"gives tokens, but the same values in another layout were rejected: {ref.error}",
+                rule="check_determinism",
+            )
+        diff = _encoding_difference(ref.encoding, out.encoding)
+        return (
+            CheckFailure(
+                f"the same values in another memory layout give other tokens: {diff}", rule="check_determinism"
+            )
+            if diff
+            else None
+        )
     again = _outcome(modality, ki.sample, quiet=True)
     if again.encoding is None:
         return CheckFailure(
@@ -1077,12 +1095,20 @@ def _twin_pairs(run: KitRun) -> list[tuple[int, int]]:
 def _twins_on_a_fresh_instance(modality: Modality) -> None:
     """A fresh instance tokenizes each pair of the kit's twin inputs in the other order than the
     long-used instance did: a cache keyed on a summary of the data (a thumbnail, a mean) gives the
-    second of a pair the first's tokens, in one order or the other."""
+    second of a pair the first's tokens, in one order or the other. A pair of range siblings is also
+    given to a fresh instance in the kit's order, as its very first calls: what an instance learns
+    from its first big input (a bit depth) shows only when that input is the 12-bit one."""
     __tracebackhide__ = True
     run = kit_run(modality)
+    orders = []
     for first, second in _twin_pairs(run):
+        orders.append((second, first))
+        if run.inputs[first].label.split(": ", 1)[-1].startswith(_inputs.RANGE_LABEL):
+            orders.append((first, second))  # the kit's order too, as a new instance's very first calls
+    for order in orders:
+        first, second = order[1], order[0]
         fresh = _clone(modality)
-        for index in (second, first):
+        for index in order:
             ki = run.inputs[index]
             try:
                 enc: Any = _raw_encode(fresh, ki.sample)
@@ -1125,8 +1151,9 @@ def _class_path(modality: Modality) -> str | None:
 def _reference_inputs(modality: Modality, run: KitRun, max_examples: int | None) -> list[Sample]:
     """Varied inputs for the fresh-process comparison: pairs of different data of the same shape
     (the richest examples first, so the first call of the new process is never a trivial input),
-    then a few of the kit's own inputs that the modality accepts, and every pair of its twin
-    inputs in the other order than this process first met them."""
+    then the units' ladders (lowest rung first, before any other input at a high unit value), a few
+    of the kit's own inputs that the modality accepts, and every pair of its twin inputs in the
+    other order than this process first met them."""
     count = max(4, min(8, (max_examples or current().max_examples) // 3))
     examples = _inputs.draw_examples(modality, _samples(modality), 3 * count, stream_key("fresh-process", modality))
     examples.sort(key=lambda s: (not _inputs._varied(s.data), -_inputs._size(s.data)))
@@ -1136,6 +1163,9 @@ def _reference_inputs(modality: Modality, run: KitRun, max_examples: int | None)
         varied = _variant(sample.data)
         if varied is not None:
             out.append(Sample(varied, dict(sample.units), sample.source))
+    for ki, outcome in zip(run.inputs, run.outcomes):  # each unit's ladder, lowest rung first
+        if ki.family == _inputs.LADDER and outcome.encoding is not None:
+            out.append(ki.sample)
     for ki, outcome in zip(run.inputs, run.outcomes):
         if outcome.encoding is not None and ki.family in ("content", "units", "dtype") and len(out) < 3 * count:
             out.append(ki.sample)
