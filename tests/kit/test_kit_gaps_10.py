@@ -168,6 +168,7 @@ def test_state_from_the_highest_unit_value_is_caught_by_a_fresh_process():
 
 
 # -- the round-10 survivors ------------------------------------------------------------------------
+@pytest.mark.slow  # each applies a real mutant and runs its checks: in the slow pass, which CI runs
 @pytest.mark.parametrize(
     ("target", "mutant", "names", "config"),
     [

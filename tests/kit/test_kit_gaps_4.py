@@ -176,6 +176,7 @@ def test_long_time_offsets_in_float32_are_caught():
 
 
 # -- the round-4 survivors -------------------------------------------------------------------------
+@pytest.mark.slow  # each applies a real mutant and runs its checks: in the slow pass, which CI runs
 @pytest.mark.parametrize(
     ("target", "mutant", "names"),
     [

@@ -271,6 +271,7 @@ def _importable_mutant_class(target: str, mutant: str, tmp_path, monkeypatch):
     return cls
 
 
+@pytest.mark.slow  # each applies a real mutant and runs its checks: in the slow pass, which CI runs
 @pytest.mark.parametrize(
     ("target", "mutant", "names", "config"),
     [

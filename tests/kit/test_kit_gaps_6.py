@@ -213,6 +213,7 @@ def test_a_conversion_cached_per_instance_and_length_in_another_dtype_is_caught(
 
 
 # -- the round-6 survivors -------------------------------------------------------------------------
+@pytest.mark.slow  # each applies a real mutant and runs its checks: in the slow pass, which CI runs
 @pytest.mark.parametrize(
     ("mutant", "names"),
     [

@@ -231,6 +231,7 @@ def test_an_index_that_wraps_at_65536_is_caught():
 
 
 # -- the round-7 survivors -------------------------------------------------------------------------
+@pytest.mark.slow  # each applies a real mutant and runs its checks: in the slow pass, which CI runs
 @pytest.mark.parametrize(
     ("target", "mutant", "names"),
     [

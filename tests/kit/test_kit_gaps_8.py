@@ -274,6 +274,7 @@ def test_a_save_that_crashes_on_another_format_name_is_caught_and_one_that_refus
 
 
 # -- the round-8 survivors -------------------------------------------------------------------------
+@pytest.mark.slow  # each applies a real mutant and runs its checks: in the slow pass, which CI runs
 @pytest.mark.parametrize(
     ("target", "mutant", "names"),
     [

@@ -107,6 +107,7 @@ def test_object_arrays_unboxed_as_numbers_are_caught():
 
 
 # -- the round-9 survivors -------------------------------------------------------------------------
+@pytest.mark.slow  # each applies a real mutant and runs its checks: in the slow pass, which CI runs
 @pytest.mark.parametrize(("target", "mutant"), [("hello", "stereo_downmixed"), ("vision", "object_pixels_unboxed")])
 def test_the_round_9_survivors_are_caught(target, mutant, tmp_path, monkeypatch):
     cls = _importable_mutant_class(target, mutant, tmp_path, monkeypatch)
