@@ -40,7 +40,14 @@ inputs, derived from the declared dtype kinds, ranks and units and from a few va
   the two (frames, samples per window) depends on their last bits, so a configuration that does not
   survive ``config()`` exactly tokenizes differently;
 * **memory layout**: the same values strided, in Fortran order, byte-swapped and read-only, which
-  must give the very same tokens;
+  must give the very same tokens; and every accepted dtype at two whole frames of the configuration
+  in every layout (:func:`layout_inputs`; byte-swapped also with a strided view and Fortran order);
+* **large in every accepted rank** (:func:`rank_inputs`): a big grey image where the base is RGB;
+* **siblings**: two large images with one long side and other aspect ratios, and range siblings
+  (12-bit then full-range noise in every integer dtype wider than 8 bits), for the fresh-instance and
+  fresh-process comparisons;
+* **unit ladders** (:func:`ladder_inputs`): each unit at 1/4, 1/2 and all of its maximum, which the
+  fresh process meets first;
 * for text: single characters of every kind (combining marks, astral, zero-width, NUL, a lone
   surrogate ...), whitespace only, one long repeated text.
 
