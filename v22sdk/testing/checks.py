@@ -1100,13 +1100,13 @@ def _twins_on_a_fresh_instance(modality: Modality) -> None:
     from its first big input (a bit depth) shows only when that input is the 12-bit one."""
     __tracebackhide__ = True
     run = kit_run(modality)
-    orders = []
+    orders: list[tuple[int, int, tuple[int, int], str]] = []
     for first, second in _twin_pairs(run):
-        orders.append((second, first))
+        orders.append((first, second, (second, first), "in the other order"))
         if run.inputs[first].label.split(": ", 1)[-1].startswith(_inputs.RANGE_LABEL):
-            orders.append((first, second))  # the kit's order too, as a new instance's very first calls
-    for order in orders:
-        first, second = order[1], order[0]
+            # the kit's order too, as a new instance's very first calls
+            orders.append((first, second, (first, second), "in the kit's order, as its first calls,"))
+    for first, second, order, how in orders:
         fresh = _clone(modality)
         for index in order:
             ki = run.inputs[index]
@@ -1128,7 +1128,7 @@ def _twins_on_a_fresh_instance(modality: Modality) -> None:
             raise _fail_on(
                 ki,
                 f"'{run.inputs[first].label}' and '{run.inputs[second].label}' (alike in what a cache "
-                f"might key on -- shape, dtype, mean, a side -- other in detail) tokenized in the other order by a "
+                f"might key on -- shape, dtype, mean, a side -- other in detail) tokenized {how} by a "
                 f"fresh instance: "
                 f"'{ki.label}' differs: {diff}",
                 rule="check_fresh_instance",
