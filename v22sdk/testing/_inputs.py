@@ -1100,52 +1100,17 @@ def array_inputs(spec: InputSpec, bases: list[Sample]) -> list[KitInput]:
             out.append(
                 KitInput(f"the base{tag}", Sample(x.copy(), units, src), "layout", kind=x.dtype.kind, rank=x.ndim)
             )
-            strided = np.repeat(x, 2, axis=0)[::2]
-            out.append(
-                KitInput(
-                    "the base as a strided view (same values)",
-                    Sample(strided, units, src),
-                    "layout",
-                    kind=x.dtype.kind,
-                    rank=x.ndim,
-                    same_as=ref,
-                )
-            )
-            if x.ndim > 1:
+            for how, view in layout_views(x):
                 out.append(
                     KitInput(
-                        "the base in Fortran order (same values)",
-                        Sample(np.asfortranarray(x), units, src),
+                        f"the base, {how} (same values)",
+                        Sample(view, units, src),
                         "layout",
                         kind=x.dtype.kind,
                         rank=x.ndim,
                         same_as=ref,
                     )
                 )
-            if x.dtype.itemsize > 1 and x.dtype.kind in "iuf":
-                swapped = x.astype(x.dtype.newbyteorder())
-                out.append(
-                    KitInput(
-                        "the base in non-native byte order (same values)",
-                        Sample(swapped, units, src),
-                        "layout",
-                        kind=x.dtype.kind,
-                        rank=x.ndim,
-                        same_as=ref,
-                    )
-                )
-            frozen = x.copy()
-            frozen.flags.writeable = False
-            out.append(
-                KitInput(
-                    "the base, read-only (same values)",
-                    Sample(frozen, units, src),
-                    "layout",
-                    kind=x.dtype.kind,
-                    rank=x.ndim,
-                    same_as=ref,
-                )
-            )
     if bases:
         out += _thin_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
         out += _awkward_inputs(np.asarray(bases[0].data), dict(bases[0].units), bases[0].source)
@@ -1194,6 +1159,28 @@ def frame_lengths(spec: InputSpec, units: dict[str, Any], config: Any) -> list[t
     return out
 
 
+def layout_views(data: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """The values of ``data`` in every other memory layout, each labelled: a strided view, a
+    negative-stride view, read-only, Fortran order (from rank 2) and, for a multi-byte numeric dtype,
+    non-native byte order alone, with a strided view and with Fortran order (two changes at once)."""
+    frozen = data.copy()
+    frozen.flags.writeable = False
+    views = [
+        ("a strided view", np.repeat(data, 2, axis=0)[::2]),
+        ("a negative-stride view", np.ascontiguousarray(data[::-1])[::-1]),
+        ("read-only", frozen),
+    ]
+    if data.ndim > 1:
+        views.append(("in Fortran order", np.asfortranarray(data)))
+    if data.dtype.itemsize > 1 and data.dtype.kind in "iuf":
+        swapped = data.astype(data.dtype.newbyteorder())
+        views.append(("in non-native byte order", swapped))
+        views.append(("in non-native byte order, a strided view", np.repeat(swapped, 2, axis=0)[::2]))
+        if data.ndim > 1:
+            views.append(("in non-native byte order and Fortran order", np.asfortranarray(swapped)))
+    return views
+
+
 def layout_inputs(spec: InputSpec, base: Sample, config: Any) -> list[KitInput]:
     """Every accepted dtype (a varied pattern) at each whole-frame length (:func:`frame_lengths`;
     the base's shape where there is none), plain and in every other memory layout of the same
@@ -1224,22 +1211,7 @@ def layout_inputs(spec: InputSpec, base: Sample, config: Any) -> list[KitInput]:
                 label = f"layout: {dtype_name} {what}, shape {data.shape}{where}"
                 ref = len(out)
                 out.append(KitInput(label, Sample(data, units, base.source), VIEWS, kind=kind, rank=data.ndim))
-                frozen = data.copy()
-                frozen.flags.writeable = False
-                views = [
-                    ("a strided view", np.repeat(data, 2, axis=0)[::2]),
-                    ("a negative-stride view", np.ascontiguousarray(data[::-1])[::-1]),
-                    ("read-only", frozen),
-                ]
-                if data.ndim > 1:
-                    views.append(("in Fortran order", np.asfortranarray(data)))
-                if data.dtype.itemsize > 1:
-                    swapped = data.astype(data.dtype.newbyteorder())
-                    views.append(("in non-native byte order", swapped))
-                    views.append(("in non-native byte order, a strided view", np.repeat(swapped, 2, axis=0)[::2]))
-                    if data.ndim > 1:
-                        views.append(("in non-native byte order and Fortran order", np.asfortranarray(swapped)))
-                for how, view in views:
+                for how, view in layout_views(data):
                     out.append(
                         KitInput(
                             f"{label}, {how} (same values)",
