@@ -87,6 +87,8 @@ class LazyGroup(click.Group):
         module, attr = LAZY_COMMANDS[name].split(":")
         if self._listing and name in LAZY_HELP and module not in sys.modules:
             return click.Command(name, help=LAZY_HELP[name])  # a stand-in that only lists itself
+        if name in ONE_BLAS_THREAD:
+            _one_blas_thread_from_start()  # before the command's module imports numpy
         try:
             return getattr(importlib.import_module(module), attr)
         except Exception as exc:  # a broken subsystem must not take the other commands down
@@ -101,6 +103,26 @@ class LazyGroup(click.Group):
                 help=f"(unavailable: {problem})",
                 context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
             )
+
+
+#: Commands that do no multi-threaded linear algebra with numpy: their process starts numpy's OpenBLAS
+#: with one thread (``run`` pins every pool to one thread anyway; tokenizers run their products on one
+#: BLAS thread for the bits, v22sdk.blas).
+ONE_BLAS_THREAD = frozenset({"run", "tokenize", "plugins list"})
+
+
+def _one_blas_thread_from_start() -> None:
+    """Start numpy's OpenBLAS with one thread, unless the user chose a count or numpy is loaded.
+
+    Each extra OpenBLAS thread spins for about a tenth of a second of CPU when numpy loads, work
+    for nobody in a command that multiplies no large matrices: on a 2-core machine that was a third
+    of ``v22sdk plugins list``'s CPU (0.30 s against 0.20 s, benchmarks/bench_core.py), and on a
+    machine with many cores it grows with them. The environment variable is read when numpy's
+    OpenBLAS loads, so this must run before numpy is imported; once numpy is loaded (a caller of
+    :func:`main` in a Python process) nothing is changed.
+    """
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def _console(stderr: bool = False):
@@ -163,6 +185,7 @@ def plugins() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 def plugins_list(as_json: bool) -> None:
     """List plugins, what each registers, and broken plugins with the reason."""
+    _one_blas_thread_from_start()
     from .plugins import get_registry
 
     registry = get_registry()
@@ -318,6 +341,7 @@ def tokenize(
     With --backend ray, INPUTS is one folder or manifest (.jsonl / .txt list) and --out a folder:
     sharded .npz outputs, manifest.json, and errors.json listing every input that failed.
     """
+    _one_blas_thread_from_start()
     if backend == "ray":
         if len(inputs) != 1 or not out:
             raise click.UsageError("--backend ray takes one folder or manifest and --out FOLDER")

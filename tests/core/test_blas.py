@@ -47,3 +47,61 @@ def test_audio_tokens_do_not_depend_on_the_callers_blas_threads():
     with threadpool_limits(2, user_api="blas"):
         got = AudioModality().tokenize(x, sample_rate=44_100)
     assert np.array_equal(ref.emb, got.emb) and np.array_equal(ref.attr, got.attr)
+
+
+# -- the CLI starts numpy's OpenBLAS with one thread in commands that multiply no large matrices ----
+_REPORT_THREADS = """
+import atexit, sys
+def report():
+    from threadpoolctl import threadpool_info
+    counts = [i["num_threads"] for i in threadpool_info() if i["internal_api"] == "openblas"]
+    print("OPENBLAS", counts[0], file=sys.stderr)
+atexit.register(report)
+from v22sdk.cli import main
+main(sys.argv[1:])
+"""
+
+
+def _cli_openblas_threads(args: list[str], **env: str) -> int:
+    import os
+    import subprocess
+    import sys
+
+    clean = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    r = subprocess.run(
+        [sys.executable, "-c", _REPORT_THREADS, *args],
+        capture_output=True,
+        text=True,
+        env={**clean, **env},
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    return int(r.stderr.split("OPENBLAS")[-1].split()[0])
+
+
+def test_plugins_list_and_tokenize_start_openblas_on_one_thread(tmp_path):
+    import os
+
+    if (os.cpu_count() or 1) < 2:  # pragma: no cover - the default count would be 1 as well
+        import pytest
+
+        pytest.skip("one CPU: OpenBLAS starts one thread anyway")
+    assert _cli_openblas_threads(["plugins", "list"]) == 1
+    assert _cli_openblas_threads(["tokenize", "--text", "七", "--out", str(tmp_path / "t.npz")]) == 1
+    # what the setting prevents: a command that does not set it starts one OpenBLAS thread per CPU
+    # (``--version`` imports no numpy; the report then loads it, as any later import would)
+    assert _cli_openblas_threads(["--version"]) > 1
+
+
+def test_a_users_thread_count_is_kept():
+    assert _cli_openblas_threads(["plugins", "list"], OPENBLAS_NUM_THREADS="2") == 2
+
+
+def test_nothing_changes_once_numpy_is_loaded(monkeypatch):
+    import os
+
+    from v22sdk.cli import _one_blas_thread_from_start
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    _one_blas_thread_from_start()  # numpy is loaded in this process: too late to matter, so untouched
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
