@@ -378,4 +378,12 @@ def render_doc(text: str, root: str | os.PathLike[str] = ROOT) -> str:
             raise ValueError(f"{m['file']} has no value {m['value']!r} (it has: {', '.join(values) or 'none'})")
         return f"<!-- value: {m['file']}#{m['value']} -->{values[m['value']]}<!-- /value -->"
 
-    return "".join(_VALUE.sub(sub_value, _MARKER.sub(sub, piece)) if prose else piece for prose, piece in _prose(text))
+    def render_prose(piece: str) -> str:
+        for m in re.finditer(r"<!-- (?:table|value): ", piece):
+            if not (_MARKER.match(piece, m.start()) or _VALUE.match(piece, m.start())):
+                # left as it is, such a marker would keep a hand-written figure that no file backs
+                line = piece[m.start() :].split("\n", 1)[0]
+                raise ValueError(f"a marker does not parse (a space in its name, or no closing marker?): {line[:160]}")
+        return _VALUE.sub(sub_value, _MARKER.sub(sub, piece))
+
+    return "".join(render_prose(piece) if prose else piece for prose, piece in _prose(text))
