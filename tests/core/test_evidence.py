@@ -88,7 +88,9 @@ def test_render_rewrites_an_inline_value_and_refuses_a_missing_one(tmp_path):
         render_doc(doc.replace("#n", "#nope"), tmp_path)
     # a marker that does not parse (a space in its name) is refused, not left with its figure
     with pytest.raises(ValueError, match="does not parse.*cpu_seconds.plugins list"):
-        render_doc(doc + "took <!-- value: results/r.json#cpu_seconds.plugins list -->0.17<!-- /value --> s\n", tmp_path)
+        render_doc(
+            doc + "took <!-- value: results/r.json#cpu_seconds.plugins list -->0.17<!-- /value --> s\n", tmp_path
+        )
     with pytest.raises(ValueError, match="does not parse"):
         render_doc("<!-- table: results/r.json#t -->\n| a |\n", tmp_path)  # no closing marker
     with pytest.raises(ValueError, match="strings"):
