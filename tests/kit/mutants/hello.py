@@ -3215,6 +3215,359 @@ HELD_OUT_10: tuple[Mutant, ...] = (
     ),
 )
 
+ZCR = '            "hello.shape.zcr": crossings / np.maximum(lengths - 1, 1),\n'
+SILENT = "        silent = norm[:, 0] <= SILENCE\n"
+ENDS = "        ends = (starts + lengths) / sample_rate\n"
+CENTROID = (
+    "        total = power.sum(axis=1)\n"
+    "        centroid = np.where(silent | (total <= 0), 0.0, (power @ freq) / np.where(total > 0, total, 1.0))\n"
+)
+FINITE_TEST = (
+    "    bad = ~np.isfinite(x)\n"
+    "    if bad.any():\n"
+    '        raise InputError(source, f"sample {int(np.argmax(bad))} is {x[bad][0]}; samples must be finite")\n'
+)
+HELD_OUT_11: tuple[Mutant, ...] = (
+    Mutant(
+        "bands_whitened_before_log",
+        "check_finite",
+        (
+            edit(
+                M,
+                BANDS,
+                "        band_power = power @ _band_matrix(power.shape[1]) / size      # (N, 16)\n"
+                "        band_power = band_power / band_power.mean(axis=0)              # whitened: each band over its mean\n"
+                "        bands = np.log1p(band_power)                                   # (N, 16)\n",
+            ),
+        ),
+        "a silent signal (1000 float32 zeros at 16 kHz; a quarter of the strategy's signals are silence, and a tone "
+        "of amplitude or frequency 0 is one too): each band's power is divided by its mean over the frames, 0 / 0, "
+        "so the bands, the band norm and the embedding are NaN (the silence test sees a NaN norm, not a silent frame)",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "band_weights_after_normalising",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                BAND_MATRIX_END,
+                BAND_MATRIX_END + "\n\n"
+                "#: Perceptual weight of each band: the low bands count most (1 down to 0.5).\n"
+                "_BAND_WEIGHTS = np.linspace(1.0, 0.5, N_BANDS)\n",
+            ),
+            edit(
+                M,
+                RENORM,
+                RENORM + "        emb -= (direction * (1.0 - _BAND_WEIGHTS)) @ q[:, :N_BANDS].T  # weight the bands: "
+                "high ones count less\n",
+            ),
+        ),
+        "any frame that is not silent and not all in the lowest band (1000 float32 samples of noise at 16 kHz: norms "
+        "about 0.77; every noise, PCM and tone frame the strategy draws): the band weights are applied after the "
+        "renormalisation, so the embedding is the weighted unit direction, of norm below 1",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "zcr_per_millisecond",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                ZCR,
+                '            "hello.shape.zcr": crossings / (lengths / sample_rate * 1000.0),  # crossings per ms\n',
+            ),
+        ),
+        "a frame with more than one zero crossing per millisecond (1000 float32 samples of noise at 16 kHz: about 8 "
+        "per ms; noise and PCM at 8 kHz or more, which the strategy draws often): the slot is a rate per "
+        "millisecond, not a share of sample pairs, and goes above 1",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "frames_sorted_by_level",
+        "check_offsets",
+        (
+            edit(
+                M,
+                TIME,
+                TIME + '        order = np.argsort(-rms, kind="stable")  # loudest frames first: the engine reads the '
+                "salient ones early\n"
+                "        emb, attr, time = emb[order], attr[order], time[order]\n",
+            ),
+        ),
+        "a signal of two frames or more whose frames are not loudest first (2000 float32 samples at 16 kHz: 0.1 times "
+        "noise, then full-scale noise; noise and PCM of two frames or more, as at 100 Hz, most often): the tokens are "
+        "reordered by level, so the frames' start times decrease",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "batch_rates_rounded",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items: Any) -> Any:\n"
+            "        # one batch, one clock: each item's rate to the whole Hz, as a WAV header holds it\n"
+            "        ready = []\n"
+            "        for item in items:\n"
+            '            rate = item.units.get("sample_rate") if isinstance(item, Sample) else None\n'
+            "            if isinstance(rate, (int, float)) and np.isfinite(rate):\n"
+            '                item = Sample(item.data, {**item.units, "sample_rate": float(round(rate))}, item.source)\n'
+            "            ready.append(item)\n"
+            "        return super().tokenize_batch(ready)\n"
+        ),
+        "a batch holding a signal at a fractional rate (1000 float32 samples of noise at 16000.5 Hz; the strategy "
+        "draws rates from floats(100, 48000) half the time): the batch meters it at 16000 Hz, so its times (and "
+        "frames) differ from its single's",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "config_limit_infinite",
+        "check_config_roundtrip",
+        (
+            edit(
+                M,
+                FRAME_FIELD,
+                FRAME_FIELD + "    #: Longest signal accepted, in seconds (inf: no limit).\n"
+                '    max_seconds: float = attrs.field(default=float("inf"))\n',
+            ),
+            edit(
+                M,
+                SIGNAL,
+                SIGNAL + "        if n / sample_rate > self.max_seconds:\n"
+                '            raise InputError(SOURCE, f"the signal lasts {n / sample_rate:g} s, more than max_seconds '
+                '= {self.max_seconds:g}")\n',
+            ),
+        ),
+        "every configuration: config() holds max_seconds = inf, which json.dumps(allow_nan=False) refuses (ValueError)",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "range_test_lets_nan_through",
+        "check_invalid_inputs",
+        (
+            edit(
+                M,
+                FINITE_TEST,
+                "    # no separate finite test: inf is beyond the amplitude limit below, which refuses it\n",
+            ),
+        ),
+        "every valid input: the 'non_finite' case of its invalid_inputs with a NaN sample passes the amplitude test (NaN > "
+        "1e3 is False) and is tokenized into NaN tokens, not refused with InputError (inf is still refused)",
+        held_out=True,
+        round=11,
+    ),
+    # -- rare inputs, round 11 --
+    Mutant(
+        "tokens_keep_input_byte_order",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                RETURN,
+                "        out = np.dtype(np.float32).newbyteorder(data.dtype.byteorder)  # tokens in the caller's byte "
+                "order\n"
+                '        return Encoding(emb.astype(out), attr.astype(out), {"time": time})\n',
+            ),
+        ),
+        "samples in non-native byte order (1000 '>f4' or '>i2' samples of noise at 16 kHz; the strategy draws native "
+        "arrays): emb and attr are big-endian float32, a dtype that is not np.float32",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "memo_long_in_float16",
+        "check_determinism",
+        (
+            edit(
+                M,
+                SOURCE_LINE,
+                SOURCE_LINE + "#: Each meter's memo of the long recordings it has metered, kept compact (float16).\n"
+                "_LONG_MEMO: dict[int, dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}\n",
+            ),
+            edit(
+                M,
+                ENCODE,
+                ENCODE + "        # long recordings are metered again and again: keep their tokens, in half precision\n"
+                "        key = None\n"
+                "        if isinstance(data, np.ndarray) and data.size >= 1 << 15:\n"
+                "            key = (data.dtype.str, data.shape, data.tobytes(), float(sample_rate))\n"
+                "            memo = _LONG_MEMO.setdefault(id(self), {})\n"
+                "            if key in memo:\n"
+                "                emb16, attr16, time = memo[key]\n"
+                "                emb = emb16.astype(np.float32)\n"
+                "                emb /= np.linalg.norm(emb, axis=1, keepdims=True)\n"
+                '                return Encoding(emb, attr16.astype(np.float32), {"time": time.copy()})\n'
+                "        enc = self._encode(data, sample_rate=sample_rate)\n"
+                "        if key is not None:\n"
+                "            memo[key] = (enc.emb.astype(np.float16), enc.attr.astype(np.float16), "
+                'enc.offsets["time"].copy())\n'
+                "        return enc\n"
+                "\n"
+                "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n",
+            ),
+        ),
+        "a signal of 32768 samples or more tokenized twice on one instance (40000 float32 samples of noise at 16 "
+        "kHz; the strategy draws at most 2000): the second call gives the memo's float16-rounded values, not the "
+        "first call's bits",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "long_frame_buffer_reused",
+        "check_determinism",
+        (
+            edit(
+                M,
+                SOURCE_LINE,
+                SOURCE_LINE + "#: One frame buffer for long frames, reused from call to call (no new zeroed memory).\n"
+                "_FRAME_BUFFER: list[np.ndarray] = []\n",
+            ),
+            edit(
+                M,
+                FRAMING,
+                "        if size > 16384:  # long frames: reuse one buffer instead of a new zeroed one per call\n"
+                "            if not _FRAME_BUFFER or _FRAME_BUFFER[0].size < count * size:\n"
+                "                _FRAME_BUFFER[:] = [np.zeros(count * size)]\n"
+                "            frames = _FRAME_BUFFER[0][: count * size]\n"
+                "        else:\n"
+                "            frames = np.zeros(count * size)\n"
+                "        frames[:n] = x\n"
+                "        frames = frames.reshape(count, size)                       # (N, size), zero-padded tail\n",
+            ),
+        ),
+        "frames of more than 16384 samples (frame_seconds 0.2 above 81.92 kHz, 0.05 s above 327.68 kHz; the strategy "
+        "draws up to 48 kHz) on a signal that ends inside a frame, tokenized after a longer one (at 192 kHz with "
+        "frames of 0.2 s: 50000 float32 samples of noise, then 60000, then the first again): the last frame's padding "
+        "holds the previous signal's samples, not zeros, so the first signal's last token changes",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "silence_floor_from_first_minute",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                SOURCE_LINE,
+                SOURCE_LINE
+                + "#: Each meter's noise floor (band norm), learned from the first minute of its first long "
+                "recording.\n"
+                "_FLOOR: dict[int, float] = {}\n",
+            ),
+            edit(
+                M,
+                SILENT,
+                "        if id(self) not in _FLOOR and n >= 60.0 * sample_rate:  # a minute of signal: the room's floor\n"
+                "            minute = max(int(60.0 * sample_rate) // size, 1)\n"
+                "            _FLOOR[id(self)] = float(norm[:minute, 0].min())\n"
+                "        silent = norm[:, 0] <= max(SILENCE, _FLOOR.get(id(self), SILENCE))\n",
+            ),
+        ),
+        "an instance that has tokenized a signal of a minute or more without a silent frame (6000 float32 samples of "
+        "noise at 100 Hz; the strategy's signals last at most 20 s), then a quieter signal (1000 float32 samples of "
+        "noise at 0.001 at 16 kHz): its frames are at or below the learned floor and get the silence column, where a "
+        "fresh instance gives them their spectra",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "timedelta_ticks_as_pcm",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                KIND_CHECK,
+                '    if data.dtype.kind == "m":  # timedelta64 from a data logger: its integer ticks are the PCM samples\n'
+                "        data = data.view(np.int64)\n" + KIND_CHECK,
+            ),
+        ),
+        "a timedelta64 array (np.arange(1000).astype('m8[ns]') at 8 kHz), a dtype kind the input spec does not "
+        "declare (the strategy draws float32 and int16): tokenized as int64 PCM, not refused with InputError",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "fp_errors_raised",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                POWER + BANDS,
+                '        with np.errstate(all="raise"):  # the spectrum in strict arithmetic: an accident is an error\n'
+                "    " + POWER + "    " + BANDS,
+            ),
+        ),
+        "float64 samples of tiny magnitude (1000 float64 samples of 1e-200, or the smallest subnormal 5e-324, at 16 "
+        "kHz; the strategy draws float32 and int16, whose spectra stay far from underflow in float64): the FFT or "
+        "the squared magnitudes underflow and raise FloatingPointError, not tokens or an InputError",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "header_peeked_with_struct",
+        "check_files",
+        (
+            edit(
+                M,
+                LOAD_START,
+                LOAD_START + "        import struct\n"
+                "\n"
+                "        try:\n"
+                '            with open(path, "rb") as fh:  # peek at the header: the data chunk\'s size, before wave '
+                "parses it\n"
+                "                head = fh.read(44)\n"
+                "        except OSError as exc:\n"
+                '            raise InputError(str(path), f"cannot be read: {exc}") from None\n'
+                '        (data_bytes,) = struct.unpack("<I", head[40:44])\n'
+                '        check_budget(str(path), data_bytes + BASE_BYTES, f"a WAV of {data_bytes:,} bytes of samples, '
+                'which")\n',
+            ),
+        ),
+        "a file shorter than 44 bytes (an empty file, or a WAV cut inside its header; the strategy's samples are "
+        "arrays, never files): struct.error escapes from load, not an InputError",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    # -- controls, round 11 --
+    Mutant(
+        "ctl_ends_by_minimum",
+        None,
+        (edit(M, ENDS, "        ends = np.minimum(starts + size, n) / sample_rate\n"),),
+        "a refactor: each frame's end as min(start + size, n) (the same integers as start + length, the same bits)",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "ctl_centroid_of_magnitude",
+        None,
+        (
+            edit(
+                M,
+                CENTROID,
+                "        mag = np.sqrt(power)  # the centroid of the magnitude spectrum (one loud partial dominates less)\n"
+                "        total = mag.sum(axis=1)\n"
+                "        centroid = np.where(silent | (total <= 0), 0.0, (mag @ freq) / np.where(total > 0, total, 1.0))\n",
+            ),
+        ),
+        "a design change: the spectral centroid weighted by magnitude instead of power (still a weighted mean of "
+        "frequencies in [0, 1], 0 for silence: other values, every rule kept)",
+        held_out=True,
+        round=11,
+    ),
+)
+
 MUTANTS = (
     MUTANTS
     + HELD_OUT
@@ -3227,4 +3580,5 @@ MUTANTS = (
     + HELD_OUT_8
     + HELD_OUT_9
     + HELD_OUT_10
+    + HELD_OUT_11
 )

@@ -2960,6 +2960,353 @@ HELD_OUT_10: tuple[Mutant, ...] = (
     ),
 )
 
+HUE_ENTROPY = '        out["hue_entropy"] = _entropy(hist) / np.log2(HUE_BINS)\n'
+HUE_MEAN = '        out["hue_mean"] = clip(np.arctan2(s, c) / np.pi) if np.hypot(c, s) > 1e-9 else 0.0\n'
+ROUNDING_CLIP = (
+    "    excursion = np.abs(values) - 1.0  # a rounding excursion is a few ulps; a bigger one is a bug to see\n"
+    "    return np.where(excursion < 1e-9, np.clip(values, -1.0, 1.0), values)\n"
+)
+L2_TAIL = "        v = v / norm\n    return v.astype(np.float32)\n"
+PREPARE = "        rgb = prepare(array, source)\n"
+NOT_ARRAY = "    if isinstance(data, (str, bytes)) or data is None:\n"
+TABLE_MAG = "        self.mag = np.zeros(n, dtype=np.float64)\n"
+TABLE_LOOKUP = (
+    "    def lookup(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:\n"
+    "        missing = ~self.known[key]\n"
+    "        if missing.any():\n"
+    "            new = np.unique(key[missing])\n"
+    "            gr, gc = np.divmod(new, _GRAD_SIDE)\n"
+    "            mag, b = _hog_magnitude_bin((gr - 255).astype(np.float64), (gc - 255).astype(np.float64))\n"
+    "            self.mag[new] = mag\n"
+    "            self.bin[new] = b\n"
+    "            self.known[new] = True\n"
+    "        return self.mag[key], self.bin[key]\n"
+)
+READ_OPEN = (
+    '        with open(path, "rb") as fh:\n'
+    "            size = os.fstat(fh.fileno()).st_size\n"
+    '            check_budget(source, size + FEATURE_BYTES, f"a file of {human(size)}")\n'
+    "            buf = fh.read()\n"
+)
+HELD_OUT_11: tuple[Mutant, ...] = (
+    Mutant(
+        "hue_entropy_over_occupied_bins",
+        "check_finite",
+        (
+            edit(
+                C,
+                HUE_ENTROPY,
+                HUE_ENTROPY.replace("np.log2(HUE_BINS)", "np.log2(np.count_nonzero(hist))  # over the hues present"),
+            ),
+        ),
+        "a coloured image whose coloured pixels all fall in one hue bin (8 x 8 x 3 uint8 of one saturated red; the "
+        "strategy's constant colour images, and discs and stripes on grey, most often): the entropy 0 is divided by "
+        "log2(1) = 0, so hue_entropy is NaN",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "signed_sqrt_after_l2",
+        "check_unit_norm_emb",
+        (
+            edit(
+                E,
+                L2_TAIL,
+                "        v = v / norm\n"
+                "    v = np.sign(v) * np.sqrt(np.abs(v))  # power normalisation (signed sqrt): tames dominant components\n"
+                "    return v.astype(np.float32)\n",
+            ),
+        ),
+        "every image (8 x 8 x 3 uint8 noise: norm about 3.6): the signed square root comes after the L2 "
+        "normalisation, so the embedding's norm is the square root of its L1 norm, not 1",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "hue_mean_wrapped_to_positive",
+        "check_attr_bounds",
+        (
+            edit(
+                C,
+                HUE_MEAN,
+                '        out["hue_mean"] = float(np.arctan2(s, c) % (2 * np.pi) / np.pi) if np.hypot(c, s) > 1e-9 else 0.0'
+                "  # [0°, 360°)\n",
+            ),
+            edit(F, FINAL_CLIP, ROUNDING_CLIP),
+        ),
+        "a coloured image whose mean hue lies between 180° and 360° (8 x 8 x 3 uint8 of one saturated blue, hue 240°: "
+        "1.33; about half the coloured images the strategy draws): the angle is wrapped to [0, 2π) before the / π "
+        "scaling, so the slot goes above 1, and the final clip now passes anything beyond a rounding excursion",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "boxes_as_corner_pairs",
+        "check_offsets",
+        (
+            edit(
+                M,
+                BOXES,
+                "        boxes = np.stack([box.reshape(2, 2) for _crop, box in crops])  # (N, 2, 2): top-left, "
+                "bottom-right\n",
+            ),
+        ),
+        "every image: offsets['box'] has shape (N, 2, 2) (two corner points per token), not (N, 4)",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "gradient_table_float16_after_fill",
+        "check_determinism",
+        (
+            edit(T, TABLE_MAG, "        self.mag = np.zeros(n, dtype=np.float16)  # 2 bytes an entry, not 8\n"),
+            edit(
+                T,
+                TABLE_LOOKUP,
+                "    def lookup(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:\n"
+                "        missing = ~self.known[key]\n"
+                "        mag_out = self.mag[key].astype(np.float64)\n"
+                "        if missing.any():\n"
+                "            new, where = np.unique(key[missing], return_inverse=True)\n"
+                "            gr, gc = np.divmod(new, _GRAD_SIDE)\n"
+                "            mag, b = _hog_magnitude_bin((gr - 255).astype(np.float64), (gc - 255).astype(np.float64))\n"
+                "            self.mag[new] = mag  # kept in float16 once filled\n"
+                "            self.bin[new] = b\n"
+                "            self.known[new] = True\n"
+                "            mag_out[missing] = mag[where]  # this call has the exact values it just computed\n"
+                "        return mag_out, self.bin[key]\n",
+            ),
+        ),
+        "an image with gradient pairs not met before in the process, tokenized twice (16 x 16 x 3 uint8 noise; nearly "
+        "every non-flat image the strategy draws brings new pairs): the first call uses the exact float64 magnitudes "
+        "it computes, the second their float16 copies from the table, so the HOG slots differ",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "batch_shared_palette",
+        "check_batch_equals_singles",
+        vmethod(
+            "    def tokenize_batch(self, items: Any) -> Any:\n"
+            "        from v22sdk import TokenBatch\n"
+            "\n"
+            "        from .colour import dominant_colours\n"
+            "        from .pixels import prepare\n"
+            "\n"
+            "        batch = super().tokenize_batch(items)\n"
+            "        if len(items) < 2:\n"
+            "            return batch\n"
+            "        # one palette for the whole batch, so that its images' dominant colours compare: k-means on all pixels\n"
+            '        pixels = [prepare(i.data if isinstance(i, Sample) else i, "<vision batch>") for i in items]\n'
+            "        pooled = np.concatenate([p.reshape(-1, 1, 3) for p in pixels])\n"
+            "        attr = batch.attr.copy()\n"
+            "        for key, value in dominant_colours(pooled).items():\n"
+            '            attr[:, SCHEMA.index(f"vis.color.{key}")] = value\n'
+            "        return TokenBatch(emb=batch.emb, attr=attr, modality=self.name, offsets=dict(batch.offsets), "
+            "source=None)\n"
+        ),
+        "a batch of two images or more with different colours (8 x 8 x 3 uint8 noise, then 4 x 4 uint8 black): every "
+        "token's dominant-colour slots come from k-means on the batch's pooled pixels, not on its own image's",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "str_input_type_error",
+        "check_invalid_inputs",
+        (
+            edit(
+                P,
+                NOT_ARRAY,
+                "    if isinstance(data, str):  # a file name: a programming error, not bad pixels\n"
+                '        raise TypeError(f"expected an image array, got the str {data!r}: use tokenize_file for a path")\n'
+                + NOT_ARRAY,
+            ),
+        ),
+        "every valid input: the plugin's own 'wrong_dtype' case, the str 'image.png', raises TypeError, not an "
+        "InputError",
+        held_out=True,
+        round=11,
+    ),
+    # -- rare inputs, round 11 --
+    Mutant(
+        "big_detail_features_in_audio_zone",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                RETURN_ENC,
+                "        from .pixels import MAX_SIDE\n"
+                "\n"
+                "        if max(height, width) > MAX_SIDE:\n"
+                "            # a big image: the fine detail the downscale removes, at full resolution, and the downscale\n"
+                "            plane = (array if array.ndim == 2 else array[:, :, 0]).astype(np.float32)\n"
+                '            full_scale = float(np.iinfo(array.dtype).max) if array.dtype.kind == "u" else 1.0\n'
+                "            detail = float(np.abs(np.diff(plane, axis=1)).mean()) / full_scale if width > 1 else 0.0\n"
+                "            attr[:, 256] = min(1.0, detail)\n"
+                "            attr[:, 257] = min(1.0, max(height, width) / (8.0 * MAX_SIDE))\n" + RETURN_ENC,
+            ),
+        ),
+        "an image with a side over 1024 pixels (1100 x 1100 uint8 noise, or a flat one; the strategy draws at most "
+        "128): two values land in attr 256 and 257, the audio zone, which the vision schema does not declare",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "big_attr_zone_only",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                RETURN_ENC,
+                "        from .pixels import MAX_SIDE\n"
+                "\n"
+                "        if max(height, width) > MAX_SIDE:  # big images: keep the vision zone only (the rest is zeros)\n"
+                "            attr = np.ascontiguousarray(attr[:, idx])\n" + RETURN_ENC,
+            ),
+        ),
+        "an image with a side over 1024 pixels (1100 x 900 uint8 noise; the strategy draws at most 128): attr has "
+        "shape (N, 128), the vision zone alone, not (N, 384)",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "white_balance_from_first_photo",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                MAX_GRID_LINE,
+                MAX_GRID_LINE
+                + "#: Each instance's white-balance gains, from its first photo (one camera per instance).\n"
+                "_WHITE: dict[int, np.ndarray] = {}\n",
+            ),
+            edit(
+                M,
+                PREPARE,
+                PREPARE
+                + "        if max(height, width) > 512:  # a photo: white-balance it by this camera's grey world\n"
+                "            means = rgb.reshape(-1, 3).mean(axis=0)\n"
+                "            gains = _WHITE.setdefault(id(self), (means.mean() / np.maximum(means, 1e-6)).astype(np.float32))\n"
+                "            rgb = np.clip(rgb * gains, 0.0, 1.0)\n",
+            ),
+        ),
+        "an instance that has tokenized an image over 512 pixels a side, then another with other channel means (600 x "
+        "600 x 3 uint8 noise, then a 600 x 600 reddish one; the strategy draws at most 128): the second gets the "
+        "first's gains, where a fresh instance balances it by its own",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "decode_import_sets_black_background",
+        "check_fresh_process",
+        (
+            edit(D, "from . import headers\n", "from . import headers, pixels\n"),
+            edit(
+                D,
+                "FEATURE_BYTES = 64 << 20\n",
+                "FEATURE_BYTES = 64 << 20\n"
+                "#: Decoded files show transparent pixels over black, as decoders and viewers composite them.\n"
+                "pixels.ALPHA_BACKGROUND = 0.0\n",
+            ),
+        ),
+        "an image with alpha that is not fully opaque, tokenized in a process that has loaded an image file (8 x 8 x 4 "
+        "uint8 noise after a load of any PNG; the strategy's samples are arrays, never files): the first load imports "
+        "decode, which sets the module-wide background to black, so the array is composited over black where a "
+        "process that never loaded a file composites it over white",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "none_as_blank_frame",
+        "check_input_spec",
+        (
+            edit(
+                P,
+                NOT_ARRAY,
+                "    if data is None:  # no frame (a dropped video frame): a blank one\n"
+                "        data = np.zeros((1, 1), dtype=np.uint8)\n" + NOT_ARRAY,
+            ),
+        ),
+        "None as the input (the strategy draws arrays only): tokenized as a 1 x 1 black image, not refused with "
+        "InputError",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "read_only_subsampled",
+        "check_edge_inputs",
+        (
+            edit(
+                P,
+                PREPARED,
+                PREPARED + "    if not array.flags.writeable and min(h, w) >= 2:  # read-only (a memory map, decoded "
+                "data): every second pixel is enough\n"
+                "        array = array[::2, ::2]\n"
+                "        h, w = array.shape[:2]\n",
+            ),
+        ),
+        "a read-only image at least 2 pixels a side (8 x 8 x 3 uint8 noise with setflags(write=False); the strategy "
+        "draws writeable arrays): every second pixel is used, so its tokens differ from the same values writeable",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "file_handles_kept_open",
+        "check_files",
+        (
+            edit(
+                D,
+                FORMATS_LINE,
+                FORMATS_LINE + "#: Open handles of the files read so far, by path: a gallery reads its files again and "
+                "again.\n"
+                "_HANDLES: dict = {}\n",
+            ),
+            edit(
+                D,
+                READ_OPEN,
+                "        fh = _HANDLES.get(source)\n"
+                "        if fh is None:  # keep the file open: the next read of it skips the open\n"
+                '            fh = _HANDLES[source] = open(path, "rb")\n'
+                "        fh.seek(0)\n"
+                "        size = os.fstat(fh.fileno()).st_size\n"
+                '        check_budget(source, size + FEATURE_BYTES, f"a file of {human(size)}")\n'
+                "        buf = fh.read()\n",
+            ),
+        ),
+        "a file loaded, then deleted (or replaced by a new file at its path) and loaded again (an 8 x 8 uint8 noise "
+        "PNG; the strategy's samples are arrays, never files): the kept handle still reads the old file, so load gives "
+        "its pixels instead of an InputError (or the new content)",
+        rare=True,
+        held_out=True,
+        round=11,
+    ),
+    # -- controls, round 11 --
+    Mutant(
+        "ctl_final_clip_by_min_max",
+        None,
+        (edit(F, FINAL_CLIP, "    return np.minimum(np.maximum(values, -1.0), 1.0)\n"),),
+        "a refactor: the final clip by np.maximum then np.minimum (the same values, NaN and -0.0 included: the same "
+        "bits)",
+        held_out=True,
+        round=11,
+    ),
+    Mutant(
+        "ctl_sat_min_0_10",
+        None,
+        (edit(C, "SAT_MIN = 0.12\n", "SAT_MIN = 0.10\n"),),
+        "a design change: pixels count as coloured above saturation 0.10 instead of 0.12 (other hue, warm/cool and "
+        "saturated-share values, every rule kept)",
+        held_out=True,
+        round=11,
+    ),
+)
+
 MUTANTS = (
     MUTANTS
     + HELD_OUT
@@ -2973,4 +3320,5 @@ MUTANTS = (
     + HELD_OUT_8
     + HELD_OUT_9
     + HELD_OUT_10
+    + HELD_OUT_11
 )
