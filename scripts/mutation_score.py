@@ -14,6 +14,7 @@
     python scripts/mutation_score.py --set held-out-9 --write results/kit/mutation-score-held-out-9.json
     python scripts/mutation_score.py --set held-out-10 --write results/kit/mutation-score-held-out-10.json
     python scripts/mutation_score.py --set held-out-11 --write results/kit/mutation-score-held-out-11.json
+    python scripts/mutation_score.py --set held-out-12 --write results/kit/mutation-score-held-out-12.json
 
 Each mutant (tests/kit/mutants/) is a copy of a real plugin with a few exact text edits that break
 one contract rule; a control breaks none. The script copies the plugin package into a temporary
@@ -50,7 +51,10 @@ tenth round (the mutants marked ``round=10``, written while the kit was being ch
 someone who did not read that change), judged by ``CRITERION_10``, likewise committed with them before any run.
 ``--set held-out-11`` runs the eleventh round (the mutants marked ``round=11``, written while the kit was being changed
 to close round 10's gaps, by someone who did not read that change), judged by ``CRITERION_11``, likewise committed with
-them before any run. The default set (``all``) and ``dev`` and ``held-out`` are the first round's suite, unchanged.
+them before any run. ``--set held-out-12`` runs the twelfth round (the mutants marked ``round=12``, written after
+round 11's run, by someone who read neither the kit nor the changes made to it), judged by ``CRITERION_12``, likewise
+committed with them before any run. The default set (``all``) and ``dev`` and ``held-out`` are the first round's suite,
+unchanged.
 """
 
 from __future__ import annotations
@@ -279,6 +283,26 @@ CRITERION_11 = {
 }
 
 
+#: The twelfth round (``--set held-out-12``), fixed with its mutants before their first run: the same bar as
+#: the eleventh round's. Its mutants were written without reading the kit (nor the kit changes made after round 11),
+#: and are to be run against the kit as merged after round 11 (pre-registration: the commit that adds this is cited
+#: in the docs).
+CRITERION_12 = {
+    **CRITERION_11,
+    "round": 12,
+    "kill_rate_of": "the round-12 rule-breaking mutants only (HELD_OUT_12 of tests/kit/mutants/hello.py and vision.py: "
+    "14 of hello, 14 of vision), never run against any kit before this criterion was committed",
+    "controls": "the round-12 controls (2 of hello, 2 of vision): none may be killed",
+    "equivalent": "a round-12 mutant counts as equivalent only when, after the run, it is shown with a stated input "
+    "(or a stated argument over every input) to break no rule; it is reported by name and the kill rate is given "
+    "both ways, with it set aside and with it counted as a survivor; the verdict 'met' is stated for each",
+    "kit_and_plugins": "the kit (v22sdk/testing/) as merged after round 11, which the round-12 mutants' author did not "
+    "read; contrib/v22sdk-hello and plugins/v22sdk_vision as at the pre-registration commit (a plugin change that "
+    "stops a mutant applying fails tests/kit/test_mutants.py, and the round is then reported as not run); the kit "
+    "commit run against is named in the result file; a survivor is investigated, not fixed, within this round",
+}
+
+
 # -- worker: one mutant in its own process --------------------------------------------------------
 def _cpu() -> float:
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -446,12 +470,13 @@ def main(argv: list[str] | None = None) -> int:
             "held-out-9",
             "held-out-10",
             "held-out-11",
+            "held-out-12",
         ],
         default="all",
         help="which mutants to run: the first round's suite (all, dev, held-out), the second round (held-out-2), "
         "the third (held-out-3), the fourth (held-out-4), the fifth (held-out-5), the sixth (held-out-6), the "
-        "seventh (held-out-7), the eighth (held-out-8), the ninth (held-out-9), the tenth (held-out-10) or the eleventh "
-        "(held-out-11)",
+        "seventh (held-out-7), the eighth (held-out-8), the ninth (held-out-9), the tenth (held-out-10), the eleventh "
+        "(held-out-11) or the twelfth (held-out-12)",
     )
     ap.add_argument("--kit-from", default=None, metavar="COMMIT", help="run the kit of an older commit instead")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per mutant")
@@ -543,6 +568,7 @@ def main(argv: list[str] | None = None) -> int:
         "held-out-9": CRITERION_9,
         "held-out-10": CRITERION_10,
         "held-out-11": CRITERION_11,
+        "held-out-12": CRITERION_12,
     }.get(args.set, CRITERION)
     summary = summarise(rows, timings, criterion)
     print(json.dumps(summary["totals"], indent=1))
@@ -588,6 +614,8 @@ def _selected(mutant: Any, chosen: str, named: bool) -> bool:
         return mutant.round == 10
     if chosen == "held-out-11":
         return mutant.round == 11
+    if chosen == "held-out-12":
+        return mutant.round == 12
     if mutant.round != 1:
         return named and chosen == "all"
     return chosen == "all" or (chosen == "held-out") == bool(mutant.held_out)

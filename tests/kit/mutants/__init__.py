@@ -27,7 +27,9 @@ same way; ``round=9`` the ninth (``HELD_OUT_9``, ``--set held-out-9``, ``CRITERI
 to close round 8's, likewise by an author who read neither the kit nor that change; ``round=10`` the tenth
 (``HELD_OUT_10``, ``--set held-out-10``, ``CRITERION_10``), while it was being changed to close round 9's, written
 the same way; ``round=11`` the eleventh (``HELD_OUT_11``, ``--set held-out-11``, ``CRITERION_11``), while it was being
-changed after round 10, by an author who read neither the kit nor that change.
+changed after round 10, by an author who read neither the kit nor that change; ``round=12`` the twelfth (``HELD_OUT_12``,
+``--set held-out-12``, ``CRITERION_12``), written after round 11's run, by an author who read neither the kit nor the
+changes made to it.
 
 ``scripts/mutation_score.py`` copies the package into a temporary folder, applies the edits, and
 runs the kit on every configuration of the :class:`Target` in a new process.

@@ -3568,6 +3568,359 @@ HELD_OUT_11: tuple[Mutant, ...] = (
     ),
 )
 
+EXTENSIONS = "    extensions = ()  # .wav belongs to the built-in audio modality: use --modality hello\n"
+PEAK = '            "hello.level.peak": np.clip(np.abs(frames).max(axis=1), 0.0, 1.0),\n'
+DURATION = "        duration = n / sample_rate\n"
+KIND_REFUSAL = (
+    '    if data.dtype.kind not in "if":\n'
+    '        raise InputError(source, f"samples must be integer PCM or float, got dtype {data.dtype}")\n'
+)
+HELD_OUT_12: tuple[Mutant, ...] = (
+    Mutant(
+        "extensions_upper_case",
+        "check_schema",
+        (
+            edit(
+                M,
+                EXTENSIONS,
+                '    extensions = (".wave", ".WAVE")  # the long spelling, which the audio modality does not claim, '
+                "in either case\n",
+            ),
+        ),
+        "every configuration, whatever the input (the class as imported): extensions holds an upper-case suffix "
+        "('.WAVE'), which the schema rule forbids (accepts() lower-cases a path's suffix before it looks, so the "
+        "entry is dead as well as invalid)",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "flatness_slot_unguarded",
+        "check_finite",
+        (
+            edit(
+                M,
+                LAST_SLOT,
+                LAST_SLOT[: -len("])\n")]
+                + '    ("hello.spec.flatness", "spectral flatness: geometric over arithmetic mean of the power spectrum",\n'
+                '     "ratio in [0, 1]: white noise near 1, a pure tone near 0"),\n'
+                "])\n",
+            ),
+            edit(
+                M,
+                DURATION,
+                '        with np.errstate(divide="ignore", invalid="ignore"):  # log(0) of an empty bin is -inf: '
+                "exp gives 0\n"
+                "            flatness = np.exp(np.log(power).mean(axis=1)) / power.mean(axis=1)\n" + DURATION,
+            ),
+            edit(M, POSITION, POSITION + '            "hello.spec.flatness": flatness,\n'),
+        ),
+        "a silent frame (1000 float32 zeros at 16 kHz, or any int16 silence; a quarter of the strategy's signals are "
+        "silence): the geometric and arithmetic means of an all-zero power spectrum are both 0, so the new flatness "
+        "slot (attr 262) is 0 / 0 = NaN",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "renorm_epsilon_too_large",
+        "check_unit_norm_emb",
+        (
+            edit(
+                M,
+                RENORM,
+                "        emb /= np.linalg.norm(emb, axis=1, keepdims=True) + 1e-3   # float64 renorm (+ epsilon: "
+                "never 0 / 0), then cast\n",
+            ),
+        ),
+        "every token (1000 float32 samples of noise at 16 kHz, or silence): the embedding is divided by its norm plus "
+        "1e-3, so its norm is 1 / 1.001, about 0.999, off by 1e-3",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "true_peak_unclipped",
+        "check_attr_bounds",
+        (
+            edit(
+                M,
+                DURATION,
+                "        # true peak (ITU-R BS.1770): the peak of the 4x oversampled frame, between the samples too\n"
+                "        true_peak = np.abs(np.fft.irfft(np.fft.rfft(frames, axis=1), n=4 * size, axis=1)).max(axis=1) "
+                "* 4.0\n" + DURATION,
+            ),
+            edit(
+                M,
+                PEAK,
+                '            "hello.level.peak": true_peak,  # never below the sample peak; samples are within full '
+                "scale\n",
+            ),
+        ),
+        "a frame with near full-scale samples whose band-limited waveform peaks between them (1000 float32 samples of "
+        "uniform noise in [-1, 1] at 16 kHz, or int16 PCM noise as the strategy draws it): the 4x oversampled peak "
+        "is above 1, and it is written without the clip",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "time_by_reciprocal_rate",
+        "check_offsets",
+        (
+            edit(
+                M,
+                ENDS,
+                "        step = 1.0 / sample_rate  # seconds per sample: one division, then products\n"
+                "        ends = (starts + lengths) * step\n",
+            ),
+            edit(M, TIME, "        time = np.stack([starts * step, ends], axis=1)\n"),
+        ),
+        "a signal whose length times the rounded reciprocal of its rate rounds above length / rate (9 float32 samples "
+        "at 16 kHz: 9 * (1 / 16000) = 0.0005625000000000001 > 0.0005625; 35 samples at 100 Hz; about one signal in "
+        "eight of the strategy's): the last frame ends one ulp after the signal does",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "dtype_refused_with_type_error",
+        "check_invalid_inputs",
+        (
+            edit(
+                M,
+                KIND_REFUSAL,
+                '    if data.dtype.kind not in "if":  # a wrong type of sample: TypeError, as Python has it\n'
+                '        raise TypeError(f"{source}: samples must be integer PCM or float, got dtype {data.dtype}")\n',
+            ),
+        ),
+        "every valid input: the default 'wrong_dtype' cases of its invalid_inputs (the samples as complex64, an "
+        "object array of 'x') raise TypeError, not InputError",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "peak_hold_per_meter",
+        "check_fresh_instance",
+        (
+            edit(
+                M,
+                SOURCE_LINE,
+                SOURCE_LINE + "#: Each meter's peak hold: the highest sample peak it has shown (a level meter's peak "
+                "indicator).\n"
+                "_PEAK_HOLD: dict[int, float] = {}\n",
+            ),
+            edit(
+                M,
+                ATTR_ALLOC,
+                "        peaks = np.clip(np.abs(frames).max(axis=1), 0.0, 1.0)\n"
+                "        held = np.maximum.accumulate(np.maximum(peaks, _PEAK_HOLD.get(id(self), 0.0)))  # the "
+                "indicator holds\n"
+                "        _PEAK_HOLD[id(self)] = float(held[-1])\n" + ATTR_ALLOC,
+            ),
+            edit(M, PEAK, '            "hello.level.peak": held,\n'),
+        ),
+        "an instance that has metered a louder signal before (a 440 Hz tone at 0.9, then 1000 float32 samples of "
+        "noise at 0.1, both at 16 kHz; the strategy's signals differ in level nearly always): the later signal's "
+        "peak slot holds 0.9, where a fresh instance gives its own peaks",
+        held_out=True,
+        round=12,
+    ),
+    # -- rare inputs, round 12 --
+    Mutant(
+        "overloaded_frames_dropped",
+        "check_shape_dtype",
+        (
+            edit(
+                M,
+                RETURN,
+                "        keep = np.abs(frames).max(axis=1) <= 1.0  # an overloaded (clipped) frame has no reliable "
+                "level: drop it\n"
+                "        emb, attr, time = emb[keep], attr[keep], time[keep]\n" + RETURN,
+            ),
+        ),
+        "a float signal beyond full scale in every frame (1000 float32 samples of a constant 1.5, or of noise times "
+        "3, at 16 kHz; the strategy draws float samples within ±1): every frame is dropped, so a valid input gives "
+        "no token",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "void_pairs_as_pcm",
+        "check_input_spec",
+        (
+            edit(
+                M,
+                KIND_CHECK,
+                '    if data.dtype.kind == "V" and data.dtype.names is None and data.dtype.itemsize in (1, 2, 4):\n'
+                '        data = data.view(f"<i{data.dtype.itemsize}")  # raw frames from a binary reader: '
+                "little-endian PCM\n" + KIND_CHECK,
+            ),
+        ),
+        "an unstructured void array (np.zeros(1000, 'V2') at 8 kHz, or np.frombuffer of int16 bytes as 'V2'), a "
+        "dtype kind the input spec does not declare (the strategy draws float32 and int16): viewed as int16 PCM "
+        "and tokenized, not refused with InputError",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "contiguous_float32_fast_path",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                FLOAT_PATH,
+                "    # contiguous native float32 (what recorders write): metered in single precision, no float64 "
+                "copy\n"
+                "    x = data.astype(np.float32 if data.dtype == np.float32 and data.flags.c_contiguous else "
+                "np.float64)\n"
+                "    bad = ~np.isfinite(x)\n",
+            ),
+            edit(
+                M,
+                "        frames = np.zeros(count * size)\n",
+                "        frames = np.zeros(count * size, dtype=x.dtype)\n",
+            ),
+        ),
+        "the same float32 samples in another layout (x[::2] of 4000 float32 samples of noise at 16 kHz against its "
+        "contiguous copy, or x[::-1], or the samples byte-swapped as '>f4'; the strategy draws contiguous native "
+        "arrays): the contiguous array is framed and transformed in float32, the other layouts in float64, so "
+        "their tokens differ in the last bits",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "save_suffix_lowercased",
+        "check_files",
+        (
+            edit(
+                M,
+                SAVE_OPEN,
+                "        root, ext = os.path.splitext(os.fspath(path))\n"
+                "        path = root + ext.lower()  # one spelling of the extension on disk: x.WAV is written as "
+                "x.wav\n" + SAVE_OPEN,
+            ),
+        ),
+        "saving to a name whose extension is not lower-case (sample.WAV, or x.Wav; the strategy's samples are arrays, "
+        "never files): the file is written to sample.wav, so on a case-sensitive file system the path given holds "
+        "nothing (load raises InputError) or an older file",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "tokenize_file_fast_path",
+        "check_files",
+        method(
+            "    def tokenize_file(self, path: str | os.PathLike[str]) -> Any:\n"
+            "        # a 16-bit mono WAV (what save writes): its samples straight to float, without a Sample round trip\n"
+            "        check_regular_file(path)\n"
+            "        try:\n"
+            '            with wave.open(os.fspath(path), "rb") as wav:\n'
+            "                if wav.getsampwidth() == 2 and wav.getnchannels() == 1:\n"
+            "                    rate = float(wav.getframerate())\n"
+            "                    raw = wav.readframes(wav.getnframes())\n"
+            '                    x = np.frombuffer(raw, dtype="<i2").astype(np.float64) / 32767.0\n'
+            '                    return self.tokenize(Sample(np.clip(x, -1.0, 1.0), {"sample_rate": rate}, str(path)))\n'
+            "        except (OSError, EOFError, wave.Error):\n"
+            "            pass\n"
+            "        return super().tokenize_file(path)\n"
+        ),
+        "any file save wrote (a WAV of 1000 float32 samples of noise at 16 kHz; the strategy's samples are arrays, "
+        "never files): tokenize_file scales the 16-bit samples by 1 / 32767 in float64, load by 1 / 32768 as int16 "
+        "PCM, so tokenize_file(p) differs from tokenize(load(p))",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "cache_keyed_on_moments",
+        "check_fresh_process",
+        (
+            edit(
+                M,
+                SOURCE_LINE,
+                SOURCE_LINE + "#: Tokens of recent signals, keyed on their length, dtype, rate, frame and first two "
+                "moments (cheap).\n"
+                "_RECENT: dict[tuple, Encoding] = {}\n",
+            ),
+            edit(
+                M,
+                ENCODE,
+                ENCODE + "        key = None\n"
+                '        if isinstance(data, np.ndarray) and data.ndim == 1 and data.size and data.dtype.kind in "if":\n'
+                "            m = data.astype(np.float64)\n"
+                "            key = (data.dtype.str, data.size, float(sample_rate), self.frame_seconds, float(m.mean()), "
+                "float(m.std()))\n"
+                "            hit = _RECENT.get(key)\n"
+                "            if hit is not None:\n"
+                '                return Encoding(hit.emb.copy(), hit.attr.copy(), {"time": hit.offsets["time"].copy()})\n'
+                "        enc = self._encode(data, sample_rate=sample_rate)\n"
+                "        if key is not None:\n"
+                "            _RECENT[key] = enc\n"
+                "        return enc\n"
+                "\n"
+                "    def _encode(self, data: Any, *, sample_rate: float) -> Encoding:\n",
+            ),
+        ),
+        "two signals of one length, dtype and rate with the same mean and standard deviation (1000 float32 samples of "
+        "noise at 16 kHz, then the same samples reversed; the strategy's pairs never share both moments unless they "
+        "are equal): the second gets the first's tokens, so the tokens depend on which one a process met first",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "batch_byteswap_numpy1_idiom",
+        "check_batch_equals_singles",
+        method(
+            "    def tokenize_batch(self, items: Any) -> Any:\n"
+            "        # one byte order for the whole batch: big-endian signals swapped to native first\n"
+            "        ready = []\n"
+            "        for item in items:\n"
+            "            data = item.data if isinstance(item, Sample) else item\n"
+            "            if isinstance(data, np.ndarray) and not data.dtype.isnative:\n"
+            "                data = data.byteswap().newbyteorder()\n"
+            "                item = Sample(data, item.units, item.source) if isinstance(item, Sample) else data\n"
+            "            ready.append(item)\n"
+            "        return super().tokenize_batch(ready)\n"
+        ),
+        "a batch holding a signal in non-native byte order (1000 '>f4' samples of noise at 16 kHz, or '>i2' PCM, with "
+        "another signal; the strategy draws native arrays): ndarray.newbyteorder, removed in NumPy 2, raises "
+        "AttributeError, where each single gives tokens",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    # -- controls, round 12 --
+    Mutant(
+        "ctl_starts_by_step",
+        None,
+        (edit(M, STARTS, "        starts = np.arange(0, count * size, size)\n"),),
+        "a refactor: the frame starts by np.arange with a step (the same int64 values, the same bits)",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "ctl_level_range_90db",
+        None,
+        (
+            edit(
+                M,
+                '"clip(dBFS / 30 + 1, -1, 1): 0 dBFS -> 1, -30 dBFS -> 0, -60 dBFS or silence -> -1"',
+                '"clip(dBFS / 45 + 1, -1, 1): 0 dBFS -> 1, -45 dBFS -> 0, -90 dBFS or silence -> -1"',
+            ),
+            edit(
+                M,
+                '"hello.level.rms_db": np.clip(db / 30.0 + 1.0, -1.0, 1.0),',
+                '"hello.level.rms_db": np.clip(db / 45.0 + 1.0, -1.0, 1.0),',
+            ),
+        ),
+        "a design change: the level slot spans 90 dB instead of 60 (-90 dBFS -> -1; other values for every "
+        "non-silent frame, still clipped to [-1, 1], every rule kept)",
+        held_out=True,
+        round=12,
+    ),
+)
+
 MUTANTS = (
     MUTANTS
     + HELD_OUT
@@ -3581,4 +3934,5 @@ MUTANTS = (
     + HELD_OUT_9
     + HELD_OUT_10
     + HELD_OUT_11
+    + HELD_OUT_12
 )

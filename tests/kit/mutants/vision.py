@@ -3307,6 +3307,349 @@ HELD_OUT_11: tuple[Mutant, ...] = (
     ),
 )
 
+SP = "space.py"
+COLOURFULNESS = '    out["colorfulness"] = float(np.tanh((sigma + 0.3 * mu) / 100.0))\n'
+FOCUS = '    out: dict[str, float] = {"focus": clip(np.log10(1.0 + float(lap.var())) / 4.0)}\n'
+CELLS_RETURN = '        return Encoding(emb=emb, attr=attr, offsets={"box": boxes})\n'
+SAMPLE_INPUTS = "    @classmethod\n    def sample_inputs(cls) -> Any:\n"
+GRID_FIELD = "    grid: int = attrs.field(default=0, validator=_check_grid)\n"
+SLOTS_IMPORT = "from .slots import SCHEMA\n\nMAX_GRID = 8\n"
+SHAPE_SIDE_LINE = "SHAPE_SIDE = 256\n"
+HOLES = '    out["holes"] = log_count(holes)\n'
+BIT_QUADS = "    q = p[:-1, :-1] + 2 * p[:-1, 1:]\n    q += 4 * p[1:, :-1]\n    q += 8 * p[1:, 1:]\n"
+HELD_OUT_12: tuple[Mutant, ...] = (
+    Mutant(
+        "colorfulness_relative_to_contrast",
+        "check_finite",
+        (
+            edit(
+                C,
+                COLOURFULNESS,
+                "    # colourfulness relative to the luma contrast: the same scene, lit harder or softer, scores the same\n"
+                "    contrast = float((0.299 * r + 0.587 * g + 0.114 * b).std())\n"
+                '    with np.errstate(divide="ignore", invalid="ignore"):\n'
+                '        out["colorfulness"] = float(np.tanh(np.float64(sigma + 0.3 * mu) / np.float64(2.0 * contrast)))\n',
+            ),
+        ),
+        "a flat grey image (8 x 8 uint8 of level 128; every constant grey, grey + alpha or bool image the strategy "
+        "draws, and every 1 x 1 grey image): no colour and no contrast, 0 / 0, so the colorfulness slot is "
+        "tanh(NaN) = NaN, which the final clip keeps",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "emb_rounded_to_three_decimals",
+        "check_unit_norm_emb",
+        (
+            edit(
+                E,
+                L2_TAIL,
+                "        v = v / norm\n"
+                "    # three decimals: the same embedding whatever BLAS kernel computed the projection (token-contract.md)\n"
+                "    return np.round(v, 3).astype(np.float32)\n",
+            ),
+        ),
+        "nearly every image (a 32 x 32 x 3 uint8 noise image: 1.7e-4; an 8 x 8 uint8 image of level 128: 1.2e-4; a "
+        "disc with grid 2: up to 6e-4): each component is rounded to a multiple of 0.001 after the normalisation, so "
+        "the norm is off by more than 1e-4 for most tokens",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "focus_unclipped",
+        "check_attr_bounds",
+        (
+            edit(
+                SP,
+                FOCUS,
+                '    out: dict[str, float] = {"focus": float(np.log10(1.0 + float(lap.var())) / 4.0)}  # an 8-bit '
+                "Laplacian's variance stays below 1e4\n",
+            ),
+            edit(
+                F,
+                FINAL_CLIP,
+                "    return values  # each feature clips itself (scaling.clip): a second clip would hide a scaling bug\n",
+            ),
+        ),
+        "a sharp, detailed image (a 32 x 32 uint8 noise image: Laplacian variance about 5e4, log10(1 + v) / 4 = 1.17; "
+        "every noise image the strategy draws): the focus slot is above 1, and the final clip is gone",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "cell_offsets_skip_global",
+        "check_offsets",
+        (
+            edit(
+                M,
+                CELLS_RETURN,
+                "        # each patch's (row, column) in the grid, for the patch tokens\n"
+                "        cells = np.array([(r, c) for r in range(self.grid) for c in range(self.grid)], "
+                "dtype=np.int64).reshape(-1, 2)\n"
+                '        return Encoding(emb=emb, attr=attr, offsets={"box": boxes, "cell": cells})\n',
+            ),
+        ),
+        "every image (8 x 8 uint8 noise): the new offsets['cell'] has a row per patch token but none for the global "
+        "token, so it has N - 1 rows (0 for the default configuration, 4 of 5 with grid 2), not one per token",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "batch_items_numbered_from_one",
+        "check_batch_equals_singles",
+        (
+            edit(
+                M,
+                SAMPLE_INPUTS,
+                "    def tokenize_batch(self, items: Any) -> Any:\n"
+                "        from v22sdk import TokenBatch\n"
+                "\n"
+                '        # inputs numbered from 1, as the CLI lists them ("image 1 of 3")\n'
+                "        batch = super().tokenize_batch(items)\n"
+                '        item = batch.offsets["item"] + 1\n'
+                "        return TokenBatch(\n"
+                '            emb=batch.emb, attr=batch.attr, modality=self.name, offsets={**batch.offsets, "item": item}, '
+                "source=None\n"
+                "        )\n"
+                "\n" + SAMPLE_INPUTS,
+            ),
+        ),
+        "every batch (one 8 x 8 uint8 noise image, or two): offsets['item'] is 1 for the first input's tokens, 2 for "
+        "the second's, not 0 and 1",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "attr_row_padded_by_np_resize",
+        "check_declared_slots",
+        (
+            edit(
+                M,
+                ATTR_LINE,
+                "            attr[i] = np.resize(attributes(crop).astype(np.float32), ATTR_DIM)  # the 128 values, "
+                "padded to the row\n",
+            ),
+        ),
+        "every image (8 x 8 uint8 noise): np.resize repeats the 128 values to fill 384 instead of padding with zeros, "
+        "so the vision zone (128..255) holds the right values but the language and audio zones (0..127, 256..383), "
+        "which the schema does not declare, hold them too",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "feature_groups_frozenset",
+        "check_config_roundtrip",
+        (
+            edit(
+                M,
+                GRID_FIELD,
+                GRID_FIELD
+                + "    #: The feature groups to compute (all four by default); the slots of the others stay 0.\n"
+                '    groups: frozenset = attrs.field(default=frozenset({"color", "geometry", "texture", "space"}))\n',
+            ),
+            edit(M, SLOTS_IMPORT, "from .slots import KEYS, SCHEMA\n\nMAX_GRID = 8\n"),
+            edit(
+                M,
+                ATTR_LINE,
+                ATTR_LINE + "            if len(self.groups) < 4:  # the slots of the groups not computed stay 0\n"
+                "                attr[i, idx[[group not in self.groups for group, _name in KEYS]]] = 0.0\n",
+            ),
+        ),
+        "every configuration: config() (attrs.asdict) holds the groups as a frozenset, which json.dumps cannot write "
+        "(TypeError)",
+        held_out=True,
+        round=12,
+    ),
+    # -- rare inputs, round 12 --
+    Mutant(
+        "big_focus_sampled_unseeded",
+        "check_determinism",
+        (
+            edit(
+                SP,
+                FOCUS,
+                "    seen = lap\n"
+                "    if lap.size > 1 << 18:  # a large working image: the variance of 65536 sampled pixels is plenty\n"
+                "        seen = lap.ravel()[np.random.default_rng().integers(0, lap.size, 1 << 16)]\n"
+                '    out: dict[str, float] = {"focus": clip(np.log10(1.0 + float(seen.var())) / 4.0)}\n',
+            ),
+        ),
+        "an image whose working copy has more than 2**18 pixels and whose focus is below saturation (a 600 x 600 uint8 "
+        "disc or gradient; the strategy draws at most 128 x 128): the Laplacian variance is estimated on pixels drawn "
+        "by an unseeded generator, so two calls give other focus values",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "mask_reused_for_still_frames",
+        "check_fresh_process",
+        (
+            edit(
+                F,
+                SHAPE_SIDE_LINE,
+                SHAPE_SIDE_LINE + "#: The last frame's shape copy and mask, per shape: frames of a still scene share a "
+                "mask (video).\n"
+                "_LAST_FRAME: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}\n",
+            ),
+            edit(
+                F,
+                SHAPE_GROUP,
+                "    small = shrink(grey, SHAPE_SIDE)\n"
+                "    last = _LAST_FRAME.get(small.shape)\n"
+                "    if last is not None and float(np.abs(small.astype(np.int16) - last[0]).mean()) < 0.5:\n"
+                "        mask = last[1]  # a still frame: the previous frame's mask, no new Otsu split\n"
+                "    else:\n"
+                "        mask = foreground_mask(small)\n"
+                "    _LAST_FRAME[small.shape] = (small.astype(np.int16), mask)\n"
+                "    geometry, main = geometry_features(mask)\n",
+            ),
+        ),
+        "two images of one shape that differ in a few pixels (a 32 x 32 uint8 disc, then the same disc with pixel (0, "
+        "0) set to 255: mean grey difference below 0.5; the strategy's images differ far more): the second reuses "
+        "the first's foreground mask, so its geometry depends on which of the two a process tokenized first",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "save_keeps_existing_file",
+        "check_files",
+        (
+            edit(
+                S,
+                PNG_WRITE,
+                "    if os.path.exists(path):  # never clobber a file that is already there (the user's own image)\n"
+                "        return\n" + PNG_WRITE,
+            ),
+        ),
+        "a path written again (save of one 8 x 8 uint8 noise image, then of another, to one path; the strategy's "
+        "samples are arrays, never files): the second save returns without writing, so load reads the first image",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "batch_chunks_drop_remainder",
+        "check_edge_inputs",
+        (
+            edit(
+                M,
+                SAMPLE_INPUTS,
+                "    def tokenize_batch(self, items: Any) -> Any:\n"
+                "        from v22sdk import TokenBatch\n"
+                "\n"
+                "        # long batches in chunks of four (OpenCV's buffers stay warm); a short batch is one chunk\n"
+                "        if len(items) <= 4:\n"
+                "            return super().tokenize_batch(items)\n"
+                "        parts = []\n"
+                "        for k in range(0, len(items) - 3, 4):\n"
+                "            parts.append(super().tokenize_batch(items[k : k + 4]))\n"
+                "        joined = TokenBatch.concat(parts)\n"
+                '        item = np.concatenate([p.offsets["item"] + 4 * j for j, p in enumerate(parts)])\n'
+                "        return TokenBatch(\n"
+                '            emb=joined.emb, attr=joined.attr, modality=self.name, offsets={**joined.offsets, "item": '
+                "item}, source=None\n"
+                "        )\n"
+                "\n" + SAMPLE_INPUTS,
+            ),
+        ),
+        "a batch of five inputs or more that is not a whole number of chunks of four (six 8 x 8 uint8 noise images; "
+        "the batch check draws 1 to 3): the last partial chunk is never tokenized, so inputs 4 and 5 have no tokens",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "holes_unclipped",
+        "check_attr_bounds",
+        (
+            edit(
+                G,
+                HOLES,
+                '    out["holes"] = float(np.log2(1.0 + holes) / 10.0)  # at most 1023 holes fit a shape copy\n',
+            ),
+            edit(
+                F,
+                FINAL_CLIP,
+                "    bad = np.abs(values) > 1.0 + 1e-6  # an overflow beyond rounding is a bug to see, not to hide\n"
+                "    return np.where(bad, values, np.clip(values, -1.0, 1.0))\n",
+            ),
+        ),
+        "a noise image over about 128 pixels a side (200 x 200 uint8 grey noise: more than 2000 holes in its shape "
+        "copy, log2(1 + holes) / 10 about 1.13; the strategy draws at most 128 x 128, whose masks hold about 1000, "
+        "only rarely more than 1023): the holes slot is above 1",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "unknown_units_dropped",
+        "check_input_spec",
+        vmethod(
+            "    def check_units(self, units: Any, source: str) -> dict[str, float]:\n"
+            "        # images carry no units: what a caller passes along (dpi, exposure) is metadata, not an error\n"
+            "        return {}\n"
+        ),
+        "a unit the input spec does not declare (tokenize(an 8 x 8 uint8 image, dpi=300.0); the strategy's samples "
+        "carry none): dropped and tokenized, not refused with InputError",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "big_downscaled_into_callers_buffer",
+        "check_determinism",
+        (
+            edit(
+                P,
+                BIG_RESIZE,
+                BIG_RESIZE.replace(
+                    "        array = bound_size(np.ascontiguousarray(array))\n",
+                    "        small = bound_size(np.ascontiguousarray(array))\n"
+                    "        if array.flags.c_contiguous and array.flags.writeable and small.dtype == array.dtype:\n"
+                    "            # no second buffer: the working pixels go into the front of the input's own memory\n"
+                    "            front = array.reshape(-1)[: small.size].reshape(small.shape)\n"
+                    "            front[...] = small\n"
+                    "            small = front\n"
+                    "        array = small\n",
+                ),
+            ),
+        ),
+        "a writeable C-ordered image over 1024 pixels a side (1100 x 1100 uint8 noise, or uint16, float32, float64; "
+        "the strategy draws at most 128): the downscaled copy is written into the front of the caller's own array, "
+        "so its first rows change and a second call gives other tokens (a read-only array is spared)",
+        rare=True,
+        held_out=True,
+        round=12,
+    ),
+    # -- controls, round 12 --
+    Mutant(
+        "ctl_bit_quads_one_expression",
+        None,
+        (
+            edit(
+                G,
+                BIT_QUADS,
+                "    q = p[:-1, :-1] + 2 * p[:-1, 1:] + 4 * p[1:, :-1] + 8 * p[1:, 1:]  # the 2 x 2 code in one "
+                "expression\n",
+            ),
+        ),
+        "a refactor: the bit-quad codes in one uint8 expression (values 0..15: the same codes, the same bits)",
+        held_out=True,
+        round=12,
+    ),
+    Mutant(
+        "ctl_kmeans_side_24",
+        None,
+        (edit(C, "KMEANS_SIDE = 32\n", "KMEANS_SIDE = 24\n"),),
+        "a design change: the dominant colours by k-means on a copy of at most 24 pixels a side instead of 32 (other "
+        "dominant colours and shares for images over 24 pixels, still seeded: every rule kept)",
+        held_out=True,
+        round=12,
+    ),
+)
+
 MUTANTS = (
     MUTANTS
     + HELD_OUT
@@ -3321,4 +3664,5 @@ MUTANTS = (
     + HELD_OUT_9
     + HELD_OUT_10
     + HELD_OUT_11
+    + HELD_OUT_12
 )
