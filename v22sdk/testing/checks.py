@@ -446,8 +446,9 @@ def check_declared_slots(modality: Modality, *, max_examples: int | None = None)
 @_kit
 def check_offsets(modality: Modality, *, max_examples: int | None = None) -> None:
     """Offsets have one row per token and agree with the input: ``char`` indexes the NFC text,
-    ``time`` spans are non-empty and lie within the signal's duration in seconds, ``box`` lies within
-    the image, tokens are in input order."""
+    ``time`` spans are non-empty and lie within the signal's duration in seconds (an end may pass it
+    by duration × 1e-9 + 1e-12 s: float64 rounding of a span computed another way), ``box`` lies
+    within the image, tokens are in input order."""
     __tracebackhide__ = True
     _rule_check(modality, "check_offsets", max_examples)
 
