@@ -107,7 +107,8 @@ class LazyGroup(click.Group):
 
 #: Commands that do no multi-threaded linear algebra with numpy: their process starts numpy's OpenBLAS
 #: with one thread (``run`` pins every pool to one thread anyway; tokenizers run their products on one
-#: BLAS thread for the bits, v22sdk.blas).
+#: BLAS thread for the bits, v22sdk.blas). The lazy ``run`` is set as its module is loaded
+#: (``LazyGroup.get_command``); ``tokenize`` and ``plugins list`` at the top of their functions.
 ONE_BLAS_THREAD = frozenset({"run", "tokenize", "plugins list"})
 
 
