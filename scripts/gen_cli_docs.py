@@ -45,6 +45,7 @@ Every error is one line on stderr, never a traceback (`v22sdk --debug ...` shows
 | `V22SDK_EXTENSIONS=.png=vision,.npy=depth` | your default modality per file extension, where several installed modalities read it |
 | `V22SDK_DECODE_BUDGET_MB=512` | memory (MiB) that reading and tokenizing one file may take; a file whose header says it needs more is refused before it is decoded (`docs/writing-a-plugin.md`, "Decoding files") |
 | `NO_COLOR` | no colour in tables |
+| `OPENBLAS_NUM_THREADS` | numpy's BLAS threads. Unset, `run`, `tokenize` and `plugins list` start it with one thread (they multiply no large matrices with numpy, and each idle OpenBLAS thread spins CPU as numpy loads); set it to choose another count |
 
 ## Inputs
 
