@@ -92,6 +92,27 @@ def child_cpu(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return ru.ru_utime + ru.ru_stime, wall
 
 
+def child_envs(tmp: Path, **extra: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The timed processes' environment and the warm-up's, both in the temporary folder ``tmp``.
+
+    Bytecode: every process reads its compiled modules from one cache in ``tmp``
+    (PYTHONPYCACHEPREFIX), written by the warm-up run (the second environment, which may write
+    it), as an installed package has them (pip compiles at install; Python writes them on first
+    import). Without it an editable checkout under PYTHONDONTWRITEBYTECODE=1 recompiled all of
+    v22sdk's imported source (about 600 kB, 0.1-0.2 s of CPU) in every v22sdk process, while
+    torch's came compiled. The memory store and caches are in ``tmp`` too, never the user's.
+    """
+    env = {
+        **os.environ,
+        "V22SDK_MEMORY": str(tmp / "memory"),
+        "V22SDK_CACHE": str(tmp / "cache"),
+        **extra,
+        "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    return env, {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
@@ -106,20 +127,7 @@ def main() -> None:
         tmp = Path(tmp_s)
         inputs = make_inputs(tmp)
         inputs["text"] = text_file(tmp)
-        # Bytecode: every contender reads its compiled modules from one cache in the temporary
-        # folder (PYTHONPYCACHEPREFIX), written by the warm-up run below, as an installed package
-        # has them (pip compiles at install; Python writes them on first import). Without it an
-        # editable checkout under PYTHONDONTWRITEBYTECODE=1 recompiled all of v22sdk's imported
-        # source (about 600 kB, 0.1-0.2 s of CPU) in every v22sdk process, while torch's came compiled.
-        env = {
-            **os.environ,
-            "V22SDK_MEMORY": str(tmp / "memory"),
-            "V22SDK_CACHE": str(tmp / "cache"),
-            "OMP_NUM_THREADS": "1",
-            "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
-            "PYTHONDONTWRITEBYTECODE": "1",
-        }
-        warm_env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env, warm_env = child_envs(tmp, OMP_NUM_THREADS="1")
         contenders = {
             "python -c pass": [PY, "-c", "pass"],
             "python -c 'import torch'": [PY, "-c", "import torch"],

@@ -16,7 +16,6 @@ temporary folder, never the user's.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess
@@ -26,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_cold import child_envs  # the same bytecode cache and data folders (benchmarks/ is on sys.path)
 
 BIN = Path(sys.executable).with_name("v22sdk")
 
@@ -33,22 +33,10 @@ BIN = Path(sys.executable).with_name("v22sdk")
 CPU: dict[str, float] = {}  # median CPU seconds (user + sys) of each cold start, by command
 
 
-def child_env(tmp: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """The timed runs' environment and the warm-up's (which may write the bytecode cache)."""
-    env = {
-        **os.environ,
-        "V22SDK_MEMORY": str(tmp / "memory"),
-        "V22SDK_CACHE": str(tmp / "cache"),
-        "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    return env, {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
 def cold_start(args: list[str], tmp: Path, repeat: int = 15) -> float:
     """Median wall seconds of ``repeat`` fresh processes; their median CPU seconds go to ``CPU``
     (on a loaded machine the wall time mostly measures the neighbours)."""
-    env, warm_env = child_env(tmp)
+    env, warm_env = child_envs(tmp)
     # once untimed: the OS file cache and the bytecode cache
     subprocess.run([str(BIN), *args], capture_output=True, check=True, env=warm_env)
     times, cpu = [], []

@@ -303,6 +303,10 @@ CRITERION_12 = {
 }
 
 
+#: Each later round's criterion by its number (``--set held-out-N``); the first round's sets use ``CRITERION``.
+ROUND_CRITERIA = {n: globals()[f"CRITERION_{n}"] for n in range(2, 13)}
+
+
 # -- worker: one mutant in its own process --------------------------------------------------------
 def _cpu() -> float:
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -456,27 +460,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated mutant names")
     ap.add_argument(
         "--set",
-        choices=[
-            "all",
-            "dev",
-            "held-out",
-            "held-out-2",
-            "held-out-3",
-            "held-out-4",
-            "held-out-5",
-            "held-out-6",
-            "held-out-7",
-            "held-out-8",
-            "held-out-9",
-            "held-out-10",
-            "held-out-11",
-            "held-out-12",
-        ],
+        choices=["all", "dev", "held-out", *(f"held-out-{n}" for n in ROUND_CRITERIA)],
         default="all",
-        help="which mutants to run: the first round's suite (all, dev, held-out), the second round (held-out-2), "
-        "the third (held-out-3), the fourth (held-out-4), the fifth (held-out-5), the sixth (held-out-6), the "
-        "seventh (held-out-7), the eighth (held-out-8), the ninth (held-out-9), the tenth (held-out-10), the eleventh "
-        "(held-out-11) or the twelfth (held-out-12)",
+        help="which mutants to run: the first round's suite (all, dev, held-out), or a later pre-registered "
+        f"round N (held-out-N, N = 2 to {max(ROUND_CRITERIA)})",
     )
     ap.add_argument("--kit-from", default=None, metavar="COMMIT", help="run the kit of an older commit instead")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per mutant")
@@ -557,19 +544,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{row['cpu_seconds']:6.1f}s  {row['error'] or row['reason'][:90]}",
                     flush=True,
                 )
-    criterion = {
-        "held-out-2": CRITERION_2,
-        "held-out-3": CRITERION_3,
-        "held-out-4": CRITERION_4,
-        "held-out-5": CRITERION_5,
-        "held-out-6": CRITERION_6,
-        "held-out-7": CRITERION_7,
-        "held-out-8": CRITERION_8,
-        "held-out-9": CRITERION_9,
-        "held-out-10": CRITERION_10,
-        "held-out-11": CRITERION_11,
-        "held-out-12": CRITERION_12,
-    }.get(args.set, CRITERION)
+    n = _round(args.set)
+    criterion = ROUND_CRITERIA[n] if n else CRITERION
     summary = summarise(rows, timings, criterion)
     print(json.dumps(summary["totals"], indent=1))
     if args.write:
@@ -591,31 +567,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _round(chosen: str) -> int:
+    """The round number N of ``--set held-out-N``; 0 for the first round's sets (all, dev, held-out)."""
+    return int(chosen.removeprefix("held-out-")) if chosen.startswith("held-out-") else 0
+
+
 def _selected(mutant: Any, chosen: str, named: bool) -> bool:
     """Whether ``--set chosen`` runs ``mutant``: ``held-out-N`` is round N's mutants; the first round's sets
     never include a later round (their counts stay as published) unless the mutant is named with ``--only``."""
-    if chosen == "held-out-2":
-        return mutant.round == 2
-    if chosen == "held-out-3":
-        return mutant.round == 3
-    if chosen == "held-out-4":
-        return mutant.round == 4
-    if chosen == "held-out-5":
-        return mutant.round == 5
-    if chosen == "held-out-6":
-        return mutant.round == 6
-    if chosen == "held-out-7":
-        return mutant.round == 7
-    if chosen == "held-out-8":
-        return mutant.round == 8
-    if chosen == "held-out-9":
-        return mutant.round == 9
-    if chosen == "held-out-10":
-        return mutant.round == 10
-    if chosen == "held-out-11":
-        return mutant.round == 11
-    if chosen == "held-out-12":
-        return mutant.round == 12
+    if _round(chosen):
+        return mutant.round == _round(chosen)
     if mutant.round != 1:
         return named and chosen == "all"
     return chosen == "all" or (chosen == "held-out") == bool(mutant.held_out)

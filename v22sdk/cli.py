@@ -87,8 +87,8 @@ class LazyGroup(click.Group):
         module, attr = LAZY_COMMANDS[name].split(":")
         if self._listing and name in LAZY_HELP and module not in sys.modules:
             return click.Command(name, help=LAZY_HELP[name])  # a stand-in that only lists itself
-        if name in ONE_BLAS_THREAD:
-            _one_blas_thread_from_start()  # before the command's module imports numpy
+        if name == "run":
+            _one_blas_thread_from_start()  # before its module imports numpy
         try:
             return getattr(importlib.import_module(module), attr)
         except Exception as exc:  # a broken subsystem must not take the other commands down
@@ -105,22 +105,16 @@ class LazyGroup(click.Group):
             )
 
 
-#: Commands that do no multi-threaded linear algebra with numpy: their process starts numpy's OpenBLAS
-#: with one thread (``run`` pins every pool to one thread anyway; tokenizers run their products on one
-#: BLAS thread for the bits, v22sdk.blas). The lazy ``run`` is set as its module is loaded
-#: (``LazyGroup.get_command``); ``tokenize`` and ``plugins list`` at the top of their functions.
-ONE_BLAS_THREAD = frozenset({"run", "tokenize", "plugins list"})
-
-
 def _one_blas_thread_from_start() -> None:
     """Start numpy's OpenBLAS with one thread, unless the user chose a count or numpy is loaded.
 
-    Each extra OpenBLAS thread spins for about a tenth of a second of CPU when numpy loads, work
-    for nobody in a command that multiplies no large matrices: on a 2-core machine that was a third
-    of ``v22sdk plugins list``'s CPU (0.30 s against 0.20 s, benchmarks/bench_core.py), and on a
-    machine with many cores it grows with them. The environment variable is read when numpy's
-    OpenBLAS loads, so this must run before numpy is imported; once numpy is loaded (a caller of
-    :func:`main` in a Python process) nothing is changed.
+    Called by the commands that multiply no large matrices with numpy: ``run`` (as its module is
+    loaded, ``LazyGroup.get_command``; it pins every pool to one thread anyway), ``tokenize``
+    (tokenizers run their products on one BLAS thread for the bits, v22sdk.blas) and ``plugins
+    list``. Each extra OpenBLAS thread spins CPU for nobody when numpy loads, more with more cores
+    (``plugins list``'s cold start: benchmarks/bench_core.py). The environment variable is read when
+    numpy's OpenBLAS loads, so this must run before numpy is imported; once numpy is loaded (a
+    caller of :func:`main` in a Python process) nothing is changed.
     """
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
