@@ -185,6 +185,32 @@ def test_benchmarks_and_examples_leave_the_users_folders_alone(sandbox):
     assert len(list((tmp / "r").glob("*.json"))) == len(BENCHMARKS) + 1  # every result file went where it was told
 
 
+def _readme_demo() -> list[str]:
+    """The README's demo: the ``v22sdk run`` of its first command block (after the set-up)."""
+    import re
+    import shlex
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"Set up and run the demo.*?```sh\n(.*?)```", readme, re.DOTALL)
+    assert block, "README has no demo block"
+    argv = shlex.split(block[1].strip().split("&&")[-1])
+    assert argv[:2] == [".venv/bin/v22sdk", "run"], argv
+    return [str(BIN)] + [str(ROOT / a) if (ROOT / a).exists() else a for a in argv[1:]]
+
+
+def test_the_readme_demo_leaves_the_users_folders_alone(sandbox):
+    """A newcomer's first command is an example, not their session: it must not start their memory."""
+    home, tmp, work, env = sandbox
+    argv = _readme_demo()
+    r = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "七" in r.stdout, r.stdout
+    assert _v22sdk_files(home) == [], "the README demo wrote into the user's v22sdk folders"
+    # the check can fail: the same command without --no-memory writes the user's store
+    subprocess.run([a for a in argv if a != "--no-memory"], cwd=work, env=env, capture_output=True, timeout=600)
+    assert any(f.endswith("memory.sqlite3") for f in _v22sdk_files(home))
+
+
 def test_a_cli_session_writes_only_into_the_home_it_is_given(sandbox):
     home, tmp, work, env = sandbox
     for argv in CLI_SESSION:
