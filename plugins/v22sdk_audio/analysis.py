@@ -32,7 +32,7 @@ from .frontend import (
 )
 from .slots import BAND_EDGES, CONTRAST_EDGES, NAMES, SCHEMA
 
-BLOCK = 2_048  # frames per block of FFT work (~16 MB of temporaries)
+BLOCK = 512  # frames per block: 4 MB temporaries, reused by the allocator (2,048: 16 MB, faulted anew)
 SILENCE_RMS = 1e-3  # -60 dBFS: silence flag, and frames below it are never voiced
 DB_FLOOR = -100.0
 GATE_DB = 60.0  # the spectral analysis range, below the clip's strongest bin
@@ -256,7 +256,7 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     pdb = 10.0 * np.log10(np.maximum(seg_pow, max(float(seg_pow.max()) * 1e-6, 1e-10)))
     for k, (lo, hi) in enumerate(zip(CONTRAST_EDGES[:-1], CONTRAST_EDGES[1:])):
         in_band = (freqs >= lo) & (freqs < hi) if hi < 8000 else (freqs >= lo)
-        q = np.percentile(pdb[:, in_band], [80, 20], axis=1)
+        q = mk.percentiles(pdb[:, in_band], (80, 20))
         v[f"aud.contrast.b{k + 1}"] = np.where(has_pow, np.tanh((q[0] - q[1]) / 40.0), 0.0)
     chroma_bins = (freqs >= 50.0) & (freqs <= 5000.0)
     cpc = np.mod(np.round(69.0 + 12.0 * np.log2(np.where(chroma_bins, freqs, 440.0) / 440.0)), 12).astype(int)
@@ -329,8 +329,11 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     missing = set(NAMES) - set(v)
     if missing:  # a programming error, never bad input: every declared slot must be computed
         raise AssertionError(f"audio slots not computed: {sorted(missing)}")
+    cols = np.empty((len(NAMES), n_seg))
+    for i, name in enumerate(NAMES):  # row assignment broadcasts a clip-level value
+        cols[i] = v[name]
     attr = np.zeros((n_seg, 384), dtype=np.float64)
-    attr[:, _ATTR_INDEX] = np.stack([np.broadcast_to(v[n], (n_seg,)) for n in NAMES], axis=1)
+    attr[:, _ATTR_INDEX] = cols.T
     attr = np.clip(np.nan_to_num(attr, nan=0.0, posinf=1.0, neginf=-1.0), -1.0, 1.0).astype(np.float32)
 
     mean_mag = np.einsum("nfk,nf->nk", mag.reshape(n_seg, FRAMES_PER_SEGMENT, -1)[:, :, :512], validf) / nv

@@ -47,3 +47,27 @@ def slope(v: np.ndarray, m: np.ndarray, dt: float) -> np.ndarray:
     cov = mean((t - tm[:, None]) * (v - vm[:, None]), m)
     var = mean((t - tm[:, None]) ** 2, m)
     return np.where((m.sum(axis=1) >= 2) & (var > 0), cov / np.where(var > 0, var, 1.0), 0.0)
+
+
+def percentiles(v: np.ndarray, qs: tuple[float, ...]) -> np.ndarray:
+    """``np.percentile(v, qs, axis=1)`` (its default, linear method) of a finite (N, k) float64
+    array, bit for bit: the same order statistics and the same interpolation arithmetic as
+    NumPy's ``_lerp``, without its set-up (about 0.1 ms a call, six calls a clip). A non-finite
+    value leaves the work to NumPy."""
+    if not np.isfinite(v).all():
+        return np.percentile(v, qs, axis=1)
+    k = v.shape[1]
+    s = np.sort(v, axis=1)
+    out = np.empty((len(qs), v.shape[0]))
+    for i, q in enumerate(qs):
+        vi = (k - 1) * (np.float64(q) / 100.0)  # NumPy: true_divide(q, 100), then (n - 1) * q
+        if vi >= k - 1:
+            out[i] = s[:, k - 1]
+            continue
+        lo = max(int(np.floor(vi)), 0)
+        g = vi - lo
+        a, b = s[:, lo], s[:, lo + 1]
+        d = b - a
+        # _lerp: a + d * g, replaced by b - d * (1 - g) where g >= 0.5
+        out[i] = b - d * (1.0 - g) if g >= 0.5 else a + d * g
+    return out

@@ -226,3 +226,20 @@ def test_odd_even_ratio_beyond_float64_range_is_finite_and_warning_free():
     odd = sum(power[2, int(round(h * 100.0 / step)) + d] for h in (3, 5, 7, 9) for d in (-1, 0, 1))
     even = sum(power[2, int(round(h * 100.0 / step)) + d] for h in (2, 4, 6, 8, 10) for d in (-1, 0, 1))
     assert oe[2] == np.log10(odd / even)
+
+
+def test_the_block_size_changes_no_bit(audio, monkeypatch):
+    """analysis.BLOCK only bounds the temporaries (and their page faults): every per-frame result is
+    computed row by row, so the tokens are the same bytes whatever the block, odd sizes included."""
+    import v22sdk_audio.analysis as analysis
+
+    rng = np.random.default_rng(3)
+    # 14 s at 22.05 kHz (700 frames): voiced, noisy and silent stretches, several blocks of each size
+    x = np.concatenate([harmonic(196.0, 5.0, rate=22_050, vibrato=0.01), rng.standard_normal(22_050 * 5) * 0.1])
+    x = np.concatenate([x, np.zeros(22_050 * 4)])
+    runs = []
+    for block in (2_048, 512, 97):
+        monkeypatch.setattr(analysis, "BLOCK", block)
+        b = audio.tokenize(x, sample_rate=22_050)
+        runs.append((b.emb.tobytes(), b.attr.tobytes(), b.offsets["time"].tobytes()))
+    assert runs[1] == runs[0] and runs[2] == runs[0]
