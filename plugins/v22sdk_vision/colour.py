@@ -114,12 +114,18 @@ def colour_features(rgb: np.ndarray) -> dict[str, float]:
     # Hue is an angle: a saturation-weighted circular mean (red is 0, never the mean of 5° and 355°),
     # over the coloured pixels only, like the hue histogram below: a grey pixel has no hue, and the
     # faint tint that lossy storage gives grey (WebP's chroma rounding) must not make one up.
-    rad = np.deg2rad(hue)
     coloured = sat > SAT_MIN
     weight = np.where(coloured, sat, 0.0)
     wsum = weight.sum()
     if wsum > 1e-9:
-        c, s = (weight * np.cos(rad)).sum() / wsum, (weight * np.sin(rad)).sum() / wsum
+        # cos and sin of the coloured pixels only: the others weigh 0 and add nothing to the sums,
+        # which run over every pixel in the same order (the same bits as weighting every pixel)
+        where = np.flatnonzero(coloured)
+        rad, w = np.deg2rad(hue[where]), weight[where]
+        terms = np.zeros((2, npx))
+        terms[0, where] = w * np.cos(rad)
+        terms[1, where] = w * np.sin(rad)
+        c, s = terms[0].sum() / wsum, terms[1].sum() / wsum
         out["hue_mean"] = clip(np.arctan2(s, c) / np.pi) if np.hypot(c, s) > 1e-9 else 0.0
         out["hue_concentration"] = clip(np.hypot(c, s))
     else:

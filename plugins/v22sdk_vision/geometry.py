@@ -107,7 +107,12 @@ def geometry_features(mask: np.ndarray) -> tuple[dict[str, float], np.ndarray | 
     n_comp = n - 1
     holes = n_comp - euler_number_8(mask) if n_comp else 0
     out["components"] = log_count(n_comp)
-    out["largest_component_share"] = int(np.bincount(labels.ravel())[1:].max()) / (h * w) if n_comp else 0.0
+    if n_comp:
+        # label counts: OpenCV's 8-bit histogram (exact integer counts) while the labels fit a byte
+        sizes = count_codes(labels.astype(np.uint8), n) if n <= 256 else np.bincount(labels.ravel())
+        out["largest_component_share"] = int(sizes[1:].max()) / (h * w)
+    else:
+        out["largest_component_share"] = 0.0
     out["holes"] = log_count(holes)
     out["euler_number"] = log_count(n_comp - holes)
 
@@ -116,8 +121,9 @@ def geometry_features(mask: np.ndarray) -> tuple[dict[str, float], np.ndarray | 
     if not areas or max(areas) < MIN_AREA:
         out.update(dict.fromkeys(EMPTY_SHAPE, 0.0))
         return out, None
-    main = contours[int(np.argmax(areas))]
-    area = float(max(areas))
+    best = max(range(len(areas)), key=areas.__getitem__)  # the first largest, as np.argmax
+    main = contours[best]
+    area = float(areas[best])
     x, y, bw, bh = cv2.boundingRect(main)
     out["bbox_x0"] = x / w
     out["bbox_y0"] = y / h

@@ -20,6 +20,8 @@ from v22sdk import ATTR_DIM, Encoding, InputSpec, Modality, Sample
 
 from .slots import SCHEMA
 
+_SLOT_INDEX = SCHEMA.indices  # where the 128 attributes go in the 384 slots (built once, not per image)
+
 MAX_GRID = 8
 
 
@@ -97,11 +99,11 @@ class VisionModality(Modality):
         n = len(crops)
         emb = np.empty((n, 256), dtype=np.float32)
         attr = np.zeros((n, ATTR_DIM), dtype=np.float32)
-        idx = SCHEMA.indices
+        idx = _SLOT_INDEX
         for i, (crop, _box) in enumerate(crops):  # one token per crop: at most 1 + 64 of them
             emb[i] = embed(crop)
             attr[i, idx] = attributes(crop).astype(np.float32)
-        boxes = np.stack([box for _crop, box in crops])
+        boxes = crops[0][1][None] if n == 1 else np.stack([box for _crop, box in crops])
         return Encoding(emb=emb, attr=attr, offsets={"box": boxes})
 
     @classmethod
