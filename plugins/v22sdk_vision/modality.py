@@ -103,7 +103,7 @@ class VisionModality(Modality):
         for i, (crop, _box) in enumerate(crops):  # one token per crop: at most 1 + 64 of them
             emb[i] = embed(crop)
             attr[i, idx] = attributes(crop).astype(np.float32)
-        boxes = crops[0][1][None] if n == 1 else np.stack([box for _crop, box in crops])
+        boxes = np.stack([box for _crop, box in crops])
         return Encoding(emb=emb, attr=attr, offsets={"box": boxes})
 
     @classmethod
