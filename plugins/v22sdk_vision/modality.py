@@ -20,9 +20,8 @@ from v22sdk import ATTR_DIM, Encoding, InputSpec, Modality, Sample
 
 from .slots import SCHEMA
 
-_SLOT_INDEX = SCHEMA.indices  # where the 128 attributes go in the 384 slots (built once, not per image)
-
 MAX_GRID = 8
+_SLOT_INDEX = SCHEMA.indices  # where the 128 attributes go in the 384 slots (built once, not per image)
 
 
 def _check_grid(_instance: Any, _attribute: Any, value: int) -> None:
