@@ -52,7 +52,7 @@ def slope(v: np.ndarray, m: np.ndarray, dt: float) -> np.ndarray:
 def percentiles(v: np.ndarray, qs: tuple[float, ...]) -> np.ndarray:
     """``np.percentile(v, qs, axis=1)`` (its default, linear method) of a finite (N, k) float64
     array, bit for bit: the same order statistics and the same interpolation arithmetic as
-    NumPy's ``_lerp``, without its set-up (about 0.1 ms a call, six calls a clip). A non-finite
+    NumPy's ``_lerp``, without its per-call set-up (six calls a clip). A non-finite
     value leaves the work to NumPy."""
     if not np.isfinite(v).all():
         return np.percentile(v, qs, axis=1)
