@@ -163,7 +163,7 @@ def main() -> None:
     rows, data = [], {"clips": {}, "features": FEATURES, "targets": TARGETS}
     groups = [("long", long_clips), ("short", short_clips)]
     cases = [(length, name, x, rate) for length, group in groups for name, (x, rate) in group.items()]
-    n_tokens = {name + length: len(ours(x, rate)) for length, name, x, rate in cases}
+    n_tokens = {(length, name): len(ours(x, rate)) for length, name, x, rate in cases}
     # Rounds over every clip: in each round, every clip once, ours then librosa (the order swapped
     # every other round), so a slow spell of the machine falls on every clip, not on one.
     times: dict[tuple[str, str], tuple[list, list]] = {(length, name): ([], []) for length, name, _, _ in cases}
@@ -177,7 +177,7 @@ def main() -> None:
         tot_o, tot_l = 0.0, 0.0
         for name, (x, rate) in group.items():
             seconds = x.size / rate
-            n = n_tokens[name + length]
+            n = n_tokens[(length, name)]
             o, lb = times[(length, name)]
             co = [c for c, _ in o]
             cl = [c for c, _ in lb]
