@@ -17,8 +17,9 @@ Sections:
            same rows, interleaved, cache-warm and cache-cold (64 MB touched before each call); five
            rounds, the median ratio and its range over them.
   write    CPU per durable turn: a bare SQLite INSERT + COMMIT (WAL, synchronous=FULL, the same
-           columns and bytes), SQLiteTier.commit and TieredMemory.write, in one process, in
-           rotating order; wall medians and the disk's fdatasync beside them. Each call's input is
+           columns and bytes), SQLiteTier.commit and TieredMemory.write, and write's two parts
+           (its SQL alone; its Python with the commit a no-op), in one process, in rotating
+           order; wall medians and the disk's fdatasync beside them. Each call's input is
            made before its timing starts, as the bare peer's row is: the (1, 256) / (1, 384)
            tensors that TieredMemory.write takes (a caller's slice of its batch; slicing was timed
            before issue 21) and the Turn that SQLiteTier.commit takes (its constructor validates).
@@ -223,7 +224,7 @@ def bench_write(res, tmp, n):
 
     import torch
 
-    from v22sdk.memory.sqlite_tier import row_crc
+    from v22sdk.memory.sqlite_tier import _INSERT, row_crc
     from v22sdk.memory.tiered import TieredMemory
 
     torch.set_num_threads(1)
@@ -262,6 +263,22 @@ def bench_write(res, tmp, n):
         )
     l3 = SQLiteTier(os.path.join(tmp, "l3.db"))
     mem = TieredMemory(os.path.join(tmp, "tm.db"))
+    # The two parts of TieredMemory.write, each in the same rotation: the SQL (our INSERT ... RETURNING
+    # on a store's own connection, the row prepared outside the timing, as the peer's is) and the
+    # Python around it (TieredMemory.write with its commit replaced by a no-op that hands out ids;
+    # every name known beforehand, since the no-op assigns no bits).
+    sql_store = SQLiteTier(os.path.join(tmp, "sql.db"))
+    sql_conn = sql_store._require()
+    sql_rows = [r[:9] + (r[10],) for r in rows]
+    py = TieredMemory(os.path.join(tmp, "py.db"))
+    py.write(S[:1], M[:1], [frozenset(NAMES)])
+    py_ids = iter(range(2, n + 2))
+
+    def no_commit(sent, mem_, attrs, text, mask=None):
+        i = next(py_ids)
+        return i, 1.0 + i, i
+
+    py.l3.commit_one = no_commit
     fd = os.open(os.path.join(tmp, "fsync.bin"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
 
     def f_bare(i):
@@ -286,21 +303,30 @@ def bench_write(res, tmp, n):
         os.write(fd, b"x" * 4096)
         os.fdatasync(fd)
 
-    fns = {"bare": f_bare, "l3": f_l3, "tiered": f_mem, "fdatasync": f_sync}
+    def f_sql(i):
+        sql_conn.execute(_INSERT, sql_rows[i]).fetchall()
+
+    def f_py(i):
+        py.write(s1[i], m1[i], [a[i]])
+
+    fns = {"bare": f_bare, "l3": f_l3, "tiered": f_mem, "sql": f_sql, "python": f_py, "fdatasync": f_sync}
     cpu = {k: [] for k in fns}
     wall = {k: [] for k in fns}
     names = list(fns)
     for i in range(n):
-        for k in names[i % 4 :] + names[: i % 4]:
+        r = i % len(names)
+        for k in names[r:] + names[:r]:
             _, c, wl = timed(lambda: fns[k](i))
             cpu[k].append(c), wall[k].append(wl)
     os.close(fd)
-    l3.close(), mem.close(), bare.close()
+    l3.close(), mem.close(), bare.close(), sql_store.close(), py.close()
     base = statistics.median(cpu["bare"])
     labels = {
         "bare": "bare SQLite INSERT + COMMIT (WAL, FULL): the peer",
         "l3": "SQLiteTier.commit, 1 turn",
         "tiered": "TieredMemory.write, 1 turn (commit + L2/L1 publish)",
+        "sql": "its SQL part: our INSERT … RETURNING alone (autocommit)",
+        "python": "its Python part: TieredMemory.write, commit a no-op (every name known)",
         "fdatasync": "4 KiB write + fdatasync (the disk's floor)",
     }
     data, trows = {}, []
