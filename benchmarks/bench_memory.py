@@ -15,7 +15,8 @@ topic), cached under ``--dir`` (default /tmp/v22-bench-memory) because 1M turns 
 Sections:
   l2       L2 hybrid top-1 over 10,000 turns next to FAISS IndexFlatIP top-1 (cosine only) on the
            same rows, interleaved, cache-warm and cache-cold (64 MB touched before each call); five
-           rounds, the median ratio and its range over them.
+           rounds, the median ratio and its range over them. Ours is the compiled scan where it
+           is built (v22sdk/memory/_scan.c); its numpy path, the fallback, is timed beside it.
   write    CPU per durable turn: a bare SQLite INSERT + COMMIT (WAL, synchronous=FULL, the same
            columns and bytes), SQLiteTier.commit and TieredMemory.write, and write's two parts
            (its SQL alone; its Python with the commit a no-op), in one process, in rotating
@@ -150,9 +151,12 @@ def bench_l2(res, repeat, cache, rounds=5):
     median ratio over rounds and its range (a single run swung by about 0.1 either way)."""
     import faiss
 
+    from v22sdk.memory import ring as ring_module
     from v22sdk.memory.ring import RingTier
 
     pin_threads()
+    compiled = ring_module._compiled
+    print(f"  L2 scan: {ring_module.SCAN} (the numpy path is timed beside it)", flush=True)
     units, masks = dataset(cache, 10_000)
     vocab = AttrVocab(NAMES)
     ring = RingTier(10_000, vocab)
@@ -174,45 +178,72 @@ def bench_l2(res, repeat, cache, rounds=5):
     for _ in range(rounds):
         for kind, cold in cases:
             qs, qm, qc, _ = qsets[kind]
-            ours, peer = [], []
+            ours, peer, fallback = [], [], []
+
+            def numpy_path(i):
+                ring_module._compiled = None
+                try:
+                    return ring.search(qs[i : i + 1], qm[i : i + 1], qc[i : i + 1], 1)
+                finally:
+                    ring_module._compiled = compiled
+
             for r in range(repeat):
                 i = r % 64
                 for fn, out in (
                     (lambda: ring.search(qs[i : i + 1], qm[i : i + 1], qc[i : i + 1], 1), ours),
                     (lambda: flat.search(qs[i : i + 1], 1), peer),
+                    (lambda: numpy_path(i), fallback),
                 ):
                     if cold:
                         junk.sum()
                     out.append(timed(fn)[1])
-            per[f"{kind}, {'cold' if cold else 'warm'}"].append((statistics.median(ours), statistics.median(peer)))
+            per[f"{kind}, {'cold' if cold else 'warm'}"].append(
+                (statistics.median(ours), statistics.median(peer), statistics.median(fallback))
+            )
     rows, data = [], {}
     for label, runs in per.items():
-        ratios = [a / f for a, f in runs]
-        a, f, ratio = (statistics.median(x) for x in ([r[0] for r in runs], [r[1] for r in runs], ratios))
+        ratios = [a / f for a, f, _ in runs]
+        np_ratios = [x / f for _, f, x in runs]
+        a, f, x, ratio, np_ratio = (
+            statistics.median(v)
+            for v in ([r[0] for r in runs], [r[1] for r in runs], [r[2] for r in runs], ratios, np_ratios)
+        )
         data[label] = {
             "ours_cpu_s": a,
             "faiss_cpu_s": f,
+            "numpy_path_cpu_s": x,
             "ratio": ratio,
             "ratio_min": min(ratios),
             "ratio_max": max(ratios),
-            "rounds": [{"ours_cpu_s": x, "faiss_cpu_s": y} for x, y in runs],
+            "numpy_path_ratio": np_ratio,
+            "rounds": [{"ours_cpu_s": a_, "faiss_cpu_s": f_, "numpy_path_cpu_s": x_} for a_, f_, x_ in runs],
         }
-        rows.append([label, f"{a * 1e6:.0f}", f"{f * 1e6:.0f}", f"{ratio:.2f}", f"{min(ratios):.2f}–{max(ratios):.2f}"])
+        rows.append(
+            [
+                label,
+                f"{a * 1e6:.0f}",
+                f"{f * 1e6:.0f}",
+                f"{ratio:.2f}",
+                f"{min(ratios):.2f}–{max(ratios):.2f}",
+                f"{x * 1e6:.0f} ({np_ratio:.2f}×)",
+            ]
+        )
         print(
             f"  L2 10k {label:12}: ours {a * 1e6:7.0f} us, FAISS {f * 1e6:7.0f} us, ratio {ratio:.2f} "
-            f"(rounds {min(ratios):.2f}-{max(ratios):.2f})",
+            f"(rounds {min(ratios):.2f}-{max(ratios):.2f}); numpy path {x * 1e6:7.0f} us ({np_ratio:.2f}x)",
             flush=True,
         )
-    res["data"]["l2"] = data
+    res["data"]["l2"] = {"scan": ring_module.SCAN, **data}
     res["tables"]["l2"] = {
         "columns": [
             "queries, cache",
-            "ours: exact hybrid top-1 (µs CPU)",
+            f"ours: exact hybrid top-1, {ring_module.SCAN} scan (µs CPU)",
             "FAISS IndexFlatIP top-1, cosine only (µs CPU)",
             f"ratio (median of {rounds} rounds)",
             "ratio, range over rounds",
+            "ours, numpy path (µs CPU; ratio)",
         ],
-        "align": "lrrrr",
+        "align": "lrrrrr",
         "rows": rows,
     }
 

@@ -27,7 +27,7 @@ step "mypy passed (public API strict)"
 "$py" -m build --outdir "$work/dist" . >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 "$py" -m build --wheel --outdir "$work/dist" contrib/v22sdk-hello >>"$work/build.log" 2>&1 \
     || { cat "$work/build.log"; exit 1; }
-wheel="$(ls "$work"/dist/v22sdk-*-py3-none-any.whl)"
+wheel="$(ls "$work"/dist/v22sdk-*.whl)"  # a platform wheel: it holds the compiled memory scan
 ls "$work"/dist/v22sdk-*.tar.gz >/dev/null
 "$py" scripts/check_wheel.py "$wheel"
 step "sdist and wheels built, wheel contents checked"

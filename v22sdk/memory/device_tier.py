@@ -18,6 +18,8 @@ from v22sdk.memory.scoring import AttrVocab
 class DeviceTier(RingTier):
     """A :class:`RingTier` whose unit sent_vecs and memory embeddings also live on ``device``."""
 
+    compiled_scan = False  # its cosines are computed on its device (see _fast)
+
     level = "L1"
 
     def __init__(self, capacity: int, vocab: AttrVocab, device: str | torch.device = "cpu"):

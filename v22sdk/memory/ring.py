@@ -11,19 +11,44 @@ column of L3 holds exactly the same turns.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from v22sdk.memory.scoring import AttrVocab, exact_scores, matvec, pick_topk, prune, unit_row, unit_rows
+from v22sdk.memory.scoring import (
+    COS_SLACK,
+    MARGIN,
+    AttrVocab,
+    exact_scores,
+    matvec,
+    pick_topk,
+    prune,
+    unit_row,
+    unit_rows,
+)
 from v22sdk.memory.tier import MemoryTier
 from v22sdk.memory.turn import MEM_DIM, SENT_DIM, Turn
+
+_compiled: Any
+try:  # the compiled top-1 scan (setup.py builds it; without it, the same scan in numpy). By name:
+    # an import checker that knows only .py files would read "from v22sdk.memory import _scan" as
+    # an import of the package (which imports this module); the extension itself imports nothing.
+    _compiled = importlib.import_module("v22sdk.memory._scan")
+except ImportError:  # pragma: no cover - depends on the install
+    _compiled = None
+#: which scan a single-query top-1 read of L2 runs: "compiled" (v22sdk/memory/_scan.c) or "numpy"
+SCAN = "numpy" if _compiled is None else "compiled"
+_MAX_WORDS = 1024  # the compiled scan's limit on mask words (65,536 attribute names)
 
 
 class RingTier(MemoryTier):
     """A fixed-capacity FIFO of turns with exact hybrid search (numpy)."""
 
     level = "L2"
+    #: whether a single-query top-1 read may run the compiled scan (L1 scores on its device instead)
+    compiled_scan = True
 
     def __init__(self, capacity: int, vocab: AttrVocab):
         if capacity < 1:
@@ -44,6 +69,7 @@ class RingTier(MemoryTier):
         self.head = 0  # next slot to write
         self.filled = 0  # slots [0, filled) have been written at least once
         self.holes = 0  # removed slots not yet overwritten
+        self._scratch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # the compiled scan's
 
     def __len__(self) -> int:
         return len(self.slot)
@@ -238,8 +264,48 @@ class RingTier(MemoryTier):
             return matvec(self.units[:n], queries[0])[None]
         return queries @ self.units[:n].T
 
+    def _top1_compiled(self, query: np.ndarray, qmask: np.ndarray, qcount: int, n: int) -> tuple[int, float]:
+        """``(id, score)`` of the exact hybrid top-1 of rows ``[0, n)`` (no holes) by the compiled
+        scan: what :func:`prune`, :func:`exact_scores` and :func:`pick_topk` give, score bits
+        included (the tests hold both paths to that). ``query``: 256 float32 values, ``qmask``:
+        the ring's number of mask words, both C-contiguous."""
+        scratch = self._scratch
+        if scratch is None:  # the scan's work arrays, made once (a ring is used under one lock)
+            c = self.capacity
+            scratch = self._scratch = (np.empty(c, np.float32), np.empty(c, np.int64), np.empty(c, np.float32))
+        out: tuple[int, float] = _compiled.top1(
+            self.units,
+            self.masks.T,  # (W, C), C-contiguous: row i's word w at w * C + i
+            1,
+            self.capacity,
+            self.counts,
+            self.ids,
+            n,
+            query,
+            qmask,
+            qcount,
+            MARGIN,
+            COS_SLACK,
+            *scratch,
+        )
+        return out
+
     def search(self, queries, qmasks, qcounts, k: int = 1):
         b, n = len(queries), self.filled
+        if k == 1 and b == 1 and n > 8 and not self.holes and self.compiled_scan and _compiled is not None:
+            # the common read (one query, top-1, no holes: len(self.slot) == n) in one compiled call
+            self._ensure_words()
+            w = self.masks.shape[1]
+            if (
+                w <= _MAX_WORDS
+                and qmasks.shape == (1, w)
+                and qmasks.dtype == np.uint64
+                and qmasks.flags.c_contiguous
+                and queries.dtype == np.float32
+                and queries.flags.c_contiguous
+            ):
+                best, score = self._top1_compiled(queries, qmasks, int(qcounts[0]), n)
+                return np.array([[best]], np.int64), np.array([[score]])
         out_ids = np.full((b, k), -1, np.int64)
         out_sc = np.full((b, k), -np.inf)
         if len(self.slot) == 0:
@@ -251,9 +317,9 @@ class RingTier(MemoryTier):
         else:
             qm = np.zeros((b, w), np.uint64)
             qm[:, : min(w, qmasks.shape[1])] = qmasks[:, :w]
+        kk = min(k, len(self.slot))
         cos = self._fast(np.ascontiguousarray(queries, np.float32), n)  # (B, n)
         ids, masks, counts = self.ids[:n], self.masks[:n], self.counts[:n]
-        kk = min(k, len(self.slot))
         valid = (ids >= 0) if self.holes else None
         for q in range(b):
             qc = int(qcounts[q])
