@@ -140,13 +140,41 @@ def test_the_scan_refuses_buffers_too_short_for_its_rows():
     scan = ring_module._compiled
     f32, i64, i32 = np.zeros(10 * 256, np.float32), np.zeros(10, np.int64), np.zeros(10, np.int32)
     masks, q, qm = np.zeros(10, np.uint64), np.zeros(256, np.float32), np.zeros(1, np.uint64)
-    scratch = (np.zeros(10, np.float32), np.zeros(10, np.int64), np.zeros(10, np.float32))
-    assert scan.top1(f32, masks, 1, 10, i32, i64, 10, q, qm, 0, 1e-4, 1e-5, *scratch)[0] == 0  # ties: the first row
+    assert scan.top1(f32, masks, 1, 10, i32, i64, 10, q, qm, 0, 1e-4, 1e-5)[0] == 0  # ties: the first row
     with pytest.raises(ValueError, match="units holds 10240 bytes, needs 11264"):
-        scan.top1(f32, masks, 1, 10, np.zeros(11, np.int32), np.zeros(11, np.int64), 11, q, qm, 0, 1e-4, 1e-5, *scratch)
+        scan.top1(f32, masks, 1, 10, np.zeros(11, np.int32), np.zeros(11, np.int64), 11, q, qm, 0, 1e-4, 1e-5)
     with pytest.raises(ValueError, match="masks"):
-        scan.top1(f32, masks, 1, 10, i32, i64, 10, q, np.zeros(2, np.uint64), 1, 1e-4, 1e-5, *scratch)
+        scan.top1(f32, masks, 1, 10, i32, i64, 10, q, np.zeros(2, np.uint64), 1, 1e-4, 1e-5)
     with pytest.raises(ValueError, match="n > 0"):
-        scan.top1(f32, masks, 1, 10, i32, i64, 0, q, qm, 0, 1e-4, 1e-5, *scratch)
-    with pytest.raises(TypeError):  # a read-only scratch buffer
-        scan.top1(f32, masks, 1, 10, i32, i64, 10, q, qm, 0, 1e-4, 1e-5, b"\0" * 40, *scratch[1:])
+        scan.top1(f32, masks, 1, 10, i32, i64, 0, q, qm, 0, 1e-4, 1e-5)
+    with pytest.raises(TypeError):  # not a buffer
+        scan.top1(f32, masks, 1, 10, i32, i64, 10, [0.0] * 256, qm, 0, 1e-4, 1e-5)
+
+
+def test_concurrent_reads_of_one_ring_agree_with_sequential_ones():
+    """The scan releases the GIL and keeps its work arrays per call: threads reading one ring at
+    once get what one thread gets."""
+    import threading
+
+    w = Workload(1)
+    sent, masks = w.block_masks(0, 3_000)
+    vocab = AttrVocab(WORKLOAD_NAMES)
+    ring = RingTier(3_000, vocab)
+    fill(ring, unit_rows(sent), masks, np.arange(1, 3_001))
+    sent_q, attrs, _ = w.queries("fresh", 40, 3_000, seed=2)
+    qs, qm = unit_rows(sent_q), np.stack([vocab.mask(a) for a in attrs])
+    qc = np.array([len(a) for a in attrs], np.int32)
+    want = [ring.search(qs[i : i + 1], qm[i : i + 1], qc[i : i + 1], 1) for i in range(40)]
+    got: dict[int, list] = {}
+
+    def reader(t: int) -> None:
+        got[t] = [ring.search(qs[i : i + 1], qm[i : i + 1], qc[i : i + 1], 1) for i in range(40) for _ in range(5)]
+
+    threads = [threading.Thread(target=reader, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for t in range(4):
+        for j, (ids, sc) in enumerate(got[t]):
+            assert ids.tolist() == want[j // 5][0].tolist() and sc.tobytes() == want[j // 5][1].tobytes()

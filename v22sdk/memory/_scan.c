@@ -115,12 +115,12 @@ static int need(Py_buffer *b, Py_ssize_t bytes, const char *what)
 
 static PyObject *top1(PyObject *self, PyObject *args)
 {
-    Py_buffer units, masks, counts, ids, q, qmask, cos, idx, fast;
+    Py_buffer units, masks, counts, ids, q, qmask;
     Py_ssize_t rs, cs, n;
     int qcount;
     double margin, slack;
-    if (!PyArg_ParseTuple(args, "y*y*nny*y*ny*y*iddw*w*w*:top1", &units, &masks, &rs, &cs, &counts, &ids, &n, &q,
-                          &qmask, &qcount, &margin, &slack, &cos, &idx, &fast))
+    if (!PyArg_ParseTuple(args, "y*y*nny*y*ny*y*idd:top1", &units, &masks, &rs, &cs, &counts, &ids, &n, &q, &qmask,
+                          &qcount, &margin, &slack))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t w = qmask.len / (Py_ssize_t)sizeof(uint64_t);
@@ -129,16 +129,21 @@ static PyObject *top1(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "_scan.top1: need n > 0, strides >= 0 and at most 1,024 mask words");
     ok = ok && need(&units, n * DIM * (Py_ssize_t)sizeof(float), "units") &&
          need(&counts, n * (Py_ssize_t)sizeof(int32_t), "counts") && need(&ids, n * (Py_ssize_t)sizeof(int64_t), "ids") &&
-         need(&q, DIM * (Py_ssize_t)sizeof(float), "q") && need(&cos, n * (Py_ssize_t)sizeof(float), "cos") &&
-         need(&idx, n * (Py_ssize_t)sizeof(int64_t), "idx") && need(&fast, n * (Py_ssize_t)sizeof(float), "fast") &&
+         need(&q, DIM * (Py_ssize_t)sizeof(float), "q") &&
          (w == 0 || need(&masks, ((n - 1) * rs + (w - 1) * cs + 1) * (Py_ssize_t)sizeof(uint64_t), "masks"));
+    /* the work arrays, per call (no state shared between threads): cosines, kept rows, their scores */
+    char *work = ok ? PyMem_RawMalloc((size_t)n * (2 * sizeof(float) + sizeof(int64_t))) : NULL;
+    if (ok && work == NULL) {
+        PyErr_NoMemory();
+        ok = 0;
+    }
     if (ok) {
         const float *u = (const float *)units.buf, *qv = (const float *)q.buf;
         const uint64_t *m = (const uint64_t *)masks.buf, *qm = (const uint64_t *)qmask.buf;
         const int32_t *cnt = (const int32_t *)counts.buf;
         const int64_t *idv = (const int64_t *)ids.buf;
-        float *cv = (float *)cos.buf, *fv = (float *)fast.buf;
-        int64_t *iv = (int64_t *)idx.buf;
+        int64_t *iv = (int64_t *)work;
+        float *cv = (float *)(work + (size_t)n * sizeof(int64_t)), *fv = cv + n;
         int64_t wv[MAX_WORDS];
         uint64_t qw[MAX_WORDS];
         int64_t nw = 0, win = -1;
@@ -220,15 +225,13 @@ static PyObject *top1(PyObject *self, PyObject *args)
     PyBuffer_Release(&ids);
     PyBuffer_Release(&q);
     PyBuffer_Release(&qmask);
-    PyBuffer_Release(&cos);
-    PyBuffer_Release(&idx);
-    PyBuffer_Release(&fast);
+    PyMem_RawFree(work);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"top1", top1, METH_VARARGS,
-     "top1(units, masks, row_stride, col_stride, counts, ids, n, q, qmask, qcount, margin, slack, cos, idx, fast)"
+     "top1(units, masks, row_stride, col_stride, counts, ids, n, q, qmask, qcount, margin, slack)"
      " -> (id, score): the exact hybrid top-1 of rows [0, n) (see the module's source)."},
     {NULL, NULL, 0, NULL},
 };

@@ -17,8 +17,5 @@ def top1(
     qcount: int,
     margin: float,
     slack: float,
-    cos: _Buffer,
-    idx: _Buffer,
-    fast: _Buffer,
     /,
 ) -> tuple[int, float]: ...

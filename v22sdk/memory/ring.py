@@ -69,7 +69,6 @@ class RingTier(MemoryTier):
         self.head = 0  # next slot to write
         self.filled = 0  # slots [0, filled) have been written at least once
         self.holes = 0  # removed slots not yet overwritten
-        self._scratch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # the compiled scan's
 
     def __len__(self) -> int:
         return len(self.slot)
@@ -269,10 +268,6 @@ class RingTier(MemoryTier):
         scan: what :func:`prune`, :func:`exact_scores` and :func:`pick_topk` give, score bits
         included (the tests hold both paths to that). ``query``: 256 float32 values, ``qmask``:
         the ring's number of mask words, both C-contiguous."""
-        scratch = self._scratch
-        if scratch is None:  # the scan's work arrays, made once (a ring is used under one lock)
-            c = self.capacity
-            scratch = self._scratch = (np.empty(c, np.float32), np.empty(c, np.int64), np.empty(c, np.float32))
         out: tuple[int, float] = _compiled.top1(
             self.units,
             self.masks.T,  # (W, C), C-contiguous: row i's word w at w * C + i
@@ -286,7 +281,6 @@ class RingTier(MemoryTier):
             qcount,
             MARGIN,
             COS_SLACK,
-            *scratch,
         )
         return out
 
