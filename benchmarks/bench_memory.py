@@ -810,6 +810,12 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/v22-bench-memory", help="data cache and the large SQLite store")
     ap.add_argument("--only", default=",".join(SECTIONS))
     ap.add_argument("--out", default=RESULT)
+    ap.add_argument(
+        "--nq",
+        type=int,
+        default=200,
+        help="growth: queries per kind and size (500 or more: a 100 %% recall@1 then has a Wilson lower bound >= 0.99)",
+    )
     args = ap.parse_args()
     from v22sdk.evidence import begin
 
@@ -833,7 +839,7 @@ def main() -> None:
         if "restart" in only:
             bench_restart(res, tmp, 20_000 if quick else 100_000)
         if "growth" in only:
-            bench_growth(res, args.dir, max_n, 40 if quick else 200)
+            bench_growth(res, args.dir, max_n, 40 if quick else args.nq)
         if "store" in only:
             bench_store(res, args.dir, max_n, 50 if quick else 100)
         if "pgvector" in only:
