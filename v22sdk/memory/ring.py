@@ -44,7 +44,8 @@ _MAX_WORDS = 1024  # the compiled scan's limit on mask words (65,536 attribute n
 
 
 class RingTier(MemoryTier):
-    """A fixed-capacity FIFO of turns with exact hybrid search (numpy)."""
+    """A fixed-capacity FIFO of turns with exact hybrid search (numpy; a single-query top-1 read
+    by the compiled scan where it is built)."""
 
     level = "L2"
     #: whether a single-query top-1 read may run the compiled scan (L1 scores on its device instead)
@@ -292,6 +293,7 @@ class RingTier(MemoryTier):
             w = self.masks.shape[1]
             if (
                 w <= _MAX_WORDS
+                and self.masks.flags.f_contiguous
                 and qmasks.shape == (1, w)
                 and qmasks.dtype == np.uint64
                 and qmasks.flags.c_contiguous
@@ -311,9 +313,9 @@ class RingTier(MemoryTier):
         else:
             qm = np.zeros((b, w), np.uint64)
             qm[:, : min(w, qmasks.shape[1])] = qmasks[:, :w]
-        kk = min(k, len(self.slot))
         cos = self._fast(np.ascontiguousarray(queries, np.float32), n)  # (B, n)
         ids, masks, counts = self.ids[:n], self.masks[:n], self.counts[:n]
+        kk = min(k, len(self.slot))
         valid = (ids >= 0) if self.holes else None
         for q in range(b):
             qc = int(qcounts[q])
