@@ -178,3 +178,19 @@ def test_concurrent_reads_of_one_ring_agree_with_sequential_ones():
     for t in range(4):
         for j, (ids, sc) in enumerate(got[t]):
             assert ids.tolist() == want[j // 5][0].tolist() and sc.tobytes() == want[j // 5][1].tobytes()
+
+
+def test_a_build_for_another_score_is_not_used():
+    """An extension whose weights differ from scoring's (a stale build) leaves the numpy path."""
+    real = ring_module._compiled
+    assert ring_module._usable(real) is real
+
+    class Stale:
+        W_COS, W_JAC, MAX_WORDS = 0.5, 0.5, real.MAX_WORDS
+
+    class Older:  # a build from before the module carried its weights
+        top1 = real.top1
+
+    assert ring_module._usable(Stale()) is None
+    assert ring_module._usable(Older()) is None
+    assert ring_module._usable(None) is None

@@ -239,4 +239,15 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", "The memory's exact top-1 scan, compiled.", -1,
                                     methods};
 
-PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__scan(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    /* what the caller checks against its own: the score's weights and the mask-word limit */
+    if (m != NULL && (PyModule_AddObject(m, "W_COS", PyFloat_FromDouble(W_COS)) < 0 ||
+                      PyModule_AddObject(m, "W_JAC", PyFloat_FromDouble(W_JAC)) < 0 ||
+                      PyModule_AddIntConstant(m, "MAX_WORDS", MAX_WORDS) < 0)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

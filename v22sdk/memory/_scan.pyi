@@ -4,6 +4,10 @@ from typing import Any
 # anything with the buffer protocol, C-contiguous (numpy arrays); typing's Buffer needs Python 3.12
 _Buffer = Any
 
+W_COS: float
+W_JAC: float
+MAX_WORDS: int
+
 def top1(
     units: _Buffer,
     masks: _Buffer,

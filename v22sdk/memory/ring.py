@@ -20,6 +20,8 @@ import numpy as np
 from v22sdk.memory.scoring import (
     COS_SLACK,
     MARGIN,
+    W_COS,
+    W_JAC,
     AttrVocab,
     exact_scores,
     matvec,
@@ -38,9 +40,19 @@ try:  # the compiled top-1 scan (setup.py builds it; without it, the same scan i
     _compiled = importlib.import_module("v22sdk.memory._scan")
 except ImportError:  # pragma: no cover - depends on the install
     _compiled = None
+
+
+def _usable(ext: Any) -> Any:
+    """``ext`` when it computes this score (its weights are scoring's), else None: a stale build
+    leaves the numpy path, which reads scoring's weights."""
+    ok = ext is not None and (getattr(ext, "W_COS", None), getattr(ext, "W_JAC", None)) == (W_COS, W_JAC)
+    return ext if ok and isinstance(getattr(ext, "MAX_WORDS", None), int) else None
+
+
+_compiled = _usable(_compiled)
 #: which scan a single-query top-1 read of L2 runs: "compiled" (v22sdk/memory/_scan.c) or "numpy"
 SCAN = "numpy" if _compiled is None else "compiled"
-_MAX_WORDS = 1024  # the compiled scan's limit on mask words (65,536 attribute names)
+_MAX_WORDS = 0 if _compiled is None else _compiled.MAX_WORDS  # its limit on mask words
 
 
 class RingTier(MemoryTier):
