@@ -19,7 +19,8 @@ Sections:
            is built (v22sdk/memory/_scan.c); its numpy path, the fallback, is timed beside it.
   write    CPU per durable turn: a bare SQLite INSERT + COMMIT (WAL, synchronous=FULL, the same
            columns and bytes), SQLiteTier.commit and TieredMemory.write, and write's two parts
-           (its SQL alone; its Python with the commit a no-op), in one process, in rotating
+           (its SQL alone; its Python with the commit a no-op) and the same write by the numpy
+           path (where the compiled rows, v22sdk/memory/_rows.c, are built), in one process, in rotating
            order; wall medians and the disk's fdatasync beside them. Each call's input is
            made before its timing starts, as the bare peer's row is: the (1, 256) / (1, 384)
            tensors that TieredMemory.write takes (a caller's slice of its batch; slicing was timed
@@ -257,6 +258,7 @@ def bench_write(res, tmp, n):
 
     import torch
 
+    from v22sdk.memory import ring as ring_module
     from v22sdk.memory.sqlite_tier import _INSERT, row_crc
     from v22sdk.memory.tiered import TieredMemory
 
@@ -342,7 +344,22 @@ def bench_write(res, tmp, n):
     def f_py(i):
         py.write(s1[i], m1[i], [a[i]])
 
+    # the same write by the numpy path, as an install without v22sdk/memory/_rows.c runs it
+    from v22sdk.memory import tiered as tiered_module
+
+    mem_np = TieredMemory(os.path.join(tmp, "np.db"))
+    load, rows_ext = tiered_module._load, ring_module._rows
+
+    def f_np(i):
+        tiered_module._load, ring_module._rows = None, None
+        try:
+            mem_np.write(s1[i], m1[i], [a[i]])
+        finally:
+            tiered_module._load, ring_module._rows = load, rows_ext
+
     fns = {"bare": f_bare, "l3": f_l3, "tiered": f_mem, "sql": f_sql, "python": f_py, "fdatasync": f_sync}
+    if ring_module.ROWS == "compiled":
+        fns["numpy"] = f_np
     cpu = {k: [] for k in fns}
     wall = {k: [] for k in fns}
     names = list(fns)
@@ -352,12 +369,13 @@ def bench_write(res, tmp, n):
             _, c, wl = timed(lambda: fns[k](i))
             cpu[k].append(c), wall[k].append(wl)
     os.close(fd)
-    l3.close(), mem.close(), bare.close(), sql_store.close(), py.close()
+    l3.close(), mem.close(), bare.close(), sql_store.close(), py.close(), mem_np.close()
     base = statistics.median(cpu["bare"])
     labels = {
         "bare": "bare SQLite INSERT + COMMIT (WAL, FULL): the peer",
         "l3": "SQLiteTier.commit, 1 turn",
-        "tiered": "TieredMemory.write, 1 turn (commit + L2/L1 publish)",
+        "tiered": f"TieredMemory.write, 1 turn (commit + L2/L1 publish; {ring_module.ROWS} rows)",
+        "numpy": "the same write by the numpy path (no compiled rows), beside it",
         "sql": "its SQL part: our INSERT … RETURNING alone (autocommit)",
         "python": "its Python part: TieredMemory.write, commit a no-op (every name known)",
         "fdatasync": "4 KiB write + fdatasync (the disk's floor)",

@@ -3,7 +3,7 @@
     python scripts/check_wheel.py dist/v22sdk-0.1.0-cp311-cp311-linux_x86_64.whl
 
 Fails (exit 1, naming each problem) when the wheel lacks a file a user needs — the type marker,
-the compiled memory scan, the built-in plugins and their data (lexicons, fixed projections), the default checkpoint, the bundled examples, the demo
+the compiled memory scan and write rows, the built-in plugins and their data (lexicons, fixed projections), the default checkpoint, the bundled examples, the demo
 data — or holds anything that is not the SDK (tests, benchmarks, scripts, results, docs, contrib).
 """
 
@@ -19,6 +19,7 @@ REQUIRED = (
     "v22sdk/py.typed",
     "v22sdk/__init__.py",
     "v22sdk/memory/_scan.pyi",
+    "v22sdk/memory/_rows.pyi",
     "v22sdk/engine/data/default.pt",
     "v22sdk/engine/data/examples/seven.png",
     "v22sdk/engine/data/examples/seven.wav",
@@ -39,8 +40,9 @@ FORBIDDEN_TOP = ("tests", "benchmarks", "scripts", "results", "docs", "contrib",
 def problems(names: list[str]) -> list[str]:
     found = set(names)
     out = [f"missing {n}" for n in REQUIRED if n not in found]
-    if not any(n.startswith("v22sdk/memory/_scan.") and n.endswith((".so", ".pyd")) for n in names):
-        out.append("missing the compiled scan v22sdk/memory/_scan.*.so (setup.py builds it; was a C compiler found?)")
+    for ext, what in (("_scan", "the compiled scan"), ("_rows", "the compiled write rows")):
+        if not any(n.startswith(f"v22sdk/memory/{ext}.") and n.endswith((".so", ".pyd")) for n in names):
+            out.append(f"missing {what} v22sdk/memory/{ext}.*.so (setup.py builds it; was a C compiler found?)")
     tops = {n.split("/")[0] for n in names}
     out += [f"holds a top-level {t}/ (not part of the SDK)" for t in sorted(tops) if t in FORBIDDEN_TOP]
     out += [f"holds a test module {n}" for n in names if Path(n).name.startswith("test_") or "/tests/" in n]

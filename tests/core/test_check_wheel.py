@@ -1,5 +1,5 @@
 """scripts/check_wheel.py catches a wheel that lacks what users need: the compiled memory scan
-among it (a wheel built without a C compiler)."""
+and write rows among it (a wheel built without a C compiler)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,14 @@ def load():
     return mod
 
 
-def test_a_complete_wheel_passes_and_one_without_the_compiled_scan_does_not():
+def test_a_complete_wheel_passes_and_one_without_a_compiled_part_does_not():
     cw = load()
-    complete = [*cw.REQUIRED, "v22sdk/memory/_scan.cpython-311-x86_64-linux-gnu.so"]
+    scan = "v22sdk/memory/_scan.cpython-311-x86_64-linux-gnu.so"
+    rows = "v22sdk/memory/_rows.cpython-311-x86_64-linux-gnu.so"
+    complete = [*cw.REQUIRED, scan, rows]
     assert cw.problems(complete) == []
-    missing = cw.problems(list(cw.REQUIRED))
+    missing = cw.problems([*cw.REQUIRED, rows])
     assert len(missing) == 1 and "compiled scan" in missing[0]
+    missing = cw.problems([*cw.REQUIRED, scan])
+    assert len(missing) == 1 and "compiled write rows" in missing[0]
     assert cw.problems([*complete, "tests/test_x.py"]) != []  # and anything not the SDK

@@ -31,26 +31,23 @@ class DeviceTier(RingTier):
         on a write)."""
         self.device = device
         self.shared = device.type == "cpu"
+        self.mirrored = not self.shared  # on the CPU the device arrays are views of the host's
         if self.shared:
             self.units_dev, self.mem_dev = torch.from_numpy(self.units), torch.from_numpy(self.mem)
         else:
             self.units_dev = torch.from_numpy(self.units).to(device)
             self.mem_dev = torch.from_numpy(self.mem).to(device)
 
-    def insert_block(self, *args, **kw) -> np.ndarray:
-        slots = super().insert_block(*args, **kw)
-        if len(slots) and not self.shared:
+    # the writes' copies to a device that is not the CPU (``mirrored``)
+    def _mirror_block(self, slots: np.ndarray) -> None:
+        if len(slots):
             idx = torch.from_numpy(slots).to(self.device)
             self.units_dev[idx] = torch.from_numpy(self.units[slots]).to(self.device)
             self.mem_dev[idx] = torch.from_numpy(self.mem[slots]).to(self.device)
-        return slots
 
-    def insert_one(self, *args) -> int:
-        s = RingTier.insert_one(self, *args)
-        if not self.shared:
-            self.units_dev[s] = torch.from_numpy(self.units[s]).to(self.device)
-            self.mem_dev[s] = torch.from_numpy(self.mem[s]).to(self.device)
-        return s
+    def _mirror(self, s: int) -> None:
+        self.units_dev[s] = torch.from_numpy(self.units[s]).to(self.device)
+        self.mem_dev[s] = torch.from_numpy(self.mem[s]).to(self.device)
 
     def to(self, device: str | torch.device) -> DeviceTier:
         self._place(torch.device(device))

@@ -54,6 +54,17 @@ _compiled = _usable(_compiled)
 SCAN = "numpy" if _compiled is None else "compiled"
 _MAX_WORDS = 0 if _compiled is None else _compiled.MAX_WORDS  # its limit on mask words
 
+_rows: Any
+try:  # the per-turn write's row work (v22sdk/memory/_rows.c; without it, numpy), by name as above
+    _rows = importlib.import_module("v22sdk.memory._rows")
+except ImportError:  # pragma: no cover - depends on the install
+    _rows = None
+if _rows is not None and (getattr(_rows, "SENT_DIM", None), getattr(_rows, "MEM_DIM", None)) != (SENT_DIM, MEM_DIM):
+    _rows = None  # a stale build, for rows of other widths: numpy
+#: how a write of one turn checks its rows and fills a ring's slot: "compiled"
+#: (v22sdk/memory/_rows.c) or "numpy"
+ROWS = "numpy" if _rows is None else "compiled"
+
 
 class RingTier(MemoryTier):
     """A fixed-capacity FIFO of turns with exact hybrid search (numpy; a single-query top-1 read
@@ -62,6 +73,8 @@ class RingTier(MemoryTier):
     level = "L2"
     #: whether a single-query top-1 read may run the compiled scan (L1 scores on its device instead)
     compiled_scan = True
+    #: whether a copy of the rows lives elsewhere too (L1's on a GPU): insert_one then calls _mirror
+    mirrored = False
 
     def __init__(self, capacity: int, vocab: AttrVocab):
         if capacity < 1:
@@ -82,6 +95,7 @@ class RingTier(MemoryTier):
         self.head = 0  # next slot to write
         self.filled = 0  # slots [0, filled) have been written at least once
         self.holes = 0  # removed slots not yet overwritten
+        self._view: Any = None  # the compiled writer of these arrays (_rows.Ring), made at first use
 
     def __len__(self) -> int:
         return len(self.slot)
@@ -170,11 +184,12 @@ class RingTier(MemoryTier):
             self.slot[i] = s
         self.head = int((self.head + n) % self.capacity)
         self.filled = min(self.capacity, self.filled + n)
+        if self.mirrored:
+            self._mirror_block(slots)
         return slots
 
     def _insert_one(self, ids, sent, mem, masks, times, touched, text, units) -> np.ndarray:
-        """insert_block for one turn (arrays of length 1); RingTier's insert_one, not an override (a
-        subclass's insert_block publishes the slots it returns)."""
+        """insert_block for one turn (arrays of length 1), by :meth:`insert_one` (which mirrors it)."""
         row = np.ascontiguousarray(masks[0], "<u8")
         s = RingTier.insert_one(
             self,
@@ -201,13 +216,23 @@ class RingTier(MemoryTier):
         text: tuple,
     ) -> int:
         """Insert one new turn (id not held yet) with scalar indexing: the per-turn write path.
-        ``sent``, ``units``, ``mem``: its rows; ``mask``: its attribute mask as a Python int
-        (:meth:`AttrVocab.mask_int`). Returns the slot written."""
+        ``sent``, ``units``, ``mem``: its rows (C-contiguous float32); ``mask``: its attribute
+        mask as a Python int (:meth:`AttrVocab.mask_int`). Returns the slot written."""
         w = self.masks.shape[1]
         if mask >> (64 * w):  # the vocabulary outgrew the masks: widen (rare)
             self._ensure_words()
             w = self.masks.shape[1]
             mask &= (1 << (64 * w)) - 1  # bits past the vocabulary are not names
+        if _rows is not None:  # all of what follows, in one compiled call
+            view = self._view
+            if view is None or view.masks is not self.masks:  # first write, or wider masks
+                view = self._view = _rows.Ring(
+                    self.sent, self.units, self.mem, self.masks, self.counts, self.ids, self.times, self.touched
+                )
+            s = view.insert(self, turn_id, sent, units, mem, mask.to_bytes(8 * w, "little"), time, touched, text)
+            if self.mirrored:
+                self._mirror(s)
+            return s
         s = self.head
         old = int(self.ids[s])
         if old >= 0:
@@ -230,7 +255,15 @@ class RingTier(MemoryTier):
         self.head = s + 1 if s + 1 < self.capacity else 0
         if self.filled < self.capacity:
             self.filled += 1
+        if self.mirrored:
+            self._mirror(s)
         return s
+
+    def _mirror(self, s: int) -> None:
+        """Copy slot ``s``, just written by :meth:`insert_one`, where a subclass keeps its copy."""
+
+    def _mirror_block(self, slots: np.ndarray) -> None:
+        """:meth:`_mirror` of the slots :meth:`insert_block` wrote."""
 
     def remove(self, turn_id: int) -> bool:
         s = self.slot.pop(int(turn_id), None)

@@ -130,8 +130,8 @@ class SQLTurnStore(MemoryTier):
     ) -> tuple[int, float, int]:
         """``commit`` of one new turn given as its fields, checked already (what
         :meth:`Turn.from_rows` takes: float32 rows (256,) and (384,) with finite values, owned by
-        the caller, ``text`` = (conversation, modality, digest, summary)); returns the ``(id, time,
-        touched)`` assigned. ``mask``: ``vocab.mask_int(attrs)`` when every name is known, else
+        the caller, who reuses them once this returns, so a store copies what it keeps; ``text`` =
+        (conversation, modality, digest, summary)); returns the ``(id, time, touched)`` assigned. ``mask``: ``vocab.mask_int(attrs)`` when every name is known, else
         None. The per-turn write path of :class:`~v22sdk.memory.tiered.TieredMemory`; a store may
         override it to skip building the Turn."""
         t = self.commit([Turn.from_rows(sent, mem, attrs, *text)])[0]
@@ -532,7 +532,18 @@ class SQLiteTier(SQLTurnStore):
         (synchronous=FULL), when fetchall() has run the statement to its end. Returns the row's
         (id, touched); sqlite3.Error on failure (nothing stored)."""
         with self._lock:
-            ((id_, touched),) = self._retry(lambda: c.execute(_INSERT, row).fetchall())
+            try:  # the first attempt without the retry loop's frames: the common case
+                ((id_, touched),) = c.execute(_INSERT, row).fetchall()
+            except sqlite3.OperationalError as e:
+                id_, touched = self._insert_after(e, c, row)
+        return id_, touched
+
+    def _insert_after(self, err: sqlite3.OperationalError, c: sqlite3.Connection, row) -> tuple[int, int]:
+        """The INSERT of :meth:`_insert_alone` again, after its first attempt failed with ``err``:
+        retried while another connection holds the lock; any other error is raised."""
+        if not _is_busy(err):
+            raise err
+        ((id_, touched),) = self._retry(lambda: c.execute(_INSERT, row).fetchall())
         return id_, touched
 
     def commit_one(
@@ -540,8 +551,9 @@ class SQLiteTier(SQLTurnStore):
     ) -> tuple[int, float, int]:
         """:meth:`SQLTurnStore.commit_one` without a Turn: the row's values straight from the
         fields, one autocommit INSERT (as :meth:`commit` of one turn whose names are known)."""
-        c = self._require()
-        if mask is None or c.in_transaction:  # a new name: the transaction that assigns its bit
+        c = self._conn
+        # closed (the general path says so), or a new name (the transaction that assigns its bit)
+        if c is None or mask is None or c.in_transaction:
             return super().commit_one(sent, mem, attrs, text, mask)
         when = time.time()
         conv, mod, digest, summary = text
@@ -559,8 +571,12 @@ class SQLiteTier(SQLTurnStore):
             mb,
             row_crc(when, conv, mod, digest, summary, attrs_json, sb, mb),
         )
-        try:
-            id_, touched = self._insert_alone(c, row)
+        try:  # _insert_alone, inline: every call on the per-turn write is paid cold, after an fsync
+            with self._lock:
+                try:
+                    ((id_, touched),) = c.execute(_INSERT, row).fetchall()
+                except sqlite3.OperationalError as e:
+                    id_, touched = self._insert_after(e, c, row)
         except sqlite3.Error as e:
             self._load_vocab_quietly()
             raise self._fail("writing 1 turn(s)", e) from e

@@ -24,7 +24,7 @@ import math
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # torch is imported where it is used, so registering the back
 from v22sdk.engine.memory_head import MEM_DIM, SENT_DIM, MemoryHead, Recall, TurnInfo
 from v22sdk.errors import InputError, MemoryStoreError
 from v22sdk.memory.paths import default_memory_path
-from v22sdk.memory.ring import RingTier
+from v22sdk.memory.ring import RingTier, _rows
 from v22sdk.memory.scoring import square_sum, unit_row, unit_row_of, unit_rows
 from v22sdk.memory.sqlite_tier import SQLiteTier, SQLTurnStore
 from v22sdk.memory.turn import Turn, check_attrs, check_conversation
@@ -44,26 +44,34 @@ _NO_INFO = TurnInfo()  # frozen: one shared default, its conversation id known t
 _NO_TEXT = ("default", "", "", "")  # its (conversation, modality, digest, summary), all valid
 _F32 = np.dtype(np.float32)
 _Tensor = None  # torch.Tensor, once torch is imported
+_load: Callable[..., bool] | None = None if _rows is None else _rows.load  # compiled row check (ring.ROWS)
+
+
+def _array_of(x) -> np.ndarray | None:
+    """``x`` as a numpy array without a copy: itself, or the array of a CPU tensor without grad;
+    None for anything else (the general path of ``write`` then converts or refuses it)."""
+    if type(x) is np.ndarray:
+        return x
+    global _Tensor
+    if _Tensor is None:
+        torch = sys.modules.get("torch")  # not imported: x is no tensor
+        if torch is None:
+            return None
+        _Tensor = torch.Tensor
+    if not isinstance(x, _Tensor):
+        return None
+    try:
+        return x.numpy()
+    except (RuntimeError, TypeError):  # on a device, needing grad, or no numpy dtype
+        return None
 
 
 def _one_row(x, dim: int) -> np.ndarray | None:
     """The only row of ``x``, a (1, ``dim``) float32 array or CPU tensor without grad, as an owned
     C-contiguous copy (the caller's buffer stays theirs); None for any other input, which the
     general path of ``write`` then converts or refuses. Values are not checked here."""
-    if type(x) is not np.ndarray:
-        global _Tensor
-        if _Tensor is None:
-            torch = sys.modules.get("torch")  # not imported: x is no tensor
-            if torch is None:
-                return None
-            _Tensor = torch.Tensor
-        if not isinstance(x, _Tensor):
-            return None
-        try:
-            x = x.numpy()
-        except (RuntimeError, TypeError):  # on a device, needing grad, or no numpy dtype
-            return None
-    if x.shape != (1, dim) or x.dtype != _F32:
+    x = _array_of(x)
+    if x is None or x.shape != (1, dim) or x.dtype != _F32:
         return None
     return x[0].copy()
 
@@ -126,6 +134,8 @@ class TieredMemory(MemoryHead):
         # bound of L2 size; exhaustive search always scans.
         self.scan_l3 = bool(scan_l3)
         self._lock = threading.RLock()  # L1/L2 are plain arrays: one reader/writer at a time
+        # the rows a one-turn write is copied into (sent, units, mem), reused under the lock
+        self._rows = (np.empty(SENT_DIM, np.float32), np.empty(SENT_DIM, np.float32), np.empty(MEM_DIM, np.float32))
         if l3 is None:
             self.path = os.fspath(path) if path is not None else str(default_memory_path())
             l3 = SQLiteTier(self.path, synchronous=synchronous, check=check)
@@ -182,7 +192,9 @@ class TieredMemory(MemoryHead):
 
     def write(self, sent_vec, mem_emb, attr_sets, info=None) -> list[int]:
         if len(attr_sets) == 1 and (info is None or (type(info) in (list, tuple) and len(info) == 1)):
-            one = self._write_one(sent_vec, mem_emb, attr_sets[0], None if info is None else info[0])
+            one = (self._write_one if _load is None else self._write_one_compiled)(
+                sent_vec, mem_emb, attr_sets[0], None if info is None else info[0]
+            )
             if one is not None:
                 return one
         sent = self._host(sent_vec, SENT_DIM, "sent_vec")
@@ -236,6 +248,31 @@ class TieredMemory(MemoryHead):
             attrs, text = t.attrs, (t.conversation, t.modality, t.digest, t.summary)
         with self._lock:
             return [self._commit_publish(sent, unit_row_of(sent, ss), mem, attrs, text)[0]]
+
+    def _write_one_compiled(self, sent_vec, mem_emb, attrs, info: TurnInfo | None) -> list[int] | None:
+        """:meth:`_write_one` with the rows checked, copied and unit-scaled by one compiled call
+        (``_rows.load``) into this memory's own three rows, which the commit and the publishes
+        then read (under the lock: the next write refills them)."""
+        sent, mem = _array_of(sent_vec), _array_of(mem_emb)
+        if sent is None or mem is None:
+            return None
+        with self._lock:
+            s, u, m = self._rows
+            if not _load(sent, mem, s, u, m):  # type: ignore[misc]  # write calls this only with _load
+                return None
+            attrs = frozenset(attrs)
+            if info is None:
+                check_attrs(attrs)
+                text = _NO_TEXT
+            else:  # checked (and mended for display) as the general path does; the Turn is dropped
+                check_conversation(info.conversation, "conversation")
+                t = Turn.from_rows(s, m, attrs, info.conversation, info.modality, info.digest, info.summary)
+                attrs, text = t.attrs, (t.conversation, t.modality, t.digest, t.summary)
+            # _commit_publish, one call less (every call on this path is paid cold, after an fsync)
+            mask = self.l3.vocab.mask_known(attrs)
+            id_, when, touched = self.l3.commit_one(s, m, attrs, text, mask)
+            self._publish(id_, s, u, m, attrs, mask, when, touched, text)
+            return [id_]
 
     def add_turns(self, turns: Sequence[Turn]) -> list[Turn]:
         """Commit turns to L3 (durable, one transaction), then publish them to L2 and L1 (and the
