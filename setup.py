@@ -13,6 +13,7 @@ setup(
         Extension(
             "v22sdk.memory._scan",
             ["v22sdk/memory/_scan.c"],
+            depends=["v22sdk/memory/_pairwise.h"],
             # contraction off: the same float32 bits on every CPU (see the source)
             extra_compile_args=["-O3", "-ffp-contract=off"],
             optional=True,
@@ -20,6 +21,7 @@ setup(
         Extension(
             "v22sdk.memory._rows",
             ["v22sdk/memory/_rows.c"],
+            depends=["v22sdk/memory/_pairwise.h"],
             extra_compile_args=["-O3", "-ffp-contract=off"],  # the unit row's float32 bits, as numpy's
             optional=True,
         ),

@@ -30,36 +30,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_pairwise.h"
+
 #define SENT 256
 #define MEM 384
-
-/* numpy's pairwise summation (pairwise_sum of numpy/_core/src/umath/loops_utils.h.src, its
- * block of 128 and its eight accumulators) of the float64 squares of x[i], i < n. */
-static double square_sum(const float *x, Py_ssize_t n)
-{
-    if (n < 8) {
-        double r = 0.0;
-        for (Py_ssize_t i = 0; i < n; i++)
-            r += (double)x[i] * (double)x[i];
-        return r;
-    }
-    if (n <= 128) {
-        double r[8];
-        for (int j = 0; j < 8; j++)
-            r[j] = (double)x[j] * (double)x[j];
-        Py_ssize_t i;
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++)
-                r[j] += (double)x[i + j] * (double)x[i + j];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            res += (double)x[i] * (double)x[i];
-        return res;
-    }
-    Py_ssize_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return square_sum(x, n2) + square_sum(x + n2, n - n2);
-}
 
 static int is_float32(const Py_buffer *b)
 {
@@ -126,7 +100,7 @@ static PyObject *load(PyObject *self, PyObject *args)
     }
     float *s = (float *)sb.buf, *u = (float *)ub.buf, *m = (float *)mb.buf;
     int ok = one_row(sent, SENT, s) && one_row(mem, MEM, m);
-    double ss = ok ? square_sum(s, SENT) : 0.0;
+    double ss = ok ? v22_pairwise(s, s, SENT) : 0.0;
     ok = ok && isfinite(ss); /* finite exactly when every value of sent is */
     for (Py_ssize_t i = 0; ok && i < MEM; i++)
         ok = isfinite(m[i]);

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_pairwise.h"
+
 #define DIM 256
 #define W_COS 0.6
 #define W_JAC 0.4
@@ -74,34 +76,6 @@ static int32_t intersection(const uint64_t *masks, int64_t row, int64_t rs, int6
     for (int64_t j = 0; j < nw; j++)
         inter += __builtin_popcountll(masks[row * rs + words[j] * cs] & qwords[j]);
     return inter;
-}
-
-/* numpy's pairwise summation (pairwise_sum of numpy/_core/src/umath/loops_utils.h.src, its
- * block of 128 and its eight accumulators) of the float64 products u[i] * q[i], i < n. */
-static double pairwise(const float *u, const float *q, int64_t n)
-{
-    if (n < 8) {
-        double r = 0.0;
-        for (int64_t i = 0; i < n; i++)
-            r += (double)u[i] * (double)q[i];
-        return r;
-    }
-    if (n <= 128) {
-        double r[8];
-        for (int j = 0; j < 8; j++)
-            r[j] = (double)u[j] * (double)q[j];
-        int64_t i;
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++)
-                r[j] += (double)u[i + j] * (double)q[i + j];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            res += (double)u[i] * (double)q[i];
-        return res;
-    }
-    int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return pairwise(u, q, n2) + pairwise(u + n2, q + n2, n - n2);
 }
 
 static int need(Py_buffer *b, Py_ssize_t bytes, const char *what)
@@ -201,7 +175,7 @@ static PyObject *top1(PyObject *self, PyObject *args)
             if (!(fv[r] >= thr))
                 continue;
             int64_t i = iv[r];
-            double score = W_COS * pairwise(u + i * DIM, qv, DIM);
+            double score = W_COS * v22_pairwise(u + i * DIM, qv, DIM);
             if (qcount > 0) {
                 int32_t inter = intersection(m, i, rs, cs, wv, qw, nw);
                 score += W_JAC * ((double)inter / (double)(cnt[i] + qcount - inter));
