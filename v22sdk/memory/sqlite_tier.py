@@ -131,9 +131,10 @@ class SQLTurnStore(MemoryTier):
         """``commit`` of one new turn given as its fields, checked already (what
         :meth:`Turn.from_rows` takes: float32 rows (256,) and (384,) with finite values, owned by
         the caller, who reuses them once this returns, so a store copies what it keeps; ``text`` =
-        (conversation, modality, digest, summary)); returns the ``(id, time, touched)`` assigned. ``mask``: ``vocab.mask_int(attrs)`` when every name is known, else
-        None. The per-turn write path of :class:`~v22sdk.memory.tiered.TieredMemory`; a store may
-        override it to skip building the Turn."""
+        (conversation, modality, digest, summary)); returns the ``(id, time, touched)`` assigned.
+        ``mask``: ``vocab.mask_int(attrs)`` when every name is known, else None. The per-turn
+        write path of :class:`~v22sdk.memory.tiered.TieredMemory`; a store may override it to skip
+        building the Turn."""
         t = self.commit([Turn.from_rows(sent, mem, attrs, *text)])[0]
         return t.id, t.time, t.touched
 

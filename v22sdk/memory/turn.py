@@ -86,7 +86,8 @@ def as_vector(value: Any, dim: int, what: str) -> np.ndarray:
 def check_attrs(attrs: Any) -> None:
     """:class:`InputError` unless ``attrs`` is a collection of non-empty slot names that can be
     stored (no lone surrogates). On the per-turn write path: one join checks every name is a string
-    (it raises otherwise) and one regex search over it finds a lone surrogate in any of them."""
+    (it raises otherwise) and, when any name is not ASCII, one regex search over it finds a lone
+    surrogate in any of them."""
     try:
         joined = None if isinstance(attrs, str) else "".join(attrs)
     except TypeError:
