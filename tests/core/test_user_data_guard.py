@@ -1,5 +1,6 @@
-"""tests/conftest.py points the memory store and the token cache of the whole test session (and
-of every subprocess a test starts) into a temporary folder: no test can reach the user's."""
+"""tests/conftest.py points the memory store, the token cache and the home folders of the whole
+test session (and of every subprocess a test starts) into a temporary folder: no test can reach
+the user's."""
 
 from __future__ import annotations
 
@@ -27,3 +28,15 @@ def test_a_subprocess_inherits_the_temporary_places():
     code = "from v22sdk.memory.paths import default_memory_path; print(default_memory_path())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == os.environ["V22SDK_MEMORY"]
+
+
+def test_the_session_home_is_temporary_too():
+    """Tools the tests drive (Ray, matplotlib, espeak-ng's PulseAudio client) write under the
+    home and XDG folders: for the session those are in the temporary folder, in subprocesses too."""
+    session = Path(os.environ["V22SDK_MEMORY"]).parent
+    assert Path.home() == session / "home"
+    for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        assert session / "home" in Path(os.environ[var]).parents, var
+    code = "from pathlib import Path; print(Path.home())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == str(session / "home")
