@@ -20,8 +20,8 @@ Sections:
   write    CPU per durable turn: a bare SQLite INSERT + COMMIT (WAL, synchronous=FULL, the same
            columns and bytes), SQLiteTier.commit and TieredMemory.write, and write's two parts
            (its SQL alone; its Python with the commit a no-op) and the same write by the numpy
-           path (where the compiled rows, v22sdk/memory/_rows.c, are built), in one process, in rotating
-           order; wall medians and the disk's fdatasync beside them. Each call's input is
+           path (where the compiled rows, v22sdk/memory/_rows.c, are built), in one process, in
+           rotating order, five rounds (the median ratio over rounds is judged); wall medians and the disk's fdatasync beside them. Each call's input is
            made before its timing starts, as the bare peer's row is: the (1, 256) / (1, 384)
            tensors that TieredMemory.write takes (a caller's slice of its batch; slicing was timed
            before issue 21) and the Turn that SQLiteTier.commit takes (its constructor validates).

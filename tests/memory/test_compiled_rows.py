@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from v22sdk.engine.memory_head import TurnInfo
 from v22sdk.errors import InputError
 from v22sdk.memory import ring as ring_module
 from v22sdk.memory import tiered as tiered_module
@@ -252,9 +253,11 @@ def test_write_stores_the_same_either_way(tmp_path):
         sent = torch.from_numpy(rng.standard_normal((1, 256)).astype(np.float32))
         mem = rng.standard_normal((1, 384)).astype(np.float32)
         attrs = frozenset(rng.choice(NAMES, int(rng.integers(0, 5)), replace=False).tolist())
-        assert a.write(sent, mem, [attrs]) == [i + 1]
+        # every third turn with its info (a summary with an undecodable byte, mended for display)
+        info = None if i % 3 else [TurnInfo(f"c{i}", "audio", "d" * i, "s\udcff" * (i % 2))]
+        assert a.write(sent, mem, [attrs], info) == [i + 1]
         with numpy_path():
-            assert b.write(sent, mem, [attrs]) == [i + 1]
+            assert b.write(sent, mem, [attrs], info) == [i + 1]
         kept.append((sent.numpy()[0].copy(), mem[0].copy()))
     assert stored(a) == stored(b)
     # the memory's own rows are reused by the next write: what it stored stays what was written

@@ -76,6 +76,14 @@ def _one_row(x, dim: int) -> np.ndarray | None:
     return x[0].copy()
 
 
+def _checked_info(sent: np.ndarray, mem: np.ndarray, attrs: frozenset[str], info: TurnInfo) -> tuple:
+    """A one-turn write's ``(attrs, text)`` with its info checked (and mended for display) as the
+    general path checks a Turn's fields; the Turn built for that is dropped."""
+    check_conversation(info.conversation, "conversation")
+    t = Turn.from_rows(sent, mem, attrs, info.conversation, info.modality, info.digest, info.summary)
+    return t.attrs, (t.conversation, t.modality, t.digest, t.summary)
+
+
 def _merge(ids_a, sc_a, ids_b, sc_b, k: int):
     """Row-wise top-k of two (B, k) result sets (higher score, then higher id); ids deduplicated."""
     ids = np.concatenate([ids_a, ids_b], axis=1)
@@ -242,10 +250,8 @@ class TieredMemory(MemoryHead):
         if info is None:
             check_attrs(attrs)
             text = _NO_TEXT
-        else:  # checked (and mended for display) as the general path does
-            check_conversation(info.conversation, "conversation")
-            t = Turn.from_rows(sent, mem, attrs, info.conversation, info.modality, info.digest, info.summary)
-            attrs, text = t.attrs, (t.conversation, t.modality, t.digest, t.summary)
+        else:
+            attrs, text = _checked_info(sent, mem, attrs, info)
         with self._lock:
             return [self._commit_publish(sent, unit_row_of(sent, ss), mem, attrs, text)[0]]
 
@@ -264,10 +270,8 @@ class TieredMemory(MemoryHead):
             if info is None:
                 check_attrs(attrs)
                 text = _NO_TEXT
-            else:  # checked (and mended for display) as the general path does; the Turn is dropped
-                check_conversation(info.conversation, "conversation")
-                t = Turn.from_rows(s, m, attrs, info.conversation, info.modality, info.digest, info.summary)
-                attrs, text = t.attrs, (t.conversation, t.modality, t.digest, t.summary)
+            else:
+                attrs, text = _checked_info(s, m, attrs, info)
             # _commit_publish, one call less (every call on this path is paid cold, after an fsync)
             mask = self.l3.vocab.mask_known(attrs)
             id_, when, touched = self.l3.commit_one(s, m, attrs, text, mask)
