@@ -36,8 +36,37 @@ BLOCK = 512  # frames per block: 4 MB temporaries, reused by the allocator (2,04
 SILENCE_RMS = 1e-3  # -60 dBFS: silence flag, and frames below it are never voiced
 DB_FLOOR = -100.0
 GATE_DB = 60.0  # the spectral analysis range, below the clip's strongest bin
+#: Coarse sample lattices (8- to 12-bit PCM) whose rounding noise the gate is raised above.
+LATTICE_BITS = (8, 9, 10, 11, 12)
+#: The raised gate: this many times the rms a bin's magnitude gets from the lattice's rounding noise.
+LATTICE_K = 2.0
 DT = HOP / RATE  # 20 ms between frames
 _ATTR_INDEX = SCHEMA.indices
+
+
+def lattice_step(x: np.ndarray) -> float:
+    """The step q = 2^(1-b) of the coarsest lattice of ``LATTICE_BITS`` that holds every sample of ``x``
+    (full scale ±1), or 0.0 when none does (16-bit and finer PCM, float, anything resampled or mixed).
+
+    An all-zero clip lies on every lattice and has nothing to gate: 0.0. A 16-bit clip fails on one of
+    4,096 samples spread over it, so only clips on a lattice pay for the full pass.
+    """
+    flat = x.reshape(-1)
+    if flat.size == 0:
+        return 0.0
+    finest = float(2 ** (LATTICE_BITS[-1] - 1))
+    probe = flat[:: max(1, flat.size // 4096)] * finest
+    if not np.array_equal(probe, np.round(probe)):
+        return 0.0
+    scaled = flat * finest
+    if not np.array_equal(scaled, np.round(scaled)) or not scaled.any():
+        return 0.0
+    ints = np.abs(scaled).astype(np.int64)
+    # the coarsest lattice: the number of trailing zero bits every sample shares
+    common = int(np.bitwise_or.reduce(ints))
+    shift = (common & -common).bit_length() - 1
+    bits = max(LATTICE_BITS[-1] - shift, LATTICE_BITS[0])
+    return float(2.0 ** (1 - bits))
 
 
 def _db(x: np.ndarray) -> np.ndarray:
@@ -123,7 +152,16 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     # PCM's is 65-75 dB below a signal near full scale, 16-bit's ~110 dB), dither, hiss — reads 0
     # in every copy of the same samples, and a bin just above it counts only by its excess, so
     # no feature jumps at the edge (a hard gate let stray noise bins rule the spectral moments).
+    # On a coarse lattice (8- to 12-bit PCM) the rounding noise is white with variance q²/12; a
+    # bin's magnitude then has rms q/√12·√Σw²·√(RATE/rate) (resampling keeps the noise's density per
+    # Hz), which for 8-bit PCM lies near the 60 dB gate: the gate is raised to LATTICE_K times it,
+    # so that the noise (exceeding twice its rms in 1.8 % of bins) reads 0. 16-bit noise lies 48 dB
+    # lower, so finer samples keep the 60 dB gate and their tokens.
     gate = mag.max() * 10.0 ** (-GATE_DB / 20.0)
+    q = lattice_step(x)
+    if q:
+        noise = q / np.sqrt(12.0) * np.sqrt(np.sum(win * win) * RATE / rate)
+        gate = max(gate, LATTICE_K * noise)
     np.subtract(mag, gate, out=mag)
     np.maximum(mag, 0.0, out=mag)
     # zero crossings in O(n): cumulative sign changes of the padded signal, differenced per frame

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 import soundfile as sf
-from audio_signals import f0_hz, slot, tone
+from audio_signals import f0_hz, harmonic, slot, tone
 
 from v22sdk import InputError
 
@@ -139,3 +139,67 @@ def test_a_file_name_that_is_not_utf8_is_read(tmp_path):
     name = os.fsdecode(odd)  # 'b\udcffad.wav'
     batch = AudioModality().tokenize_file(name)
     assert batch.source == name and len(batch) == 2
+
+
+@pytest.mark.parametrize(
+    "samples, step",
+    [
+        (lambda x: np.round(x * 128) / 128, 2.0**-7),  # 8-bit
+        (lambda x: np.round(x * 512) / 512, 2.0**-9),  # 10-bit
+        (lambda x: np.round(x * 2048) / 2048, 2.0**-11),  # 12-bit
+        (lambda x: np.round(x * 32) / 32, 2.0**-7),  # coarser than 8-bit: read as 8-bit
+        (lambda x: np.round(x * 32768) / 32768, 0.0),  # 16-bit
+        (lambda x: x, 0.0),  # float
+        (lambda x: np.zeros_like(x), 0.0),  # digital silence: nothing to gate
+        (lambda x: np.stack([np.round(x * 128) / 128, np.round(-x * 128) / 128], axis=1), 2.0**-7),
+    ],
+)
+def test_lattice_step_reads_the_coarse_sample_lattices(samples, step):
+    from v22sdk_audio.analysis import lattice_step
+
+    assert lattice_step(samples(tone(440, 0.5))) == step
+
+
+def test_lattice_step_sees_a_16_bit_clip_behind_leading_silence():
+    from v22sdk_audio.analysis import lattice_step
+
+    x = np.concatenate([np.zeros(20_000), np.round(harmonic(220, 1.0) * 32768) / 32768])
+    assert lattice_step(x) == 0.0
+    assert lattice_step(np.round(x * 128) / 128) == 2.0**-7
+
+
+def _emb_cos(audio, a, b, rate):
+    ea, eb = audio.tokenize(a, sample_rate=rate).emb, audio.tokenize(b, sample_rate=rate).emb
+    return np.sum(ea.astype(np.float64) * eb, axis=1)
+
+
+@pytest.mark.parametrize("rate", [16_000, 22_050])
+def test_8bit_rounding_noise_is_gated(audio, tmp_path, monkeypatch, rate):
+    """A quiet harmonic tone with a decaying tail: 8-bit rounding noise lies within 60 dB of its
+    strongest bin. The lattice gate brings the 8-bit copy's embedding to the 16-bit one's; with the
+    gate at its 60 dB level only (LATTICE_K = 0) the check sees the noise."""
+    from v22sdk_audio import analysis
+
+    t = np.arange(int(2.0 * rate)) / rate
+    x = harmonic(330, 2.0, rate=rate) * np.exp(-1.5 * t) * 0.6
+    path16, path8 = tmp_path / "a16.wav", tmp_path / "a8.wav"
+    sf.write(path16, x, rate, subtype="PCM_16")
+    sf.write(path8, x, rate, subtype="PCM_U8")
+    x16, _ = sf.read(path16)
+    x8, _ = sf.read(path8)
+    gated = _emb_cos(audio, x16, x8, rate)
+    monkeypatch.setattr(analysis, "LATTICE_K", 0.0)
+    ungated = _emb_cos(audio, x16, x8, rate)
+    # measured: mean cos 0.995 gated against 0.987 / 0.991 (16 / 22.05 kHz) at the 60 dB level only
+    assert gated.min() > 0.985 and gated.mean() > 0.993
+    assert gated.mean() > ungated.mean() + 0.003 and gated.min() > ungated.min()
+
+
+def test_16bit_tokens_do_not_depend_on_the_lattice_gate(audio, monkeypatch):
+    from v22sdk_audio import analysis
+
+    x = np.round(harmonic(330, 1.5) * 0.2 * 32768) / 32768
+    before = audio.tokenize(x, sample_rate=16_000)
+    monkeypatch.setattr(analysis, "LATTICE_K", 50.0)
+    after = audio.tokenize(x, sample_rate=16_000)
+    assert before.emb.tobytes() == after.emb.tobytes() and before.attr.tobytes() == after.attr.tobytes()
