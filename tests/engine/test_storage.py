@@ -76,7 +76,7 @@ def _tokens(modality, path):
 def test_audio_tokens_do_not_care_how_the_sound_is_stored(tmp_path, kind):
     """The issue's case: an 8-bit 22.05 kHz copy of a 98 Hz tone embedded 25° away from its 16-bit
     original (cos 0.87-0.90) and answered differently. Every variant's embedding now stays within
-    cos 0.999 of the original (lossy Ogg Vorbis: 0.97); lossless copies move no attribute but
+    cos 0.999 of the original (lossy Ogg Vorbis: 0.97; 8-bit copies of the vowel: 0.9985); lossless copies move no attribute but
     those that describe storage itself (source rate, channels) and formant bandwidths (≤ 0.02)."""
     from v22sdk.plugins import get_registry
 
@@ -91,7 +91,11 @@ def test_audio_tokens_do_not_care_how_the_sound_is_stored(tmp_path, kind):
         b = _tokens(audio, write_audio_variant(name, x, rate, tmp_path / name))
         assert len(b) == len(ref)
         cos = (b.emb * ref.emb).sum(1)
-        assert cos.min() > (0.97 if name == "ogg" else 0.999), (name, cos)  # Vorbis is lossy: 0.983 measured
+        # Vorbis is lossy: 0.983 measured. The 8-bit copies: the lattice gate (audio 0.3.0) that
+        # keeps their rounding noise out also drops the vowel's quietest partials from them (not
+        # from the 16-bit reference): cos 0.9990 measured, 0.9997 with the 60 dB gate alone
+        floor = {"ogg": 0.97, "wav8": 0.9985, "wav8_22k": 0.9985}.get(name, 0.999)
+        assert cos.min() > floor, (name, cos)
         if name in ("wav24", "float", "flac", "stereo"):
             moved = np.abs(b.attr - ref.attr).max(0)
             moved[list(storage_slots)] = 0
