@@ -80,6 +80,7 @@ def speech(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", list(_signals()))
+@pytest.mark.slow  # about 34 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_frame_descriptors_match_librosa(name):
     from v22sdk_audio import spectral as sp
 
@@ -143,6 +144,7 @@ def _compare_pitch(y, fmax=1_000.0):
 
 
 @pytest.mark.parametrize("name", ["harmonic_vibrato", "glide", "tone", "mixed"])
+@pytest.mark.slow  # about 6 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_f0_matches_pyin_on_synthetic_signals(name):
     cents, agree, n = _compare_pitch(_signals()[name])
     assert n > 50

@@ -30,6 +30,7 @@ def test_every_variant_is_a_valid_config_that_differs_from_the_default(ablate):
         assert changed == set(overrides), name  # no override is a no-op
 
 
+@pytest.mark.slow  # about 13 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_a_short_run_reports_measured_figures(ablate, tmp_path, capsys):
     out = tmp_path / "ablation.json"
     assert ablate.main(["--variants", "gain_1,default", "--seeds", "2", "--epochs", "2", "--json", str(out)]) == 0

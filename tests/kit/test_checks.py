@@ -22,6 +22,7 @@ def test_reference_passes_every_check():
 
 
 @pytest.mark.parametrize("broken", list(EXPECTED), ids=lambda cls: cls.__name__)
+@pytest.mark.slow  # about 21 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_broken_modality_fails_exactly_its_checks(broken):
     expected, phrase = EXPECTED[broken]
     report = check_modality(broken(), max_examples=10, fresh_process=False)
@@ -175,6 +176,7 @@ class HelloMutatesInput(hello.HelloModality):
     ],
     ids=lambda v: v.__name__ if isinstance(v, type) else None,
 )
+@pytest.mark.slow  # about 27 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_broken_signal_modality_fails_exactly_its_checks(broken, expected, phrase):
     report = check_modality(broken(), max_examples=10, fresh_process=False)
     assert set(report.failed) == expected, str(report)

@@ -125,6 +125,7 @@ def test_check_finite_finds_a_nan_on_a_constant_at_an_ordinary_value():
     assert _nan_on_new_constants(VarianceByMoments())
 
 
+@pytest.mark.slow  # about 7 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_the_round_3_survivor_rms_about_the_mean_is_caught(tmp_path):
     cls = _mutant_class("hello", "rms_about_the_mean", tmp_path)
     for config in ({}, {"frame_seconds": 0.2}):
@@ -153,12 +154,14 @@ class CachedByStat(HelloModality):
         return _SEEN[key]
 
 
+@pytest.mark.slow  # about 11 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_check_files_finds_a_cache_keyed_on_path_size_and_time():
     report = _run(CachedByStat(), "check_files")
     assert report.failed == ["check_files"], str(report)
     assert "of the same size and modification time" in report["check_files"].reason
 
 
+@pytest.mark.slow  # about 10 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_the_round_3_survivor_load_cached_by_path_is_caught(tmp_path):
     cls = _mutant_class("hello", "load_cached_by_path", tmp_path)
     report = _run(cls(), "check_files")

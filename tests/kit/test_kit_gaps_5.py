@@ -189,6 +189,7 @@ def test_load_giving_an_undeclared_unit_is_caught():
     assert "gave units the input spec does not declare (channels)" in report["check_files"].reason, str(report)
 
 
+@pytest.mark.slow  # about 7 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_tokenize_file_refusing_a_file_the_kit_saved_is_caught():
     report = _run(LoadUnscaled(), "check_files")
     assert report.failed == ["check_files"], str(report)

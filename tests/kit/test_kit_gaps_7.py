@@ -192,6 +192,7 @@ def test_a_dtype_saved_in_a_format_load_refuses_is_caught():
     assert "float64" in reason, reason  # the input named: one of the kit's, in the dtype the author never drew
 
 
+@pytest.mark.slow  # about 7 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_a_save_that_changes_the_name_it_is_given_is_caught():
     report = _run(SaveLowercasesTheExtension(), "check_files")
     assert report.failed == ["check_files"], str(report)
@@ -216,6 +217,7 @@ def test_tokens_that_depend_on_global_random_state_are_caught_by_a_fresh_process
     assert "a fresh process (call" in report["check_fresh_process"].reason, str(report)
 
 
+@pytest.mark.slow  # about 9 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_a_path_for_a_narrow_band_of_levels_is_caught_by_the_level_sweep():
     report = _run(NearBlackFastPath(), "check_shape_dtype", "check_edge_inputs")
     assert report.failed, str(report)

@@ -270,6 +270,7 @@ def test_references_pass_every_version_2_check(modality):
     ],
     ids=lambda v: v.__name__ if isinstance(v, type) else None,
 )
+@pytest.mark.slow  # about 44 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_the_kit_finds_bugs_outside_the_authors_strategy(broken, failed, phrase):
     version_one = check_modality(broken(), contract_version=1, max_examples=10)
     assert version_one.ok, str(version_one)  # the author's strategy never reaches the bug
@@ -321,6 +322,7 @@ def test_check_files_finds_units_guessed_from_the_file_name():
     assert "never its name" in reason
 
 
+@pytest.mark.slow  # about 9 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_check_files_finds_a_crash_on_a_truncated_file():
     report = _report(TruncationCrash(), "check_files")
     assert report.failed == ["check_files"], str(report)
@@ -349,6 +351,7 @@ def test_check_files_without_save_checks_only_bad_files():
     ],
     ids=lambda v: v.__name__ if isinstance(v, type) else None,
 )
+@pytest.mark.slow  # about 9 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_quality_checks_warn_and_fail_only_when_asked(broken, check, phrase, options):
     report = check_modality(broken(), checks=[check], **options)
     assert report.ok and report.warned == [check], str(report)
@@ -368,6 +371,7 @@ def test_a_version_1_plugin_does_not_run_the_new_checks():
     assert "check_edge_inputs" in report.skipped and "check_fresh_process" in report.skipped
 
 
+@pytest.mark.slow  # about 7 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_a_violation_seen_by_any_check_fails_the_run_attributed_to_its_rule():
     """A NaN that only a tokenize_batch path shows: check_finite never sees it (it calls encode on
     single inputs), check_batch_equals_singles does, and reports it as check_finite's rule."""

@@ -75,6 +75,7 @@ def _run_quick(tmp_path, experiment: str, corpus: str) -> dict:
     return doc
 
 
+@pytest.mark.slow  # about 7 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_hook2_quick_run(tmp_path):
     doc = _run_quick(tmp_path, "hook2", "pydoc-topics")
     r = doc["data"]["corpora"]["pydoc-topics"]
@@ -89,6 +90,7 @@ def test_hook2_quick_run(tmp_path):
     assert {"auroc", "schedulers", "scheduler_diffs", "costs", "slots"} <= set(doc["tables"])
 
 
+@pytest.mark.slow  # about 8 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_hook5_quick_run(tmp_path):
     doc = _run_quick(tmp_path, "hook5", "stdlib-source")
     for s in doc["data"]["corpora"]["stdlib-source"]["seeds"]:
@@ -98,6 +100,7 @@ def test_hook5_quick_run(tmp_path):
     assert {"tau", "criterion_cells", "references", "curve"} <= set(doc["tables"])
 
 
+@pytest.mark.slow  # about 7 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_a_run_stopped_part_way_leaves_its_finished_seeds(tmp_path):
     """Results are written after every seed from the second on; a stopped run keeps them, marked partial."""
     from dataclasses import replace

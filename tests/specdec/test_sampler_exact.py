@@ -95,6 +95,7 @@ def test_p_equal_q_never_rejects():
     assert chi2_pvalue(emitted, p) > PASS
 
 
+@pytest.mark.slow  # about 21 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_joint_distribution_of_three_tokens_on_markov_target():
     """Full loop (acceptance, residual, bonus), gamma = 3, all 125 joint outcomes of 3 tokens."""
     vocab, n = 5, 15_000
@@ -136,6 +137,7 @@ def test_target_as_draft_accepts_everything_tau_is_gamma_plus_one():
     assert st.tau == gamma + 1 and len(out) == 60
 
 
+@pytest.mark.slow  # about 6 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_uniform_draft_is_still_exact():
     target = MarkovModel.random(6, seed=41, concentration=0.3)
     g = torch.Generator().manual_seed(42)
@@ -195,6 +197,7 @@ def test_lookahead_scheduler_is_biased_dspark_appendix_a():
     assert chi2_pvalue(emitted, P_T) < FAIL
 
 
+@pytest.mark.slow  # about 14 s on 2 cores: the default run must stay under 10 minutes in CI
 def test_causal_confidence_scheduler_is_exact():
     """A scheduler that sees q_k but not the token keeps the output exact (2-token joint)."""
     vocab, n = 4, 12_000
