@@ -158,9 +158,9 @@ def analyse(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     # so that the noise (exceeding twice its rms in 1.8 % of bins) reads 0. 16-bit noise lies 48 dB
     # lower, so finer samples keep the 60 dB gate and their tokens.
     gate = mag.max() * 10.0 ** (-GATE_DB / 20.0)
-    q = lattice_step(x)
-    if q:
-        noise = q / np.sqrt(12.0) * np.sqrt(np.sum(win * win) * RATE / rate)
+    step = lattice_step(x)
+    if step:
+        noise = step / np.sqrt(12.0) * np.sqrt(np.sum(win * win) * RATE / rate)
         gate = max(gate, LATTICE_K * noise)
     np.subtract(mag, gate, out=mag)
     np.maximum(mag, 0.0, out=mag)

@@ -64,7 +64,11 @@ def test_it_knows_what_it_was_trained_on_and_judges_its_answers():
     assert set(doc["open_set"]["thresholds"]) == {"audio", "text", "vision"}
     r = CliRunner().invoke(__import__("v22sdk.engine.cli", fromlist=["run"]).run, ["--knows"], catch_exceptions=False)
     assert r.exit_code == 0 and "vision labels: 一 七 三 九 二 五 八 六 四 零" in r.output
-    assert "source: UCI Optical Recognition of Handwritten Digits" in r.output and "calibrated, temperature" in r.output
+    assert "source: UCI Optical Recognition of Handwritten Digits" in r.output
+    # the temperatures the answers are divided by (one per modality), not the unused global fallback
+    temps = doc["calibration"]["per_modality"]
+    assert f"temperature per modality audio {temps['audio']:.3f}, text {temps['text']:.3f}" in r.output
+    assert f"{doc['calibration']['temperature']:.3f}" not in r.output
 
 
 @pytest.mark.slow

@@ -155,7 +155,13 @@ class Runner:
             "test_exact": {m: round(v["exact"], 4) for m, v in test.items() if isinstance(v, dict)},
             "test_exact_of": "shipped weights" if metrics.get("test_shipped") else "training run",
             "calibration": (
-                {"method": calibration["method"], "temperature": calibration["temperature"]} if calibration else None
+                {
+                    "method": calibration["method"],
+                    "temperature": calibration["temperature"],
+                    **({"per_modality": calibration["per_modality"]} if calibration.get("per_modality") else {}),
+                }
+                if calibration
+                else None
             ),
             "open_set": (
                 {"method": self.open_set.method, "thresholds": self.open_set.thresholds}
@@ -436,11 +442,13 @@ def format_knows(k: dict[str, Any]) -> str:
             + ", ".join(f"{m} {v:.3f}" for m, v in k["test_exact"].items())
         )
     cal = k.get("calibration")
-    lines.append(
-        f"  confidence: calibrated, temperature {cal['temperature']:.3f} (fitted on the validation split)"
-        if cal
-        else "  confidence: not calibrated (no validation split at training)"
-    )
+    if not cal:
+        lines.append("  confidence: not calibrated (no validation split at training)")
+    elif cal.get("per_modality"):  # what the answers use: one temperature per modality, the global one only as fallback
+        temps = ", ".join(f"{m} {t:.3f}" for m, t in cal["per_modality"].items())
+        lines.append(f"  confidence: calibrated, temperature per modality {temps} (fitted on the validation split)")
+    else:
+        lines.append(f"  confidence: calibrated, temperature {cal['temperature']:.3f} (fitted on the validation split)")
     o = k.get("open_set")
     if o and o["thresholds"]:
         unjudged = [m for m in k["modalities"] if m not in o["thresholds"]]
