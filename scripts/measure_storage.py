@@ -71,6 +71,45 @@ NEAR = (
 )
 
 
+#: An original answer at or above this confidence counts as confident in the description of changes.
+CONFIDENT = 0.9
+
+
+def describe_changes(d: dict[str, list]) -> dict:
+    """What the answers a variant changed had been: descriptive figures beside the agreement (the
+    criterion is the agreement alone). ``d`` holds per-example lists ``agree``, ``correct`` (the
+    variant's answer is the target), ``ref_correct`` and ``ref_conf`` (the original's)."""
+    from v22sdk.engine.calibration import wilson_interval
+
+    agree = np.asarray(d["agree"], bool)
+    correct = np.asarray(d["correct"], bool)
+    ref_correct = np.asarray(d["ref_correct"], bool)
+    ref_conf = np.asarray(d["ref_conf"], float)
+    changed = ~agree
+    kept_right = int((agree & ref_correct).sum())
+    n_right = int(ref_correct.sum())
+    lo, hi = wilson_interval(kept_right, n_right) if n_right else (float("nan"), float("nan"))
+    return {
+        "changed": int(changed.sum()),
+        "changed_from_wrong": int((changed & ~ref_correct).sum()),
+        "changed_to_right": int((changed & correct).sum()),
+        "changed_confident": int((changed & (ref_conf >= CONFIDENT)).sum()),
+        "changed_original_confidence_median": float(np.median(ref_conf[changed])) if changed.any() else None,
+        "agreement_original_right": kept_right / n_right if n_right else float("nan"),
+        "agreement_original_right_ci95": [lo, hi],
+    }
+
+
+def change_cell(entry: dict) -> str:
+    """The table's cell for a variant's changed answers: 'N: a / b / c', or '0'."""
+    if not entry["changed"]:
+        return "0"
+    return (
+        f"{entry['changed']}: {entry['changed_from_wrong']} / {entry['changed_to_right']} / "
+        f"{entry['changed_confident']}"
+    )
+
+
 def doc_values(result: dict) -> dict[str, str]:
     """The single figures docs/results.md quotes in prose, from a run's figures (``data``)."""
     variants = result["variants"]
@@ -85,6 +124,16 @@ def doc_values(result: dict) -> dict[str, str]:
         out[f"{k}.accuracy"] = f"{v['accuracy']:.3f}"
         out[f"{k}.reference_accuracy"] = f"{v['reference_accuracy']:.3f}"
         out[f"{k}.cos_min"] = f"{v['token_min_cos_min']:.3f}"
+        if "changed" in v:
+            out[f"{k}.changed"] = str(v["changed"])
+            out[f"{k}.changed_from_wrong"] = str(v["changed_from_wrong"])
+            out[f"{k}.changed_to_right"] = str(v["changed_to_right"])
+            out[f"{k}.changed_confident"] = str(v["changed_confident"])
+            med = v["changed_original_confidence_median"]
+            out[f"{k}.changed_confidence_median"] = "-" if med is None else f"{med:.2f}"
+            lo, hi = v["agreement_original_right_ci95"]
+            out[f"{k}.agreement_original_right"] = f"{v['agreement_original_right']:.3f}"
+            out[f"{k}.agreement_original_right_ci"] = f"[{lo:.3f}, {hi:.3f}]"
     lossless = [variants[k] for k in LOSSLESS if k in variants]
     out["lossless.changed"] = str(sum(v["n"] - v["agree"] for v in lossless))
     out["lossless.n"] = f"{sum(v['n'] for v in lossless):,}"
@@ -161,8 +210,11 @@ def main() -> None:
             answers = runner.judge(batches)
             ref = answers[0]
             for name, batch, ans in zip(names, batches[1:], answers[1:]):
-                d = per.setdefault((modality, name), {"agree": [], "correct": [], "familiar": [], "ref_correct": []})
+                d = per.setdefault(
+                    (modality, name), {"agree": [], "correct": [], "familiar": [], "ref_correct": [], "ref_conf": []}
+                )
                 d["agree"].append(ans["decoded"] == ref["decoded"])
+                d["ref_conf"].append(float(ref["confidence"]))
                 d["correct"].append(ans["decoded"] == r["target"])
                 d["ref_correct"].append(ref["decoded"] == r["target"])
                 d["familiar"].append(ans["familiar"])
@@ -179,6 +231,7 @@ def main() -> None:
         agree = int(sum(d["agree"]))
         lo, hi = wilson_interval(agree, n)
         fam = [f for f in d["familiar"] if f is not None]
+        changes = describe_changes(d)
         entry = {
             "modality": modality,
             "variant": name,
@@ -192,6 +245,7 @@ def main() -> None:
             "token_min_cos_mean": float(np.mean(tokens_stats[(modality, name)]["cos"])),
             "token_min_cos_min": float(np.min(tokens_stats[(modality, name)]["cos"])),
             "attr_change_mean": float(np.mean(tokens_stats[(modality, name)]["attr"])),
+            **changes,
         }
         data[f"{modality}/{name}"] = entry
         describe = (AUDIO_VARIANTS if modality == "audio" else IMAGE_VARIANTS)[name].describe
@@ -205,6 +259,8 @@ def main() -> None:
                 f"[{lo:.3f}, {hi:.3f}]",
                 f"{entry['accuracy']:.3f} (original {entry['reference_accuracy']:.3f})",
                 "-" if entry["familiar"] is None else f"{entry['familiar']:.3f}",
+                change_cell(entry),
+                "{:.3f} [{:.3f}, {:.3f}]".format(entry["agreement_original_right"], *entry["agreement_original_right_ci95"]),
             ]
         )
         tok_table.append(
@@ -248,8 +304,10 @@ def main() -> None:
                         "95 % CI",
                         "accuracy",
                         "familiar",
+                        "changed: from a wrong answer / to the right one / original confidence ≥ 0.9",
+                        "agreement where the original is right (95 % CI)",
                     ],
-                    "align": "lllrrrrr",
+                    "align": "lllrrrrrrr",
                     "rows": table,
                 },
                 "tokens": {
