@@ -100,6 +100,15 @@ def describe_changes(d: dict[str, list]) -> dict:
     }
 
 
+def slots_moved_most(delta: np.ndarray, schema, k: int = 3) -> list[tuple[str, float]]:
+    """The ``k`` named slots of ``schema`` with the largest mean |change| ``delta`` (the (384,)
+    attribute block, averaged over tokens and inputs), largest first; slots that did not move are left out."""
+    cols = np.asarray(schema.indices)
+    vals = np.asarray(delta)[cols]
+    order = np.argsort(-vals, kind="stable")[:k]
+    return [(schema.names[i], round(float(vals[i]), 4)) for i in order if vals[i] > 0]
+
+
 def change_cell(entry: dict) -> str:
     """The table's cell for a variant's changed answers: 'N: a / b / c', or '0'."""
     if not entry["changed"]:
@@ -219,9 +228,10 @@ def main() -> None:
                 d["ref_correct"].append(ref["decoded"] == r["target"])
                 d["familiar"].append(ans["familiar"])
                 n = min(len(batch), len(ref_batch))
-                t = tokens_stats.setdefault((modality, name), {"cos": [], "attr": []})
+                t = tokens_stats.setdefault((modality, name), {"cos": [], "attr": [], "slot": []})
                 t["cos"].append(float((batch.emb[:n] * ref_batch.emb[:n]).sum(1).min()))
                 t["attr"].append(float(np.abs(batch.attr[:n] - ref_batch.attr[:n]).mean(0).sum() / 128))
+                t["slot"].append(np.abs(batch.attr[:n] - ref_batch.attr[:n]).mean(0))
             if (k + 1) % 50 == 0:
                 print(f"{k + 1}/{len(rows)} examples, {time.perf_counter() - start:.0f} s", flush=True)
 
@@ -245,6 +255,10 @@ def main() -> None:
             "token_min_cos_mean": float(np.mean(tokens_stats[(modality, name)]["cos"])),
             "token_min_cos_min": float(np.min(tokens_stats[(modality, name)]["cos"])),
             "attr_change_mean": float(np.mean(tokens_stats[(modality, name)]["attr"])),
+            "slots_moved_most": slots_moved_most(
+                np.mean(tokens_stats[(modality, name)]["slot"], axis=0),
+                runner.registry.get_class("modalities", modality).schema,
+            ),
             **changes,
         }
         data[f"{modality}/{name}"] = entry
@@ -270,6 +284,7 @@ def main() -> None:
                 f"{entry['token_min_cos_mean']:.4f}",
                 f"{entry['token_min_cos_min']:.4f}",
                 f"{entry['attr_change_mean']:.4f}",
+                ", ".join(f"{slot} {delta:.3f}" for slot, delta in entry["slots_moved_most"]) or "-",
             ]
         )
     worst = min(data.values(), key=lambda e: e["agreement"])
@@ -317,8 +332,9 @@ def main() -> None:
                         "emb cos (mean of per-input minimum)",
                         "emb cos (smallest)",
                         "mean |Δ attr| per slot",
+                        "slots that move most (mean |Δ|)",
                     ],
-                    "align": "llrrr",
+                    "align": "llrrrl",
                     "rows": tok_table,
                 },
             },

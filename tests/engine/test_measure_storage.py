@@ -6,6 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "measure_storage.py"
@@ -48,3 +49,13 @@ def test_a_variant_that_changed_nothing_reads_zero_and_full_agreement(script):
     assert c["changed"] == 0 and c["changed_original_confidence_median"] is None
     assert c["agreement_original_right"] == 1.0
     assert script.change_cell(c) == "0"
+
+
+def test_the_slots_that_move_most_are_named_largest_first_and_still_ones_left_out(script):
+    from v22sdk_audio.slots import SCHEMA
+
+    delta = np.zeros(384)
+    cols = np.asarray(SCHEMA.indices)
+    delta[cols[5]], delta[cols[2]] = 0.3, 0.7
+    delta[0] = 9.0  # outside the modality's block: not one of its slots
+    assert script.slots_moved_most(delta, SCHEMA) == [(SCHEMA.names[2], 0.7), (SCHEMA.names[5], 0.3)]
