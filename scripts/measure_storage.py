@@ -152,6 +152,9 @@ def doc_values(result: dict) -> dict[str, str]:
         out["near.agreement_range"] = f"{min(agree):.1f}–{max(agree):.1f} %"
         cos = [v["token_min_cos_mean"] for v in near + ([variants["audio/ogg"]] if "audio/ogg" in variants else [])]
         out["near_and_ogg.cos_range"] = f"{min(cos):.3f}–{max(cos):.3f}"
+        kept = [100 * v["agreement_original_right"] for v in near if "agreement_original_right" in v]
+        if kept:
+            out["near.agreement_original_right_range"] = f"{min(kept):.1f}–{max(kept):.1f} %"
     return out
 
 
