@@ -104,6 +104,12 @@ class Modality:
     #: ``attr`` as views of ``out.rows(N)``, written in place. ``tokenize(data, out=buffer)`` works
     #: for every modality; for the others the tokens are computed in fresh memory and copied in.
     writes_into_buffer: ClassVar[bool] = False
+    #: Named slots of ``schema`` that measure how much of the signal a recording kept, where a lower
+    #: value means less (a sound's source sample rate: below 16 kHz the band above half of it is
+    #: gone). An engine records the lowest value each took over its training inputs and calls an
+    #: input below that floor unfamiliar, naming the slot (:mod:`v22sdk.engine.fidelity`): a
+    #: checkpoint that never heard telephone audio does not guess at it. Empty: no such slot.
+    fidelity_slots: ClassVar[tuple[str, ...]] = ()
 
     # -- to implement ----------------------------------------------------------------------
     def load(self, path: str | os.PathLike[str]) -> Sample:

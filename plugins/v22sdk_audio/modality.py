@@ -41,6 +41,8 @@ class AudioModality(Modality):
     extensions: ClassVar[tuple[str, ...]] = (".wav", ".flac", ".ogg")
     priority: ClassVar[int] = 10  # built-in: keeps its extensions when a plugin also claims them (plugins.py)
     schema: ClassVar = SCHEMA
+    #: a lower source rate keeps less of the band (v22sdk.engine.fidelity)
+    fidelity_slots: ClassVar[tuple[str, ...]] = ("aud.clip.source_rate",)
     input_spec: ClassVar[InputSpec] = InputSpec(
         kind="array",
         dtypes=("u", "i", "f"),

@@ -64,6 +64,7 @@ def test_training_with_a_validation_split_stores_calibration_open_set_and_labels
     assert sorted(label for _, label in doc["open_set"]["groups"]) == ["低", "高"]
     assert doc["data"]["labels"] == {"blip": ["低", "高"]}
     assert doc["data"]["sources"] == [{"name": "toy blips", "licence": "MIT"}]
+    assert doc["data"]["fidelity_floors"] == {}  # the toy modality declares no fidelity slot
     assert doc["metrics"]["calibration"]["temperature"] == cal["temperature"]
 
 

@@ -46,6 +46,8 @@ def train_engine(
     the best validation exact match (evaluated every ``eval_every`` epochs) instead of the last.
     """
     from .._io import check_output_path
+    from ..plugins import get_registry
+    from .fidelity import fit_floors
     from .train import Trainer
     from .v22 import parameter_count
 
@@ -92,6 +94,7 @@ def train_engine(
         "modality": modality,
         "labels": training_labels(trainer.data["train"]),
         "sources": list(sources or []),
+        "fidelity_floors": fit_floors([ds.batches[i] for i in split["train"]], registry or get_registry()),
     }
     save_checkpoint(
         out,

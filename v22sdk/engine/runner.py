@@ -13,6 +13,9 @@
 * ``familiar``: ``True``/``False`` from the checkpoint's open-set score and threshold, ``None``
   when the checkpoint has none; ``open_set``: ``{"score", "threshold", "nearest_label", "method"}``
   or ``None`` (see :mod:`v22sdk.engine.openset`);
+* ``below_floors``: the fidelity slots of the input below the lowest value the checkpoint's
+  training inputs had (``[{"slot", "meaning", "scaling", "value", "floor"}]``, see
+  :mod:`v22sdk.engine.fidelity`); when it is not empty ``familiar`` is ``False`` whatever the score;
 * ``input``, ``modality``, ``tokens``, ``truncated_to``, ``attributes`` (the top named slots of
   the input), ``engine``, ``checkpoint``, ``memory`` (where the turn was stored and what was
   recalled) and ``seconds``.
@@ -66,6 +69,8 @@ class Runner:
             from .openset import scorer_from_state
 
             self.open_set = scorer_from_state(self.doc["open_set"])
+        #: per modality, the lowest value of each fidelity slot over the training inputs (.fidelity)
+        self.fidelity_floors: dict[str, dict[str, float]] = (self.doc.get("data") or {}).get("fidelity_floors") or {}
         self.conversation = conversation
         #: one-line notices of automatic choices between modalities that read one extension
         self.notices: list[str] = []
@@ -168,6 +173,7 @@ class Runner:
                 if self.open_set is not None
                 else None
             ),
+            "fidelity_floors": self.fidelity_floors or None,
         }
 
     def run(self, source: str, modality: str | None = None, *, top: int = 5, text: bool = False) -> dict[str, Any]:
@@ -194,6 +200,9 @@ class Runner:
             feats = {**features_of(out, tokens, mask, confs, texts), "modalities": [batch.modality]}
             open_set = self._verdicts(feats)[0]
         familiar = open_set.pop("familiar") if open_set else None
+        below = self.below_floors(batch, schema)
+        if below:
+            familiar = False
         mean = batch.attr.mean(0, keepdims=True)  # the input's attributes, averaged over its tokens
         attrs = schema.explain(mean, top=top)[0]
         result = {
@@ -205,6 +214,7 @@ class Runner:
             "calibrated": self.calibrated,
             "familiar": familiar,
             "open_set": open_set,
+            "below_floors": below,
             "tokens": len(batch),
             "truncated_to": min(len(batch), self.cfg.max_len),
             "attributes": [{"name": n, "value": round(v, 4)} for n, v in attrs],
@@ -262,10 +272,23 @@ class Runner:
         feats = self.features(batches)
         verdicts = self._verdicts(feats)
         rows = []
-        for text, conf, v in zip(feats["decoded"], feats["confidence"].tolist(), verdicts):
+        for b, text, conf, v in zip(batches, feats["decoded"], feats["confidence"].tolist(), verdicts):
             familiar = v.pop("familiar") if v else None
-            rows.append({"decoded": text, "confidence": conf, "familiar": familiar, "open_set": v})
+            below = self.below_floors(b)
+            if below:
+                familiar = False
+            rows.append({"decoded": text, "confidence": conf, "familiar": familiar, "open_set": v, "below_floors": below})
         return rows
+
+    def below_floors(self, batch, schema=None) -> list[dict[str, Any]]:
+        """The fidelity slots of ``batch`` below this checkpoint's training floors
+        (:func:`~v22sdk.engine.fidelity.below_floors`): a non-empty list makes the input unfamiliar."""
+        if not self.fidelity_floors:
+            return []
+        from .fidelity import below_floors
+
+        schema = schema or self.registry.get_class("modalities", batch.modality).schema
+        return below_floors(self.fidelity_floors, batch, schema)
 
     def _verdicts(self, feats: dict[str, Any]) -> list[dict[str, Any] | None]:
         """The open-set verdict of each input of ``feats`` (:meth:`features`): score, threshold,
@@ -381,14 +404,26 @@ def format_result(r: dict[str, Any]) -> str:
     if r.get("truncated_to") is not None and r["truncated_to"] < r["tokens"]:
         tokens = f"{r['tokens']} tokens, the engine read the first {r['truncated_to']}"
     o = r.get("open_set")
+    below = r.get("below_floors")
     if r.get("familiar") is False:
-        v = r["open_set"]  # only the open-set verdict says unfamiliar
-        lines = [
-            "unfamiliar input: unlike anything this checkpoint was trained on ('v22sdk run --knows' lists it)",
-            f"  open-set score {v['score'] if v['score'] is not None else 'inf'} > threshold {v['threshold']} "
-            f"({v['method']}); nearest label {v['nearest_label'] or '-'}; the decoder would say "
-            f"{r['decoded'] or '(empty)'} (confidence {r['confidence']:.3f})",
-        ]
+        lines = ["unfamiliar input: unlike anything this checkpoint was trained on ('v22sdk run --knows' lists it)"]
+        if below:
+            from .fidelity import describe
+
+            lines.append(f"  recorded with less than training ever had: {describe(below)}")
+        tail = (
+            f"nearest label {(o or {}).get('nearest_label') or '-'}; the decoder would say "
+            f"{r['decoded'] or '(empty)'} (confidence {r['confidence']:.3f})"
+        )
+        if o is not None and o.get("threshold") is not None:
+            score = o["score"]
+            over = score is None or score > o["threshold"]
+            lines.append(
+                f"  open-set score {'inf' if score is None else score} {'>' if over else '≤'} threshold "
+                f"{o['threshold']} ({o['method']}); {tail}"
+            )
+        else:
+            lines.append(f"  {tail}")
     else:
         kind = "confidence" if r.get("calibrated", True) else "confidence (uncalibrated)"
         lines = [f"{r['output'] or '(empty)'}    {kind} {r['confidence']:.3f}"]
@@ -449,6 +484,9 @@ def format_knows(k: dict[str, Any]) -> str:
         lines.append(f"  confidence: calibrated, temperature per modality {temps} (fitted on the validation split)")
     else:
         lines.append(f"  confidence: calibrated, temperature {cal['temperature']:.3f} (fitted on the validation split)")
+    for mod, floors in (k.get("fidelity_floors") or {}).items():
+        shown = ", ".join(f"{slot} ≥ {low:+.3f}" for slot, low in floors.items())
+        lines.append(f"  {mod} recordings: {shown} (lower is unfamiliar: training had nothing below)")
     o = k.get("open_set")
     if o and o["thresholds"]:
         unjudged = [m for m in k["modalities"] if m not in o["thresholds"]]
