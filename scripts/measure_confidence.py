@@ -121,7 +121,10 @@ def measure(args) -> None:
         ]
 
     test_rows = [r for r in suite_rows if r["split"] == "test"]
-    test = runner.features(tokenize(test_rows, args.suite))
+    test_batches = tokenize(test_rows, args.suite)
+    test = runner.features(test_batches)
+    # what `run` adds to the score: an input below the checkpoint's fidelity floors is unfamiliar too
+    test_below = np.array([bool(runner.below_floors(b)) for b in test_batches], dtype=bool)
     correct = np.array([d == r["target"] for d, r in zip(test["decoded"], test_rows)])
     ids, raw = string_confidence(test["logits"])
     cal = test["confidence"]
@@ -155,7 +158,9 @@ def measure(args) -> None:
 
     # -- the open set ------------------------------------------------------------------------------------
     ood_rows = [r for r in read_ood(args.ood) if r["split"] == "test"]
-    ood = runner.features(tokenize(ood_rows, None))
+    ood_batches = tokenize(ood_rows, None)
+    ood = runner.features(ood_batches)
+    ood_below = np.array([bool(runner.below_floors(b)) for b in ood_batches], dtype=bool)
     cats = sorted({r["category"] for r in ood_rows})
     shipped = runner.open_set
     test_scores, _ = shipped.score(test, mods)
@@ -169,6 +174,8 @@ def measure(args) -> None:
         false_alarms[mod] = {
             "n": int(sel.sum()),
             "flagged": k,
+            "below_floors": int(test_below[sel].sum()),
+            "flagged_by_run": int((flagged_test | test_below)[sel].sum()),
             "rate": k / int(sel.sum()),
             "ci95": list(wilson_interval(k, int(sel.sum()))),
         }
@@ -182,6 +189,8 @@ def measure(args) -> None:
         lo, hi = auroc_interval(*_finite(fam, unf))
         k = int(sum(not shipped.familiar(s, mod) for s in unf))
         dlo, dhi = wilson_interval(k, len(idx))
+        by_run = int(sum((not shipped.familiar(ood_scores[i], mod)) or ood_below[i] for i in idx))
+        below = int(ood_below[idx].sum())
         open_set[cat] = {
             "modality": mod,
             "n": len(idx),
@@ -190,6 +199,9 @@ def measure(args) -> None:
             "detected": k,
             "detection_rate": k / len(idx),
             "detection_ci95": [dlo, dhi],
+            "below_floors": below,
+            "detected_by_run": by_run,
+            "detection_rate_by_run": by_run / len(idx),
             "nearest_labels": _top([nearest[i] for i in idx]),
         }
         os_rows.append(
@@ -201,6 +213,7 @@ def measure(args) -> None:
                 f"[{lo:.3f}, {hi:.3f}]",
                 f"{k / len(idx):.3f}",
                 f"[{dlo:.3f}, {dhi:.3f}]",
+                f"{by_run / len(idx):.3f} ({below} below a floor)",
             ]
         )
     # the other candidates, measured the same way (fitted on the train split, thresholds not needed)
@@ -313,8 +326,9 @@ def measure(args) -> None:
                         "95 % CI",
                         "called unfamiliar",
                         "95 % CI",
+                        "called unfamiliar by run (score or fidelity floor)",
                     ],
-                    "align": "llrrrrr",
+                    "align": "llrrrrrr",
                     "rows": os_rows,
                 },
                 "false_alarms": {
@@ -376,6 +390,9 @@ def doc_values(result: dict) -> dict[str, str]:
     for cat, v in result["open_set"].items():
         out[f"open_set.{cat}.detected"] = f"{v['detected']} of {v['n']}"
         out[f"open_set.{cat}.auroc"] = f"{v['auroc']:.3f}"
+        if "detected_by_run" in v:
+            out[f"open_set.{cat}.detected_by_run"] = f"{v['detected_by_run']} of {v['n']}"
+            out[f"open_set.{cat}.below_floors"] = f"{v['below_floors']} of {v['n']}"
     for m, v in result["false_alarms"].items():
         out[f"false_alarms.{m}.rate"] = f"{100 * v['rate']:.1f} %"
         out[f"false_alarms.{m}.ci"] = _ci(v["ci95"], 1, 100)

@@ -125,3 +125,8 @@ def test_the_cli_prints_the_reason_and_json_carries_it(floored):
     knows = CliRunner().invoke(run, ["--knows", "--checkpoint", str(with_floor)])
     assert "audio recordings: aud.clip.source_rate ≥ +0.000" in knows.output
 
+
+
+def test_the_shipped_checkpoint_knows_it_was_trained_on_16_khz_and_up():
+    floors = (read_checkpoint(DEFAULT_CHECKPOINT)["data"] or {}).get("fidelity_floors")
+    assert floors == {"audio": {SLOT: pytest.approx(0.0)}}
