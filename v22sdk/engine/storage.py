@@ -10,8 +10,11 @@ metamorphic tests (``tests/engine/test_storage.py``), the agreement measurement
     variants = AUDIO_VARIANTS            # name -> AudioVariant
     path = write_audio_variant("wav8_22k", samples, 16000, tmp / "x")   # -> tmp/x.wav
 
-Every variant is deterministic (no random dither: libsndfile rounds; Vorbis and libjpeg are
-deterministic for a given input and settings).
+Every variant is deterministic, to the byte (no random dither: libsndfile rounds; Vorbis and
+libjpeg are deterministic for a given input and settings). libsndfile gives each Ogg stream a
+random serial number, so two writes of one Ogg Vorbis copy decoded alike but differed in the
+serial and the page checksums: :func:`canonical_ogg` sets the serial to :data:`OGG_SERIAL` and
+recomputes the checksums, so that a data set of copies has one identity however often it is built.
 """
 
 from __future__ import annotations
@@ -118,7 +121,57 @@ def write_audio_variant(name: str, x: np.ndarray, rate: int, stem: str | os.Path
     y, r = audio_variant_samples(variant, x, rate)
     path = Path(str(stem) + variant.suffix)
     sf.write(str(path), y, r, format=variant.format, subtype=variant.subtype)
+    if variant.format == "OGG":
+        path.write_bytes(canonical_ogg(path.read_bytes()))
     return path
+
+
+#: The stream serial number every Ogg copy gets (libsndfile draws one at random): "V22" + 1.
+OGG_SERIAL = 0x56323201
+
+
+def _ogg_crc_table() -> list[int]:
+    table = []
+    for i in range(256):
+        r = i << 24
+        for _ in range(8):
+            r = ((r << 1) ^ 0x04C11DB7) if r & 0x80000000 else (r << 1)
+        table.append(r & 0xFFFFFFFF)
+    return table
+
+
+_OGG_CRC = _ogg_crc_table()
+
+
+def ogg_crc(page: bytes | bytearray) -> int:
+    """The Ogg page checksum (CRC-32, polynomial 0x04C11DB7, not reflected, initial value 0) of
+    ``page`` as given (its checksum field must already be zero)."""
+    crc = 0
+    table = _OGG_CRC
+    for b in page:
+        crc = ((crc << 8) & 0xFFFFFFFF) ^ table[((crc >> 24) ^ b) & 0xFF]
+    return crc
+
+
+def canonical_ogg(data: bytes, serial: int = OGG_SERIAL) -> bytes:
+    """``data`` (a single-stream Ogg file) with every page's stream serial number set to
+    ``serial`` and its checksum recomputed; the packets, and so the decoded samples, are unchanged.
+    A file that is not a sequence of whole Ogg pages is a ``ValueError``."""
+    out = bytearray(data)
+    pos = 0
+    while pos < len(out):
+        if out[pos : pos + 4] != b"OggS" or pos + 27 > len(out):
+            raise ValueError(f"not an Ogg page at byte {pos}")
+        n_seg = out[pos + 26]
+        body = sum(out[pos + 27 : pos + 27 + n_seg])
+        end = pos + 27 + n_seg + body
+        if end > len(out):
+            raise ValueError(f"the Ogg page at byte {pos} is cut short")
+        out[pos + 14 : pos + 18] = serial.to_bytes(4, "little")
+        out[pos + 22 : pos + 26] = b"\0\0\0\0"
+        out[pos + 22 : pos + 26] = ogg_crc(out[pos:end]).to_bytes(4, "little")
+        pos = end
+    return bytes(out)
 
 
 def rescale_image(rgb: np.ndarray, scale: float) -> np.ndarray:
