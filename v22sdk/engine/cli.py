@@ -433,7 +433,9 @@ def run(
     The confidence is the probability of the answer, calibrated on the checkpoint's validation
     split. An input unlike anything the checkpoint was trained on (a photo for a digit reader, a
     sentence for a word reader) is reported as unfamiliar, with its open-set score, the threshold
-    and the nearest label, instead of an answer. --knows lists what the checkpoint knows.
+    and the nearest label, instead of an answer; so is one recorded with less than any training
+    input had (a sound sampled below the lowest rate the checkpoint heard), naming the slot.
+    --knows lists what the checkpoint knows.
 
     An INPUT that looks like a file name but does not exist is an error (--text reads it as text).
     Each run is written to the memory as a turn; an earlier turn is shown as recalled only when
