@@ -129,9 +129,12 @@ def main() -> None:
     )
     if not same:
         raise SystemExit(f"{args.checkpoint}: the weights changed on saving again; restore it from git")
+
     def same_tree(a, b) -> bool:
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-            return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+            return (
+                isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+            )
         if isinstance(a, dict) and isinstance(b, dict):
             return a.keys() == b.keys() and all(same_tree(a[k], b[k]) for k in a)
         if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -140,7 +143,9 @@ def main() -> None:
 
     changed = [k for k in doc if k not in ("state", "data") and not same_tree(doc[k], after.get(k))]
     if changed or not same_tree({**doc["data"], "fidelity_floors": floors}, after["data"]):
-        raise SystemExit(f"{args.checkpoint}: {', '.join(changed) or 'data'} changed on saving again; restore it from git")
+        raise SystemExit(
+            f"{args.checkpoint}: {', '.join(changed) or 'data'} changed on saving again; restore it from git"
+        )
 
     summary = {
         "checkpoint": str(args.checkpoint),

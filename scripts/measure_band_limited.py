@@ -87,8 +87,11 @@ def main() -> None:
             answers = runner.judge(batches)
             ref = answers[0]
             for new, a in zip(RATES, answers[1:]):
-                score_familiar = None if a["open_set"] is None else a["open_set"]["score"] is not None and (
-                    a["open_set"]["threshold"] is None or a["open_set"]["score"] <= a["open_set"]["threshold"]
+                score_familiar = (
+                    None
+                    if a["open_set"] is None
+                    else a["open_set"]["score"] is not None
+                    and (a["open_set"]["threshold"] is None or a["open_set"]["score"] <= a["open_set"]["threshold"])
                 )
                 rec[new].append(
                     {

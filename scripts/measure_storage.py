@@ -277,7 +277,9 @@ def main() -> None:
                 f"{entry['accuracy']:.3f} (original {entry['reference_accuracy']:.3f})",
                 "-" if entry["familiar"] is None else f"{entry['familiar']:.3f}",
                 change_cell(entry),
-                "{:.3f} [{:.3f}, {:.3f}]".format(entry["agreement_original_right"], *entry["agreement_original_right_ci95"]),
+                "{:.3f} [{:.3f}, {:.3f}]".format(
+                    entry["agreement_original_right"], *entry["agreement_original_right_ci95"]
+                ),
             ]
         )
         tok_table.append(

@@ -95,7 +95,9 @@ def test_run_calls_a_telephone_band_recording_unfamiliar_and_says_why(floored):
     assert text.startswith("unfamiliar input") and "recorded with less than training ever had" in text
     assert "nearest label" in text
     high = Runner(with_floor).run(str(wavs[48_000]))
-    assert high["below_floors"] == [] and high["familiar"] is (high["open_set"]["score"] <= high["open_set"]["threshold"])
+    assert high["below_floors"] == [] and high["familiar"] is (
+        high["open_set"]["score"] <= high["open_set"]["threshold"]
+    )
     # the same checkpoint without floors judges by the score alone
     plain = Runner(without).run(str(wavs[8_000]))
     assert plain["below_floors"] == []
@@ -124,7 +126,6 @@ def test_the_cli_prints_the_reason_and_json_carries_it(floored):
     assert doc["familiar"] is False and doc["below_floors"][0]["floor"] == 0.0
     knows = CliRunner().invoke(run, ["--knows", "--checkpoint", str(with_floor)])
     assert "audio recordings: aud.clip.source_rate ≥ +0.000" in knows.output
-
 
 
 def test_the_shipped_checkpoint_knows_it_was_trained_on_16_khz_and_up():

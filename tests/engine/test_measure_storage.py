@@ -44,7 +44,12 @@ def test_changes_are_split_by_what_the_original_answer_was(script):
 
 
 def test_a_variant_that_changed_nothing_reads_zero_and_full_agreement(script):
-    d = {"agree": [True] * 4, "correct": [True, True, False, True], "ref_correct": [True, True, False, True], "ref_conf": [0.9] * 4}
+    d = {
+        "agree": [True] * 4,
+        "correct": [True, True, False, True],
+        "ref_correct": [True, True, False, True],
+        "ref_conf": [0.9] * 4,
+    }
     c = script.describe_changes(d)
     assert c["changed"] == 0 and c["changed_original_confidence_median"] is None
     assert c["agreement_original_right"] == 1.0

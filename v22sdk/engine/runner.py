@@ -277,7 +277,9 @@ class Runner:
             below = self.below_floors(b)
             if below:
                 familiar = False
-            rows.append({"decoded": text, "confidence": conf, "familiar": familiar, "open_set": v, "below_floors": below})
+            rows.append(
+                {"decoded": text, "confidence": conf, "familiar": familiar, "open_set": v, "below_floors": below}
+            )
         return rows
 
     def below_floors(self, batch, schema=None) -> list[dict[str, Any]]:
