@@ -196,6 +196,7 @@ def run_split(runner, batches, *, write_memory=False):
     """Decoded answers and gates of token batches (64 at a time)."""
     import torch
 
+    from v22sdk.engine.canonical import engine_attr_set
     from v22sdk.engine.data import to_tensors
     from v22sdk.engine.train import decode, forward_eval
 
@@ -203,8 +204,8 @@ def run_split(runner, batches, *, write_memory=False):
     with torch.no_grad():
         for start in range(0, len(batches), 64):
             chunk = batches[start : start + 64]
-            tokens, mask = to_tensors(chunk, runner.cfg.max_len)
-            sets = [runner.registry.get_class("modalities", b.modality).schema.active_names(b) for b in chunk]
+            tokens, mask = to_tensors(chunk, runner.cfg.max_len, runner.registry)
+            sets = [engine_attr_set(b, runner.registry) for b in chunk]
             out = forward_eval(runner.model, tokens, mask, sets, write_memory=write_memory)
             decoded += decode(out["logits"], runner.vocab)[0]
             gates.append(out["gates"])

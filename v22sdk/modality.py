@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -110,6 +111,13 @@ class Modality:
     #: input below that floor unfamiliar, naming the slot (:mod:`v22sdk.engine.fidelity`): a
     #: checkpoint that never heard telephone audio does not guess at it. Empty: no such slot.
     fidelity_slots: ClassVar[tuple[str, ...]] = ()
+    #: Named slots of ``schema`` that say how an input was stored rather than what it holds, each
+    #: with a ceiling: an engine reads ``min(value, ceiling)`` there, in training and in use
+    #: (:mod:`v22sdk.engine.canonical`), so that a copy differing only in storage gets its
+    #: original's answer. The audio plugin's ``{"aud.clip.channels": 0.0}``: it mixes every file
+    #: to mono before the analysis, so a stereo copy's tokens differ from the mono file's only
+    #: there. The token keeps the measured value. Empty: no such slot.
+    storage_slots: ClassVar[Mapping[str, float]] = MappingProxyType({})
 
     # -- to implement ----------------------------------------------------------------------
     def load(self, path: str | os.PathLike[str]) -> Sample:

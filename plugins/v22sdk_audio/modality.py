@@ -9,6 +9,8 @@ mono and resampled to 16 kHz. See docs/audio-modality.md for every slot and cons
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import attrs
@@ -43,6 +45,9 @@ class AudioModality(Modality):
     schema: ClassVar = SCHEMA
     #: a lower source rate keeps less of the band (v22sdk.engine.fidelity)
     fidelity_slots: ClassVar[tuple[str, ...]] = ("aud.clip.source_rate",)
+    #: every file is mixed to mono before the analysis: the channel count says only how it was
+    #: stored, so an engine reads it as mono (v22sdk.engine.canonical)
+    storage_slots: ClassVar[Mapping[str, float]] = MappingProxyType({"aud.clip.channels": 0.0})
     input_spec: ClassVar[InputSpec] = InputSpec(
         kind="array",
         dtypes=("u", "i", "f"),

@@ -7,6 +7,7 @@ correct :class:`~reference.WordsModality` by changing one method.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -134,6 +135,14 @@ class BadSlotName(WordsModality):
     )
 
 
+class MisspeltStorageSlot(WordsModality):
+    """Holds a storage slot at a ceiling under a name the schema does not have (``words.lenght``):
+    the engine would read the real slot unheld, with no word said."""
+
+    name = "misspelt_storage_slot"
+    storage_slots = MappingProxyType({"words.lenght": 0.0})
+
+
 class SlotOutsideZone(WordsModality):
     """Declares the language zone but puts the digit share in slot 200, in the vision zone."""
 
@@ -225,6 +234,7 @@ EXPECTED: dict[type, tuple[set[str], str]] = {
     ConfigNotJSON: ({"check_config_roundtrip"}, "not JSON-serialisable"),
     BadSlotName: ({"check_schema"}, "'Words-Length' is not a lower-case dotted name"),
     SlotOutsideZone: ({"check_schema"}, "outside the language zone"),
+    MisspeltStorageSlot: ({"check_schema"}, "storage_slots names 'words.lenght', which the schema does not declare"),
     OffsetsOneBased: ({"check_offsets"}, "is outside the"),
     AttrUnscaled: ({"check_attr_bounds"}, "(words.length)"),
     NoSampleInputs: (DATA_CHECKS, "provides no sample_inputs()"),

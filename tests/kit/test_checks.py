@@ -190,3 +190,24 @@ def test_hello_reference_passes_and_exercises_units():
     valid = hello.Sample(np.linspace(-1, 1, 50, dtype=np.float32), {"sample_rate": 1000.0})
     cases = hello.HelloModality().invalid_inputs(valid)
     assert {"missing_units", "bad_units", "empty", "non_finite", "wrong_rank", "wrong_dtype"} <= {c for c, _ in cases}
+
+
+@pytest.mark.parametrize(
+    "declared, phrase",
+    [
+        ({"fidelity_slots": ("words.lenght",)}, "fidelity_slots names 'words.lenght'"),
+        ({"fidelity_slots": ["words.length"]}, "must be a tuple of slot names"),
+        ({"storage_slots": {"words.length": 2.0}}, "storage_slots['words.length'] = 2.0 must be a number in [-1, 1]"),
+        ({"storage_slots": {"words.length": float("nan")}}, "must be a number in [-1, 1]"),
+        ({"storage_slots": {"words.length": True}}, "must be a number in [-1, 1]"),
+        ({"storage_slots": ("words.length",)}, "must map slot names to ceilings"),
+    ],
+)
+def test_check_schema_catches_engine_slots_that_name_nothing_or_hold_at_no_number(declared, phrase):
+    """A floor or a ceiling on a misspelt slot would be switched off without a word."""
+    broken = type("Declared", (WordsModality,), {"name": "declared", **declared})
+    with pytest.raises(CheckFailure) as err:
+        get_check("check_schema")(broken())
+    assert phrase in str(err.value)
+    fine = type("Declared", (WordsModality,), {"name": "declared", "storage_slots": {"words.length": 0.0}})
+    get_check("check_schema")(fine())

@@ -180,14 +180,15 @@ class Runner:
         """Tokenize ``source``, run the engine once, decode; judge the answer (calibrated confidence,
         familiarity) and remember the turn. ``source`` is a file or a text (see :meth:`tokenize`); the
         fields are described in the module's docstring."""
+        from .canonical import engine_attr_set
         from .data import to_tensors
         from .train import decode, forward_eval
 
         start = time.perf_counter()
         batch = self.tokenize(source, modality, text=text)
-        tokens, mask = to_tensors([batch], self.cfg.max_len)
+        tokens, mask = to_tensors([batch], self.cfg.max_len, self.registry)
         schema = self.registry.get_class("modalities", batch.modality).schema
-        attr_set = schema.active_names(batch)
+        attr_set = engine_attr_set(batch, self.registry)
         if self.stage_e is not None:
             self.stage_e.last = None
         # Memory is read during the forward pass; the turn is written below, once its output is known.
@@ -242,6 +243,7 @@ class Runner:
         calibrated ``confidence`` and the ``decoded`` answers — and ``modalities``."""
         import numpy as np
 
+        from .canonical import engine_attr_set
         from .data import to_tensors
         from .openset import features_of
         from .train import decode, forward_eval
@@ -249,8 +251,8 @@ class Runner:
         parts = []
         for start in range(0, len(batches), 64):
             chunk = batches[start : start + 64]
-            tokens, mask = to_tensors(chunk, self.cfg.max_len)
-            sets = [self.registry.get_class("modalities", b.modality).schema.active_names(b) for b in chunk]
+            tokens, mask = to_tensors(chunk, self.cfg.max_len, self.registry)
+            sets = [engine_attr_set(b, self.registry) for b in chunk]
             out = forward_eval(self.model, tokens, mask, sets, write_memory=False)
             texts, confs = [], []
             for i, b in enumerate(chunk):
@@ -337,11 +339,12 @@ class Runner:
         """(sent_vec (256,) float32, attribute set) of ``source``: a memory query, nothing written."""
         import torch
 
+        from .canonical import engine_attr_set
         from .data import to_tensors
 
         batch = self.tokenize(source, modality, text=text)
-        tokens, mask = to_tensors([batch], self.cfg.max_len)
-        attr_set = self.registry.get_class("modalities", batch.modality).schema.active_names(batch)
+        tokens, mask = to_tensors([batch], self.cfg.max_len, self.registry)
+        attr_set = engine_attr_set(batch, self.registry)
         self.model.eval()
         old = self.stage_e.write_enabled if self.stage_e is not None else None
         if self.stage_e is not None:

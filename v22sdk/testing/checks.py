@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -397,8 +398,32 @@ def check_schema(modality: Modality, *, max_examples: int | None = None) -> None
                 mask_ok = False
             if not mask_ok:
                 problems.append("declared_mask does not match the declared slots")
+        problems += _engine_slot_problems(modality, schema)
     if problems:
         raise CheckFailure("; ".join(problems), rule="check_schema", check="check_schema")
+
+
+def _engine_slot_problems(modality: Modality, schema: AttributeSchema) -> list[str]:
+    """``fidelity_slots`` and ``storage_slots`` name slots of the schema (a misspelt name would
+    switch the floor or the ceiling off without a word); each storage ceiling is a number in [-1, 1]."""
+    problems: list[str] = []
+    names = set(schema.names)
+    fidelity = getattr(modality, "fidelity_slots", ())
+    if not isinstance(fidelity, tuple) or not all(isinstance(n, str) for n in fidelity):
+        problems.append(f"fidelity_slots {fidelity!r} must be a tuple of slot names")
+    else:
+        problems += [
+            f"fidelity_slots names {n!r}, which the schema does not declare" for n in fidelity if n not in names
+        ]
+    storage = getattr(modality, "storage_slots", {})
+    if not isinstance(storage, Mapping):
+        return [*problems, f"storage_slots {storage!r} must map slot names to ceilings"]
+    for n, ceiling in storage.items():
+        if n not in names:
+            problems.append(f"storage_slots names {n!r}, which the schema does not declare")
+        if isinstance(ceiling, bool) or not isinstance(ceiling, (int, float)) or not -1.0 <= float(ceiling) <= 1.0:
+            problems.append(f"storage_slots[{n!r}] = {ceiling!r} must be a number in [-1, 1]")
+    return problems
 
 
 # -- rule checks --------------------------------------------------------------------------

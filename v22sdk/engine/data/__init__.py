@@ -441,10 +441,9 @@ def load_dataset(
         contents = [content_digest(ex) for ex in examples]
         batches, digest = tokenize_examples(examples, registry, cache=cache, progress=progress, contents=contents)
         identity = examples_identity(examples, contents)
-    sets = []
-    for b in batches:
-        schema = registry.get_class("modalities", b.modality).schema
-        sets.append(schema.active_names(b))
+    from ..canonical import engine_attr_set
+
+    sets = [engine_attr_set(b, registry) for b in batches]
     return Dataset(examples, batches, digest, aux_targets(batches, registry), sets, identity, contents)
 
 
@@ -469,16 +468,25 @@ def read_sharded(folder: str | os.PathLike[str]) -> tuple[list[Example], list[To
     return examples, batches, hashlib.sha256(manifest).hexdigest()[:24]
 
 
-def to_tensors(batches: Sequence[TokenBatch], max_len: int):
-    """Padded ``tokens`` (N, L, 640) float32 and ``mask`` (N, L) bool (L ≤ max_len; longer inputs truncated)."""
+def to_tensors(batches: Sequence[TokenBatch], max_len: int, registry=None):
+    """Padded ``tokens`` (N, L, 640) float32 and ``mask`` (N, L) bool (L ≤ max_len; longer inputs
+    truncated), as the engine reads them: storage slots held at their ceiling
+    (:func:`v22sdk.engine.canonical.engine_attr`; ``registry``: the default one when ``None``)."""
     import torch
 
+    from ..canonical import engine_attr
+
+    if registry is None:
+        from ...plugins import get_registry
+
+        registry = get_registry()
+    ceilings: dict = {}
     length = min(max_len, max(len(b) for b in batches))
     tokens = np.zeros((len(batches), length, 640), dtype=np.float32)
     mask = np.zeros((len(batches), length), dtype=bool)
     for i, b in enumerate(batches):
         n = min(len(b), length)
         tokens[i, :n, :256] = b.emb[:n]
-        tokens[i, :n, 256:] = b.attr[:n]
+        tokens[i, :n, 256:] = engine_attr(b, registry, _cache=ceilings)[:n]
         mask[i, :n] = True
     return torch.from_numpy(tokens), torch.from_numpy(mask)
